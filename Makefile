@@ -1,0 +1,37 @@
+# livefreq: `make run` installs into .venv and starts the gateway; `make test` installs and runs the tests.
+PY ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+HOST ?= 127.0.0.1
+PORT ?= 8765
+
+.PHONY: install run test lint bench clean airports
+
+$(BIN)/python:
+	$(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install -q -e '.[test]'
+	touch $@
+
+install: $(VENV)/.installed
+
+run: install
+	$(BIN)/livefreq serve --host $(HOST) --port $(PORT)
+
+test: install
+	$(BIN)/livefreq flows lint
+	$(BIN)/python -m pytest -q
+
+lint: install
+	$(BIN)/livefreq flows lint
+
+bench: install
+	$(BIN)/livefreq bench engine
+
+airports: install
+	$(BIN)/python scripts/build_airports.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache build *.egg-info
