@@ -1,0 +1,359 @@
+"""The one canonical model of livefreq: flows, states, transitions, sessions and decisions.
+
+Everything the engine reads or writes is one of these pydantic v2 models. YAML flows in both
+schema versions (seed 000's legacy field names such as ``say_tpl``/``next``/``ok_next`` and our
+own ``say``/``transitions``) are folded into the same `Flow`/`State`/`Transition` here, so nothing
+downstream ever branches on the schema version.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+SCHEMA_VERSION = "2"
+
+
+class Role(StrEnum):
+    PILOT = "pilot"
+    ATC = "atc"
+    SYSTEM = "system"
+
+
+class TransitionKind(StrEnum):
+    """How a transition is chosen. One model for every kind (seed 000, 'Transition')."""
+
+    NEXT = "next"  # ordinary route (pilot intent, or the only way on from an atc/system state)
+    OK = "ok"  # the pilot's readback was correct
+    BAD = "bad"  # the pilot's readback was wrong or incomplete
+    TIMER = "timer"  # fires after `after_s` seconds in the state
+    AUTO = "auto"  # taken as soon as its guard/triggers hold (telemetry, flags)
+    INTERRUPT = "interrupt"  # suspend this flow and enter another
+    RETURN = "return"  # leave this flow and resume the stacked one
+
+
+class FlowMode(StrEnum):
+    MAIN = "main"  # replace the main flow (gate-to-gate chaining)
+    LINEAR = "linear"  # enter a flow, come back when it ends
+    PARALLEL = "parallel"  # run beside the active flow
+    INTERRUPT = "interrupt"  # suspend the active flow; globally triggerable
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class Trigger(_Model):
+    """A deterministic condition on the pilot's words or the aircraft's state.
+
+    kind ``regex``: ``pattern`` searched (case-insensitive) in the normalized transcript.
+    kind ``telemetry``: ``expr`` is a guard expression over telemetry, held for ``hold_s``.
+    kind ``intent``: ``intent`` names a phraseology intent (e.g. ``radio_check``, ``mayday``).
+    """
+
+    kind: Literal["regex", "telemetry", "intent"] = "regex"
+    pattern: str | None = None
+    expr: str | None = None
+    intent: str | None = None
+    hold_s: float = 0.0
+
+    @model_validator(mode="before")
+    @classmethod
+    def _shorthand(cls, data: Any) -> Any:
+        if isinstance(data, str):
+            return {"kind": "regex", "pattern": data}
+        if isinstance(data, dict) and "kind" not in data:
+            data = dict(data)
+            if "regex" in data:
+                data["pattern"] = data.pop("regex")
+                data["kind"] = "regex"
+            elif "telemetry" in data:
+                data["expr"] = data.pop("telemetry")
+                data["kind"] = "telemetry"
+            elif "intent" in data:
+                data["kind"] = "intent"
+        return data
+
+
+class Action(_Model):
+    """A controlled side effect applied when a state is entered (no code, only data)."""
+
+    set: dict[str, Any] = Field(default_factory=dict)  # variables; values may be templates
+    flags: dict[str, bool] = Field(default_factory=dict)
+    tune: str | None = None  # station whose frequency becomes active, e.g. "tower"
+
+
+class Handoff(_Model):
+    to: str  # station name: delivery, ground, tower, departure, approach, center, atis
+    freq: str | None = None  # literal frequency or a template such as "{{tower_freq}}"
+
+
+class Transition(_Model):
+    kind: TransitionKind = TransitionKind.NEXT
+    to: str | None = None  # target state id (in `flow`, or the current flow)
+    flow: str | None = None  # target flow slug for flow switching
+    mode: FlowMode | None = None  # how `flow` is entered (default main)
+    label: str | None = None
+    guard: str | None = None  # safe expression, see engine.guards
+    after_s: float | None = None  # timer transitions
+    triggers: list[Trigger] = Field(default_factory=list)
+    utterance_tpl: str | None = None  # example pilot phrase for this route (router input)
+    intent: str | None = None  # short name of the pilot intent this route stands for
+    updates: dict[str, Any] = Field(default_factory=dict)  # variable updates on taking it
+    flags: dict[str, bool] = Field(default_factory=dict)
+    priority: int = 0
+
+
+class State(_Model):
+    id: str = ""
+    role: Role = Role.SYSTEM
+    phase: str | None = None
+    name: str | None = None
+    summary: str | None = None
+    station: str | None = None  # who speaks / whose frequency this is (defaults to the flow's)
+    say_tpl: str | None = Field(default=None, validation_alias="say")  # controller text template
+    utterance_tpl: str | None = Field(default=None, validation_alias="expect")  # textbook pilot phrase
+    readback_required: list[str] = Field(default_factory=list, validation_alias="readback")
+    transitions: list[Transition] = Field(default_factory=list)
+    triggers: list[Trigger] = Field(default_factory=list)
+    conditions: list[str] = Field(default_factory=list)  # guards that must hold to enter
+    actions: list[Action] = Field(default_factory=list)
+    handoff: Handoff | None = None
+    frequency: str | None = None
+    frequency_name: str | None = Field(default=None, validation_alias="frequencyName")
+    silence_prompt: bool | None = None  # None: flow policy decides
+    repeatable: bool = False  # atc states that may be revisited in one auto-advance (loop guard)
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _legacy(cls, data: Any) -> Any:
+        """Fold seed 000 field names (say_template, next/ok_next/... lists) into `transitions`."""
+        if not isinstance(data, dict):
+            return data
+        data = dict(data)
+        for legacy, canon in (
+            ("say_template", "say_tpl"),
+            ("expected_pilot_template", "utterance_tpl"),
+        ):
+            if legacy in data and canon not in data and _alias_of(canon) not in data:
+                data[canon] = data.pop(legacy)
+        transitions = list(data.get("transitions") or [])
+        for key, kind in _LEGACY_LISTS.items():
+            for item in data.pop(key, None) or []:
+                entry = {"to": item} if isinstance(item, str) else dict(item)
+                entry.setdefault("kind", kind)
+                transitions.append(entry)
+        data["transitions"] = transitions
+        return data
+
+    def of_kind(self, *kinds: TransitionKind) -> list[Transition]:
+        return [t for t in self.transitions if t.kind in kinds]
+
+
+_LEGACY_LISTS: dict[str, str] = {
+    "next": "next",
+    "ok_next": "ok",
+    "bad_next": "bad",
+    "timer_next": "timer",
+    "auto_transitions": "auto",
+    "interrupts": "interrupt",
+}
+
+
+def _alias_of(field: str) -> str:
+    return {"say_tpl": "say", "utterance_tpl": "expect"}.get(field, field)
+
+
+class FlowPolicies(_Model):
+    """Per-flow behaviour knobs; defaults are the curriculum's house style."""
+
+    max_bad_readbacks: int = 2  # after this many bad readbacks in one state, apply on_max_bad
+    on_max_bad: Literal["correct_and_continue", "repeat", "end"] = "correct_and_continue"
+    silence_prompt_s: float = 15.0  # silence after an ATC call before "how do you read?"
+    silence_prompts_max: int = 2
+    silence_prompt_tpl: str = "{{callsign_spoken}}, {{station_name}}, how do you read?"
+    say_again_tpl: str = "{{callsign_spoken}}, say again."
+    correction_tpl: str = "{{callsign_spoken}}, negative, {{corrections}}."
+    match_threshold: float = 55.0  # router score (0-100) below which a transmission is unrecognized
+
+
+class InterruptSpec(_Model):
+    """How an `interrupt` flow is entered from anywhere."""
+
+    triggers: list[Trigger] = Field(default_factory=list)
+    priority: int = 100
+
+
+class Flow(_Model):
+    slug: str
+    schema_version: str = SCHEMA_VERSION
+    name: str = ""
+    description: str = ""
+    start_state: str
+    end_states: list[str] = Field(default_factory=list)
+    entry_mode: FlowMode = FlowMode.MAIN
+    station: str | None = None  # default station for states that name none
+    airport_var: Literal["airport", "destination"] = "airport"  # whose stations this flow talks to
+    variables: dict[str, Any] = Field(default_factory=dict)  # declared variables with defaults
+    flags: dict[str, bool] = Field(default_factory=dict)
+    policies: FlowPolicies = Field(default_factory=FlowPolicies)
+    hooks: dict[str, Any] = Field(default_factory=dict)
+    roles: list[Role] = Field(default_factory=lambda: [Role.PILOT, Role.ATC, Role.SYSTEM])
+    phases: list[str] = Field(default_factory=list)
+    interrupt: InterruptSpec | None = None
+    states: dict[str, State]
+
+    @model_validator(mode="after")
+    def _ids(self) -> "Flow":
+        for sid, state in self.states.items():
+            state.id = sid
+        if not self.phases:
+            self.phases = sorted({s.phase for s in self.states.values() if s.phase})
+        return self
+
+
+# --------------------------------------------------------------------------- runtime
+
+
+class FlowFrame(_Model):
+    """A flow the session is in (active, stacked or parallel) and where it stands."""
+
+    flow: str
+    state: str
+    mode: FlowMode = FlowMode.MAIN
+    return_to: str | None = None  # state to resume in the stacked flow when this one ends
+
+
+class TimerRecord(_Model):
+    id: str
+    kind: Literal["transition", "silence", "telemetry"] = "transition"
+    flow: str
+    state: str
+    due: float
+    transition_index: int | None = None
+    consumed: bool = False
+    cancelled: bool = False
+
+
+class ControllerMessage(_Model):
+    message_id: str
+    seq: int
+    role: Role = Role.ATC
+    station: str | None = None
+    frequency: str | None = None
+    template: str
+    text: str
+    speech: str
+    flow: str | None = None
+    state: str | None = None
+    at: float = 0.0
+
+
+class ReadbackResult(_Model):
+    ok: bool
+    fields: dict[str, Literal["ok", "missing", "wrong"]] = Field(default_factory=dict)
+    missing: list[str] = Field(default_factory=list)
+    wrong: list[dict[str, str]] = Field(default_factory=list)  # {field, expected, heard}
+
+
+class CandidateTrace(_Model):
+    id: str  # target state id (or flow:state)
+    flow: str
+    kind: str
+    label: str | None = None
+    score: float | None = None
+    eliminated: bool = False
+    reason: str | None = None
+
+
+class TraceStep(_Model):
+    step: str  # candidates | guard | trigger | readback | router | select | advance | flow | timer | error
+    detail: str
+    data: dict[str, Any] = Field(default_factory=dict)
+
+
+class Trace(_Model):
+    steps: list[TraceStep] = Field(default_factory=list)
+    candidates: list[CandidateTrace] = Field(default_factory=list)
+    readback: ReadbackResult | None = None
+    router: dict[str, Any] | None = None  # {name, scores, llm_call?, fallback?}
+    auto_advance: list[str] = Field(default_factory=list)
+    errors: list[str] = Field(default_factory=list)
+
+    def add(self, step: str, detail: str, **data: Any) -> None:
+        self.steps.append(TraceStep(step=step, detail=detail, data=data))
+
+
+class Decision(_Model):
+    """What one input (transmission, tick, telemetry, start) did to a session."""
+
+    transmission_id: str | None = None
+    cause: Literal["start", "transmit", "tick", "telemetry", "tune", "reset"] = "transmit"
+    pilot_text: str | None = None
+    intent: str | None = None
+    from_flow: str | None = None
+    from_state: str | None = None
+    to_flow: str | None = None
+    to_state: str | None = None
+    transition: Transition | None = None
+    readback: ReadbackResult | None = None
+    updates: dict[str, Any] = Field(default_factory=dict)
+    flags: dict[str, bool] = Field(default_factory=dict)
+    messages: list[ControllerMessage] = Field(default_factory=list)
+    expected_pilot: list[str] = Field(default_factory=list)
+    recognized: bool = True
+    completed: bool = False
+    at: float = 0.0
+    trace: Trace = Field(default_factory=Trace)
+
+
+class DecisionRecord(_Model):
+    """The compact history line kept in the session for each decision."""
+
+    transmission_id: str | None
+    cause: str
+    pilot_text: str | None
+    from_state: str | None
+    to_state: str | None
+    readback_ok: bool | None
+    at: float
+
+
+class Session(_Model):
+    """A pilot's running scenario: everything needed to continue it anywhere (RuntimeSession)."""
+
+    session_id: str
+    main_flow: str
+    active: FlowFrame
+    flow_stack: list[FlowFrame] = Field(default_factory=list)
+    parallel_flows: list[FlowFrame] = Field(default_factory=list)
+    variables: dict[str, Any] = Field(default_factory=dict)
+    flags: dict[str, bool] = Field(default_factory=dict)
+    telemetry: dict[str, Any] = Field(default_factory=dict)
+    telemetry_since: dict[str, float] = Field(default_factory=dict)  # trigger key -> first true
+    message_history: list[ControllerMessage] = Field(default_factory=list)
+    decision_history: list[DecisionRecord] = Field(default_factory=list)
+    timers: list[TimerRecord] = Field(default_factory=list)
+    seq: int = 0
+    transmissions: int = 0
+    timer_counter: int = 0
+    bad_readbacks: int = 0  # in the current state
+    silence_prompts: int = 0  # in the current state
+    station: str | None = None
+    frequency: str | None = None
+    completed: bool = False
+    created_at: float = 0.0
+    updated_at: float = 0.0
+    seed: int | None = None
+
+    @property
+    def active_flow(self) -> str:
+        return self.active.flow
+
+    @property
+    def current_state(self) -> str:
+        return self.active.state
