@@ -109,3 +109,58 @@ def test_short_runways_are_not_chosen() -> None:
     assert best_runway_for_wind(airport, 180, random.Random(1))[0] in {"09", "27"}
     assert best_runway_for_wind(airport, 260, random.Random(1)) == ("27", 270.0)
     assert best_runway_for_wind(AirportInfo(icao="YYYY", name="No Runway", lat=0, lon=0), 90, random.Random(1)) is None
+
+
+def _load_build_script():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "scripts" / "build_airports.py"
+    spec = importlib.util.spec_from_file_location("build_airports", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_build_script_filters_and_maps(tmp_path, capsys) -> None:
+    import json
+
+    build = _load_build_script()
+    rwy_head = ("id,airport_ref,airport_ident,length_ft,width_ft,surface,lighted,closed,le_ident,"
+                "le_latitude_deg,le_longitude_deg,le_elevation_ft,le_heading_degT,le_displaced_threshold_ft,"
+                "he_ident,he_latitude_deg,he_longitude_deg,he_elevation_ft,he_heading_degT,he_displaced_threshold_ft\n")
+    (tmp_path / "runways.csv").write_text(
+        rwy_head
+        + "1,1,EDDF,13123,197,ASP,1,0,07C,,,,69.6,,25C,,,,249.6,\n"
+        + "2,1,EDDF,9000,150,CON,1,1,07X,,,,69.6,,25X,,,,249.6,\n"  # closed
+        + "3,1,EDDF,3000,60,GRS,0,0,09,,,,,,27,,,,,\n"  # grass
+        + "4,2,EDFE,1200,50,ASP,0,0,08,,,,,,26,,,,,\n"  # too short: airport dropped
+        + "5,3,XXXX,9000,150,ASP,1,0,09,,,,,,27,,,,,\n"  # not in airportsdata
+    )
+    (tmp_path / "airport-frequencies.csv").write_text(
+        "id,airport_ref,airport_ident,type,description,frequency_mhz\n"
+        "1,1,EDDF,TWR,Tower,119.905\n2,1,EDDF,CLD,Delivery,121.9\n3,1,EDDF,A/D,LANGEN RADAR,118.45\n"
+        "4,1,EDDF,MISC,Frankfurt Apron,121.655\n5,1,EDDF,UNIC,Unicom,122.8\n6,1,EDDF,TWR,Mil,257.8\n"
+    )
+    (tmp_path / "navaids.csv").write_text(
+        "id,filename,ident,name,type,frequency_khz,latitude_deg,longitude_deg,elevation_ft,iso_country\n"
+        "1,a,FFM,Frankfurt,VORTAC,114200,50.05,8.63,,DE\n2,b,FW,Frankfurt,NDB,382,50.0,8.5,,DE\n"
+        "3,c,FAR,Far Away,VOR,113000,52.0,8.5,,DE\n"
+    )
+    out = tmp_path / "out.json.gz"
+    assert build.main(["--source", str(tmp_path), "--out", str(out)]) == 0
+    assert "kept 1 airports, 1 runways" in capsys.readouterr().out
+    data = json.loads(gzip.decompress(out.read_bytes()))["airports"]
+    assert list(data) == ["EDDF"]
+    airport = AirportInfo.model_validate(data["EDDF"])
+    assert [r.ident for r in airport.runways] == ["07C/25C"]
+    assert airport.runways[0].surface == "asphalt" and airport.runways[0].lighted
+    assert airport.frequencies == {
+        "delivery": ["121.900"], "tower": ["119.905"], "departure": ["118.450"],
+        "approach": ["118.450"], "apron": ["121.655"], "other": ["122.800"],
+    }
+    assert [(n.ident, n.freq) for n in airport.navaids] == [("FFM", "114.200"), ("FW", "382")]
+    # Deterministic output: the same inputs give the same bytes.
+    again = tmp_path / "again.json.gz"
+    build.main(["--source", str(tmp_path), "--out", str(again)])
+    assert again.read_bytes() == out.read_bytes()
