@@ -177,7 +177,7 @@ class FlowPolicies(_Model):
     silence_prompts_max: int = 2
     silence_prompt_tpl: str = "{{callsign_spoken}}, {{station_name}}, how do you read?"
     say_again_tpl: str = "{{callsign_spoken}}, say again."
-    correction_tpl: str = "{{callsign_spoken}}, negative, {{corrections}}."
+    correction_tpl: str = "{{callsign_spoken}}, negative, I say again, {{corrections}}."
     match_threshold: float = 55.0  # router score (0-100) below which a transmission is unrecognized
 
 
@@ -328,6 +328,7 @@ class Session(_Model):
 
     session_id: str
     main_flow: str
+    start_flow: str | None = None  # where the scenario began (reset goes back there)
     active: FlowFrame
     flow_stack: list[FlowFrame] = Field(default_factory=list)
     parallel_flows: list[FlowFrame] = Field(default_factory=list)
@@ -341,7 +342,8 @@ class Session(_Model):
     seq: int = 0
     transmissions: int = 0
     timer_counter: int = 0
-    bad_readbacks: int = 0  # in the current state
+    bad_readbacks: int = 0  # consecutive bad readbacks at `readback_state`
+    readback_state: str | None = None  # "flow:state" whose readback is being counted
     silence_prompts: int = 0  # in the current state
     station: str | None = None
     frequency: str | None = None

@@ -1,0 +1,103 @@
+"""Controller messages: one template rendered twice, as text for the log and as ICAO speech.
+
+The text form shows values as written in a clearance ("runway 25R, contact tower 118.700"); the
+speech form renders each variable through the phraseology package by its kind and then normalizes
+what is left ("runway two fife right, contact tower wun wun ait decimal seven"). Both come from
+the one renderer and the one normalizer, never from per-flow code.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+from engine import phraseology
+from engine.models import ControllerMessage, Flow, Role, Session, State
+from engine.templates import render
+
+STATION_TITLES: dict[str, str] = {
+    "delivery": "Delivery",
+    "ground": "Ground",
+    "apron": "Apron",
+    "tower": "Tower",
+    "departure": "Departure",
+    "approach": "Approach",
+    "director": "Director",
+    "center": "Radar",
+    "radar": "Radar",
+    "atis": "Information",
+    "info": "Information",
+}
+
+
+@lru_cache(maxsize=1024)
+def _kind(name: str) -> str:
+    return phraseology.kind_for_variable(name)
+
+
+def _display(name: str, value: Any) -> str:
+    return phraseology.display_value(_kind(name), value)
+
+
+def _speak(name: str, value: Any) -> str:
+    return phraseology.speak_value(_kind(name), value)
+
+
+def station_of(flow: Flow, state: State | None) -> str | None:
+    return (state.station if state is not None and state.station else None) or flow.station
+
+
+def frequency_var(flow: Flow, station: str) -> str:
+    return f"{station}_freq" if flow.airport_var == "airport" else f"dest_{station}_freq"
+
+
+def station_context(flow: Flow, station: str | None, variables: dict[str, Any]) -> dict[str, Any]:
+    """Derived per-message variables: who is speaking and on which frequency."""
+    if not station:
+        return {}
+    city = variables.get(f"{flow.airport_var}_name") or variables.get(flow.airport_var) or ""
+    title = STATION_TITLES.get(station, station.title())
+    return {
+        "station_name": f"{city} {title}".strip(),
+        "station_freq": variables.get(frequency_var(flow, station)),
+    }
+
+
+def render_pair(template: str, variables: dict[str, Any]) -> tuple[str, str, list[str]]:
+    """(text, speech, missing variable names) for one template."""
+    text = render(template, variables, formatter=_display)
+    spoken = render(template, variables, formatter=_speak)
+    return text.text, phraseology.speak_text(spoken.text), sorted(set(text.missing) | set(spoken.missing))
+
+
+def render_text(template: str, variables: dict[str, Any]) -> str:
+    return render(template, variables, formatter=_display).text
+
+
+def build_message(
+    session: Session,
+    flow: Flow,
+    state: State | None,
+    template: str,
+    now: float,
+    extra: dict[str, Any] | None = None,
+) -> tuple[ControllerMessage, list[str]]:
+    """Render a controller message with the next sequence number (the caller appends it)."""
+    station = station_of(flow, state)
+    ctx = {**session.variables, **station_context(flow, station, session.variables), **(extra or {})}
+    text, speech, missing = render_pair(template, ctx)
+    session.seq += 1
+    msg = ControllerMessage(
+        message_id=f"{session.session_id}-m{session.seq}",
+        seq=session.seq,
+        role=Role.ATC,
+        station=station,
+        frequency=ctx.get("station_freq"),
+        template=template,
+        text=text,
+        speech=speech,
+        flow=flow.slug,
+        state=state.id if state is not None else None,
+        at=now,
+    )
+    return msg, missing

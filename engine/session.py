@@ -1,0 +1,720 @@
+"""SessionEngine: the deterministic decision algorithm of seed 000, one input at a time.
+
+Every input (start, pilot transmission, clock tick, telemetry, tune) goes through the same steps:
+build candidates, eliminate by guards and triggers, check the readback, route, apply updates
+through the orchestrator, auto-advance through atc/system states to the next pilot turn, and
+return a `Decision` with ordered controller messages and a trace. The engine mutates the session
+it is given and does no I/O; time is always passed in (`now`, seconds), so tests use a virtual
+clock and the gateway its event loop's clock.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from engine import phraseology, timers
+from engine.candidates import Candidate, build_candidates
+from engine.corrections import correction_text
+from engine.guards import compile_guard
+from engine.messages import build_message, frequency_var, render_text, station_context, station_of
+from engine.models import (
+    CandidateTrace,
+    Decision,
+    DecisionRecord,
+    Flow,
+    FlowFrame,
+    FlowMode,
+    ReadbackResult,
+    Role,
+    Session,
+    State,
+    Transition,
+    TransitionKind,
+)
+from engine.orchestrator import FlowChange, FlowOrchestrator
+from engine.readback import ReadbackEvaluator
+from engine.registry import FlowRegistry
+from engine.router import DeterministicRouter, RouteRequest, Router
+from engine.triggers import any_word_hit, intent_hit, telemetry_true, word_triggers
+
+MAX_HOPS = 40
+HISTORY_LIMIT = 500
+TELEMETRY_KEYS = ("on_ground", "altitude_ft", "ias_kt", "heading_deg", "lat", "lon", "squawk", "com1")
+_SAY_AGAIN_MAX_WORDS = 8
+_OPEN_KINDS = (TransitionKind.NEXT, TransitionKind.AUTO, TransitionKind.OK, TransitionKind.RETURN)
+
+
+class SessionEngine:
+    """Plays flows for sessions. Holds only immutable configuration; sessions are passed in."""
+
+    def __init__(
+        self,
+        registry: FlowRegistry,
+        *,
+        router: Router | None = None,
+        readback: ReadbackEvaluator | None = None,
+        max_hops: int = MAX_HOPS,
+    ) -> None:
+        self.registry = registry
+        self.router: Router = router or DeterministicRouter()
+        self.readback = readback or ReadbackEvaluator()
+        self.orchestrator = FlowOrchestrator(registry)
+        self.max_hops = max_hops
+
+    # ------------------------------------------------------------------ public API
+
+    def start(
+        self,
+        *,
+        variables: dict[str, Any],
+        session_id: str,
+        flow: str | None = None,
+        now: float = 0.0,
+        seed: int | None = None,
+    ) -> tuple[Session, Decision]:
+        """Create a session at the start of `flow` (default: the registry's main flow) and play
+        the controller's opening messages, if any."""
+        slug = flow or self.registry.main_flow
+        first = self.registry.get(slug)
+        session = Session(
+            session_id=session_id,
+            main_flow=slug,
+            active=FlowFrame(flow=slug, state=first.start_state, mode=FlowMode.MAIN),
+            variables=dict(variables),
+            created_at=now,
+            updated_at=now,
+            seed=seed,
+        )
+        return session, self._restart(session, now, "start")
+
+    def reset(self, session: Session, now: float) -> Decision:
+        """Start the session's scenario again from its first flow, keeping its variables."""
+        slug = session.start_flow or session.main_flow
+        session.active = FlowFrame(flow=slug, state=self.registry.get(slug).start_state)
+        session.main_flow = slug
+        session.flow_stack.clear()
+        session.parallel_flows.clear()
+        session.timers.clear()
+        session.flags.clear()
+        session.telemetry_since.clear()
+        session.completed = False
+        return self._restart(session, now, "reset")
+
+    def transmit(self, session: Session, text: str, now: float) -> Decision:
+        """One pilot transmission (typed, or a final transcript)."""
+        session.transmissions += 1
+        d = self._begin(session, "transmit", now)
+        d.transmission_id = f"{session.session_id}-x{session.transmissions}"
+        d.pilot_text = text
+        norm = phraseology.normalize_transcript(text)
+        d.trace.add("input", f"normalized transcript: {norm!r}")
+        if session.completed:
+            d.recognized = False
+            d.trace.add("error", "session already completed; nothing to decide")
+            d.trace.errors.append("session_completed")
+            return self._finish(session, d)
+        active = session.active
+        timers.cancel_state(session, active.flow, active.state, kind="silence")
+        session.silence_prompts = 0
+        if len(norm.split()) <= _SAY_AGAIN_MAX_WORDS and intent_hit("say_again", norm):
+            self._say_again(session, d, now)
+            return self._finish(session, d)
+        self._decide(session, d, text, norm, now)
+        return self._finish(session, d)
+
+    def tick(self, session: Session, now: float) -> list[Decision]:
+        """Fire every due timer exactly once and take telemetry transitions whose hold elapsed."""
+        out: list[Decision] = []
+        auto = self._check_auto(session, now, "tick")
+        if auto is not None:
+            out.append(auto)
+        while (rec := timers.take_due(session, now)) is not None:
+            located = self._locate(session, rec.flow, rec.state)
+            if located is None:
+                continue  # the state was left: the record is consumed and does nothing
+            origin, frame = located
+            flow = self.registry.get(frame.flow)
+            state = flow.states[frame.state]
+            d = self._begin(session, "tick", now)
+            d.trace.add("timer", f"timer {rec.id} ({rec.kind}) due at {rec.due:g}s fired at {now:g}s", timer=rec.id)
+            if rec.kind == "silence":
+                self._silence_prompt(session, d, flow, state, now)
+            elif rec.transition_index is not None and rec.transition_index < len(state.transitions):
+                t = state.transitions[rec.transition_index]
+                if self._guard_ok(session, t.guard):
+                    self._take(session, d, frame.flow, t, now, origin)
+                else:
+                    d.trace.add("guard", f"timer transition to {t.to} blocked by guard {t.guard!r}")
+            out.append(self._finish(session, d))
+        return out
+
+    def telemetry(self, session: Session, data: dict[str, Any], now: float) -> Decision | None:
+        """Aircraft state from a simulator; may satisfy telemetry triggers (held for hold_s)."""
+        for key in TELEMETRY_KEYS:
+            if key in data:
+                session.telemetry[key] = data[key]
+        return self._check_auto(session, now, "telemetry")
+
+    def tune(self, session: Session, frequency: str, now: float) -> Decision | None:
+        """The pilot changed frequency; recorded as telemetry `com1` for guards and triggers."""
+        vals = phraseology.extract("frequency", f"frequency {frequency}")
+        session.telemetry["com1"] = vals[0] if vals else frequency
+        session.frequency = session.telemetry["com1"]
+        return self._check_auto(session, now, "tune")
+
+    def expected_pilot(self, session: Session) -> list[str]:
+        """Example phrases for the pilot's turn (rendered text), main route first."""
+        flow = self.registry.get(session.active.flow)
+        state = flow.states[session.active.state]
+        if state.role is not Role.PILOT or session.completed:
+            return []
+        ctx = self._render_ctx(session, flow, state)
+        out: list[str] = []
+        for tpl in [state.utterance_tpl, *(t.utterance_tpl for t in state.transitions)]:
+            if tpl:
+                text = render_text(tpl, ctx)
+                if text not in out:
+                    out.append(text)
+        return out
+
+    def next_wakeup(self, session: Session) -> float | None:
+        """When the gateway's clock must call `tick` next (timer due or telemetry hold end)."""
+        cands = [t for t in [timers.next_due(session)] if t is not None]
+        for key, since in session.telemetry_since.items():
+            hold = self._hold_of(key)
+            if hold is not None:
+                cands.append(since + hold)
+        return min(cands) if cands else None
+
+    # ------------------------------------------------------------------ deciding
+
+    def _decide(self, session: Session, d: Decision, text: str, norm: str, now: float) -> None:
+        flow = self.registry.get(session.active.flow)
+        state = flow.states[session.active.state]
+        cands = build_candidates(self.registry, session)
+        d.trace.add("candidates", f"{len(cands)} candidate(s) from {flow.slug}:{state.id}")
+        ctx = self._render_ctx(session, flow, state)
+        for c in cands:
+            self._screen(session, c, norm, ctx)
+        rb = self._readback(session, d, flow, state, text, cands)
+        request = RouteRequest(norm, cands, flow.policies.match_threshold, self._noise_words(session, ctx))
+        result = self.router.route(request)
+        d.trace.router = {
+            "name": result.router,
+            "scores": result.scores,
+            "threshold": flow.policies.match_threshold,
+            "reason": result.reason,
+            "ambiguous": result.ambiguous,
+            "llm": result.llm,
+            "fallback": result.fallback,
+        }
+        chosen = result.chosen
+        if chosen is None and rb is not None and not rb.ok:
+            chosen = next((c for c in cands if c.transition.kind is TransitionKind.BAD and not c.eliminated), None)
+            if chosen is not None:
+                d.trace.add("select", "nothing else recognized: treated as an incomplete readback")
+        d.trace.candidates = [self._trace_cand(c) for c in cands]
+        if chosen is None:
+            d.recognized = False
+            d.trace.add("select", f"unrecognized ({result.reason}): controller asks to say again")
+            self._say(session, d, flow, state, flow.policies.say_again_tpl, now)
+            self._arm_silence(session, flow, state, now, force=True)
+            return
+        d.intent = chosen.transition.intent or chosen.transition.label or chosen.transition.kind.value
+        d.trace.add("select", f"selected {chosen.id} ({chosen.transition.kind.value}, {chosen.origin}) score {chosen.score:g}")
+        if chosen.origin == "interrupt":
+            change = self.orchestrator.enter(session, chosen.target_flow, None, FlowMode.INTERRUPT)
+            self._after_change(session, d, change, now)
+            return
+        if chosen.transition.kind is TransitionKind.BAD and rb is not None:
+            if self._bad_readback(session, d, flow, state, rb, chosen, now):
+                return
+        self._take(session, d, chosen.flow, chosen.transition, now, chosen.origin)
+
+    def _screen(self, session: Session, c: Candidate, norm: str, ctx: dict[str, Any]) -> None:
+        """Guards, target conditions and word triggers: eliminate or mark a trigger hit."""
+        t = c.transition
+        if t.guard and not self._guard_ok(session, t.guard):
+            c.eliminate(f"guard false: {t.guard}")
+            return
+        target = self.registry.flows.get(c.target_flow)
+        tstate = target.states.get(c.target_state) if target else None
+        if tstate is not None:
+            for cond in tstate.conditions:
+                if not self._guard_ok(session, cond):
+                    c.eliminate(f"condition of {c.target_state} false: {cond}")
+                    return
+        words = word_triggers(t.triggers)
+        if words:
+            c.trigger_hit = any_word_hit(words, norm)
+        if c.origin == "interrupt":
+            if not c.trigger_hit:
+                c.eliminate("interrupt trigger not heard")
+            return
+        if t.kind in (TransitionKind.OK, TransitionKind.BAD):
+            return  # readback routes are scored by the readback evaluator
+        source = self.registry.get(c.flow).states[c.state]
+        example = t.utterance_tpl
+        if example is None and (not words or not self._has_main_route(source, t)):
+            example = source.utterance_tpl  # the state's phrase belongs to its main route
+        if example:
+            c.examples.append(render_text(example, ctx))
+
+    @staticmethod
+    def _has_main_route(state: State, t: Transition) -> bool:
+        """True when `t` is a side route: another untriggered next/ok route owns the state's phrase."""
+        return any(
+            o is not t and o.kind in (TransitionKind.NEXT, TransitionKind.OK) and not o.triggers and not o.utterance_tpl
+            for o in state.transitions
+        )
+
+    def _readback(
+        self, session: Session, d: Decision, flow: Flow, state: State, text: str, cands: list[Candidate]
+    ) -> ReadbackResult | None:
+        if state.role is not Role.PILOT or not state.readback_required:
+            return None
+        ctx = {**session.variables, **station_context(flow, station_of(flow, state), session.variables)}
+        rb = self.readback.evaluate(state.readback_required, ctx, text)
+        d.readback = rb
+        d.trace.readback = rb
+        heard = sum(1 for v in rb.fields.values() if v != "missing")
+        share = heard / max(1, len(state.readback_required))
+        d.trace.add(
+            "readback",
+            "readback correct" if rb.ok else f"readback not correct: missing {rb.missing}, wrong {[w['field'] for w in rb.wrong]}",
+            fields=dict(rb.fields),
+        )
+        has_bad = False
+        for c in cands:
+            if c.origin != "active" or c.eliminated:
+                continue
+            kind = c.transition.kind
+            if kind is TransitionKind.OK:
+                if not rb.ok:
+                    c.eliminate("readback not correct")
+                else:
+                    c.score = 60.0 + 40.0 * share
+            elif kind is TransitionKind.BAD:
+                has_bad = True
+                if rb.ok:
+                    c.eliminate("readback correct")
+                else:
+                    c.score = 60.0 + 40.0 * share if heard else 0.0
+        if not has_bad and not rb.ok:
+            implicit = Candidate(
+                Transition(kind=TransitionKind.BAD, to=state.id, label="controller correction", intent="readback"),
+                flow.slug,
+                state.id,
+                "active",
+                flow.slug,
+                state.id,
+                score=60.0 + 40.0 * share if heard else 0.0,
+            )
+            cands.append(implicit)
+        return rb
+
+    def _bad_readback(
+        self, session: Session, d: Decision, flow: Flow, state: State, rb: ReadbackResult, chosen: Candidate, now: float
+    ) -> bool:
+        """Count the bad readback and apply the policy; True when handled here (no transition)."""
+        key = f"{flow.slug}:{state.id}"
+        if session.readback_state != key:
+            session.readback_state, session.bad_readbacks = key, 0
+        session.bad_readbacks += 1
+        corrections = correction_text(state.readback_required, session.variables, rb)
+        session.variables["corrections"] = corrections
+        policy = flow.policies
+        explicit = chosen.transition.to != state.id or chosen.transition.label != "controller correction"
+        d.trace.add("readback", f"bad readback {session.bad_readbacks}/{policy.max_bad_readbacks} at {key}: {corrections}")
+        if session.bad_readbacks < policy.max_bad_readbacks or policy.on_max_bad == "repeat":
+            if explicit:
+                return False  # the flow's own bad route speaks
+            self._say(session, d, flow, state, policy.correction_tpl, now)
+            self._arm_silence(session, flow, state, now, force=True)
+            return True
+        d.trace.add("policy", f"on_max_bad={policy.on_max_bad} after {session.bad_readbacks} bad readbacks")
+        session.readback_state, session.bad_readbacks = None, 0
+        self._say(session, d, flow, state, policy.correction_tpl, now)
+        if policy.on_max_bad == "end":
+            change = self.orchestrator.finish(session)
+            self._after_change(session, d, change, now)
+            return True
+        ok = next((t for t in state.of_kind(TransitionKind.OK) if self._guard_ok(session, t.guard)), None)
+        if ok is None:
+            return True
+        self._take(session, d, flow.slug, ok, now, "active")
+        return True
+
+    # ------------------------------------------------------------------ moving
+
+    def _take(self, session: Session, d: Decision, flow_slug: str, t: Transition, now: float, origin: str) -> None:
+        """Follow one transition out of a state of `flow_slug`, then auto-advance."""
+        self._apply_updates(session, d, t)
+        if t.kind is TransitionKind.OK or t.kind is TransitionKind.NEXT:
+            session.readback_state, session.bad_readbacks = None, 0
+        parallel = flow_slug if origin == "parallel" else None
+        if t.kind is TransitionKind.RETURN and not t.flow:
+            if parallel:
+                self.orchestrator.end_parallel(session, parallel)
+                d.trace.add("flow", f"parallel flow {parallel} returned")
+                return
+            self._after_change(session, d, self.orchestrator.finish(session), now)
+            return
+        if t.flow and not parallel:
+            change = self.orchestrator.enter(session, t.flow, t.to, t.mode)
+            self._after_change(session, d, change, now)
+            return
+        frame = self._frame(session, parallel)
+        if frame is None or not t.to or t.to not in self.registry.get(frame.flow).states:
+            d.trace.add("error", f"transition from {flow_slug} to unknown state {t.to!r}")
+            d.trace.errors.append("no_target")
+            return
+        timers.cancel_state(session, frame.flow, frame.state)
+        frame.state = t.to
+        self._advance(session, d, now, parallel)
+
+    def _after_change(self, session: Session, d: Decision, change: FlowChange, now: float) -> None:
+        d.trace.add("flow", f"{change.op} {change.flow}:{change.state}")
+        if change.op == "complete":
+            self._complete(session, d)
+            return
+        if change.op == "parallel":
+            self._defaults(session, change.flow)
+            self._advance(session, d, now, change.flow)
+            return
+        if change.resumed:
+            self._resume(session, d, now)
+            return
+        self._defaults(session, change.flow)
+        self._advance(session, d, now, None)
+
+    def _advance(self, session: Session, d: Decision, now: float, parallel: str | None) -> None:
+        """Enter the frame's current state and run on through atc/system states to a pilot turn."""
+        visited: set[str] = set()
+        spoke = False
+        while True:
+            frame = self._frame(session, parallel)
+            if frame is None:
+                return
+            flow = self.registry.get(frame.flow)
+            state = flow.states[frame.state]
+            key = f"{flow.slug}:{state.id}"
+            if len(visited) >= self.max_hops:
+                self._loop_error(d, f"max hops ({self.max_hops}) reached at {key}")
+                return
+            if key in visited and not state.repeatable:
+                self._loop_error(d, f"loop detected: {key} visited twice in one advance")
+                return
+            visited.add(key)
+            d.trace.auto_advance.append(key)
+            spoke = self._on_enter(session, d, flow, state, now, spoke) or spoke
+            if self.orchestrator.is_end(flow.slug, state.id):
+                if parallel:
+                    self.orchestrator.end_parallel(session, parallel)
+                    d.trace.add("flow", f"parallel flow {parallel} ended")
+                    return
+                change = self.orchestrator.finish(session)
+                d.trace.add("flow", f"{flow.slug} ended at {state.id}; {change.op} {change.flow}:{change.state}")
+                if change.op == "complete":
+                    self._complete(session, d)
+                else:
+                    self._resume(session, d, now)
+                return
+            if state.role is Role.PILOT:
+                return
+            for t in state.transitions:  # fork: parallel launches are taken alongside the main route
+                if t.flow and t.mode is FlowMode.PARALLEL and self._guard_ok(session, t.guard):
+                    change = self.orchestrator.enter(session, t.flow, t.to, FlowMode.PARALLEL)
+                    self._after_change(session, d, change, now)
+            t = self._first_open(session, state)
+            if t is None:
+                waits = [x for x in state.transitions if x.kind in (TransitionKind.TIMER, TransitionKind.AUTO)]
+                d.trace.add("advance", f"waiting at {key}" if waits else f"stuck at {key}: no open transition")
+                if not waits:
+                    d.trace.errors.append(f"stuck:{key}")
+                return
+            self._apply_updates(session, d, t)
+            if t.kind is TransitionKind.RETURN and not t.flow:
+                if parallel:
+                    self.orchestrator.end_parallel(session, parallel)
+                    return
+                change = self.orchestrator.finish(session)
+                d.trace.add("flow", f"return from {flow.slug}: {change.op} {change.flow}:{change.state}")
+                if change.op == "complete":
+                    self._complete(session, d)
+                else:
+                    self._resume(session, d, now)
+                return
+            if t.flow and not parallel:
+                change = self.orchestrator.enter(session, t.flow, t.to, t.mode)
+                d.trace.add("flow", f"{change.op} {change.flow}:{change.state}")
+                self._defaults(session, change.flow)
+                if change.op == "complete":
+                    self._complete(session, d)
+                    return
+                visited.discard(f"{change.flow}:{change.state}")
+                continue
+            timers.cancel_state(session, frame.flow, frame.state)
+            frame.state = t.to or frame.state
+
+    def _first_open(self, session: Session, state: State) -> Transition | None:
+        """The route an atc/system state takes by itself: first untriggered next/auto/ok whose
+        guard holds (telemetry autos and timers wait for their own inputs)."""
+        for t in state.transitions:
+            if t.kind not in _OPEN_KINDS or (t.flow and t.mode is FlowMode.PARALLEL):
+                continue
+            if t.triggers and t.kind is TransitionKind.AUTO:
+                ctx_ok = all(
+                    telemetry_true(tr, session.variables, session.flags, session.telemetry)
+                    for tr in t.triggers
+                    if tr.kind == "telemetry" and tr.hold_s <= 0
+                ) and not any(tr.kind != "telemetry" or tr.hold_s > 0 for tr in t.triggers)
+                if not ctx_ok:
+                    continue
+            elif t.triggers:
+                continue
+            if self._guard_ok(session, t.guard):
+                return t
+        return None
+
+    def _on_enter(self, session: Session, d: Decision, flow: Flow, state: State, now: float, spoke: bool) -> bool:
+        """Actions, handoff, the controller's words and the state's timers. True if ATC spoke."""
+        said = False
+        ctx = self._render_ctx(session, flow, state)
+        for action in state.actions:
+            for name, value in action.set.items():
+                session.variables[name] = render_text(value, ctx) if isinstance(value, str) else value
+                d.updates[name] = session.variables[name]
+            for name, value in action.flags.items():
+                session.flags[name] = value
+                d.flags[name] = value
+            if action.tune:
+                self._handoff(session, d, flow, action.tune, None)
+        if state.role is Role.ATC and state.say_tpl:
+            self._say(session, d, flow, state, state.say_tpl, now)
+            said = True
+        if state.handoff is not None:
+            self._handoff(session, d, flow, state.handoff.to, state.handoff.freq, ctx)
+        for i, t in enumerate(state.transitions):
+            if t.kind is TransitionKind.TIMER and t.after_s is not None:
+                timers.schedule(session, kind="transition", flow=flow.slug, state=state.id, due=now + t.after_s, transition_index=i)
+        session.silence_prompts = 0
+        if state.role is Role.PILOT:
+            self._arm_silence(session, flow, state, now, force=False, after_atc=said or spoke)
+        return said
+
+    def _resume(self, session: Session, d: Decision, now: float) -> None:
+        """Back in a stacked frame: re-arm its timers without speaking its state again."""
+        frame = session.active
+        flow = self.registry.get(frame.flow)
+        state = flow.states[frame.state]
+        d.trace.add("flow", f"resumed {flow.slug}:{state.id}")
+        for i, t in enumerate(state.transitions):
+            if t.kind is TransitionKind.TIMER and t.after_s is not None:
+                timers.schedule(session, kind="transition", flow=flow.slug, state=state.id, due=now + t.after_s, transition_index=i)
+        if state.role is Role.PILOT:
+            self._arm_silence(session, flow, state, now, force=False, after_atc=True)
+        elif not self.orchestrator.is_end(flow.slug, state.id):
+            self._advance_from_resumed(session, d, now)
+
+    def _advance_from_resumed(self, session: Session, d: Decision, now: float) -> None:
+        state = self.registry.get(session.active.flow).states[session.active.state]
+        t = self._first_open(session, state)
+        if t is not None:
+            self._take(session, d, session.active.flow, t, now, "active")
+
+    def _complete(self, session: Session, d: Decision) -> None:
+        session.completed = True
+        d.completed = True
+        timers.cancel_state(session, session.active.flow, session.active.state)
+        d.trace.add("flow", "session completed")
+
+    def _restart(self, session: Session, now: float, cause: str) -> Decision:
+        d = self._begin(session, cause, now)  # type: ignore[arg-type]
+        self._defaults(session, session.active.flow)
+        session.start_flow = session.start_flow or session.active.flow
+        self._advance(session, d, now, None)
+        return self._finish(session, d)
+
+    # ------------------------------------------------------------------ speaking
+
+    def _say(self, session: Session, d: Decision, flow: Flow, state: State | None, template: str, now: float) -> None:
+        msg, missing = build_message(session, flow, state, template, now)
+        if missing:
+            d.trace.add("error", f"template of {msg.state} has no value for {missing}", missing=missing)
+            d.trace.errors.append(f"missing_variables:{','.join(missing)}")
+        session.message_history.append(msg)
+        if len(session.message_history) > HISTORY_LIMIT:
+            del session.message_history[: len(session.message_history) - HISTORY_LIMIT]
+        d.messages.append(msg)
+
+    def _say_again(self, session: Session, d: Decision, now: float) -> None:
+        d.intent = "say_again"
+        flow = self.registry.get(session.active.flow)
+        state = flow.states[session.active.state]
+        last = session.message_history[-1] if session.message_history else None
+        if last is None:
+            d.trace.add("select", "say again, but nothing was said yet: controller answers 'go ahead'")
+            self._say(session, d, flow, state, "{{callsign_spoken}}, {{station_name}}, go ahead.", now)
+            return
+        session.seq += 1
+        repeat = last.model_copy(update={"seq": session.seq, "message_id": f"{session.session_id}-m{session.seq}", "at": now})
+        session.message_history.append(repeat)
+        d.messages.append(repeat)
+        d.trace.add("select", f"say again: repeated message {last.message_id}")
+        self._arm_silence(session, flow, state, now, force=True)
+
+    def _silence_prompt(self, session: Session, d: Decision, flow: Flow, state: State, now: float) -> None:
+        session.silence_prompts += 1
+        d.intent = "silence_prompt"
+        self._say(session, d, flow, state, flow.policies.silence_prompt_tpl, now)
+        if session.silence_prompts < flow.policies.silence_prompts_max:
+            timers.schedule(session, kind="silence", flow=flow.slug, state=state.id, due=now + flow.policies.silence_prompt_s)
+
+    def _arm_silence(self, session: Session, flow: Flow, state: State, now: float, *, force: bool, after_atc: bool = False) -> None:
+        if state.role is not Role.PILOT:
+            return
+        enabled = state.silence_prompt if state.silence_prompt is not None else (force or after_atc)
+        if not enabled or flow.policies.silence_prompt_s <= 0:
+            return
+        timers.cancel_state(session, flow.slug, state.id, kind="silence")
+        timers.schedule(session, kind="silence", flow=flow.slug, state=state.id, due=now + flow.policies.silence_prompt_s)
+
+    def _handoff(self, session: Session, d: Decision, flow: Flow, station: str, freq: str | None, ctx: dict[str, Any] | None = None) -> None:
+        value = render_text(freq, ctx or session.variables) if freq else session.variables.get(frequency_var(flow, station))
+        session.station = station
+        session.frequency = str(value) if value is not None else None
+        d.trace.add("handoff", f"pilot now on {station} {session.frequency}")
+
+    # ------------------------------------------------------------------ telemetry
+
+    def _check_auto(self, session: Session, now: float, cause: str) -> Decision | None:
+        frames: list[tuple[str, FlowFrame]] = [("active", session.active)] + [("parallel", f) for f in session.parallel_flows]
+        for origin, frame in frames:
+            flow = self.registry.get(frame.flow)
+            state = flow.states.get(frame.state)
+            if state is None or session.completed:
+                continue
+            for i, t in enumerate(state.transitions):
+                if t.kind is not TransitionKind.AUTO:
+                    continue
+                tele = [tr for tr in t.triggers if tr.kind == "telemetry"]
+                if not tele and (t.triggers or not t.guard):
+                    continue
+                key = f"{flow.slug}:{state.id}:{i}"
+                holds = all(telemetry_true(tr, session.variables, session.flags, session.telemetry) for tr in tele)
+                if not holds or not self._guard_ok(session, t.guard):
+                    session.telemetry_since.pop(key, None)
+                    continue
+                since = session.telemetry_since.setdefault(key, now)
+                hold = max((tr.hold_s for tr in tele), default=0.0)
+                if now - since < hold:
+                    continue
+                self._clear_holds(session, f"{flow.slug}:{state.id}:")
+                d = self._begin(session, cause, now)  # type: ignore[arg-type]
+                d.intent = t.intent or "telemetry"
+                d.trace.add("trigger", f"telemetry condition held {now - since:g}s (>= {hold:g}s): {[tr.expr for tr in tele] or t.guard}")
+                self._take(session, d, frame.flow, t, now, origin)
+                return self._finish(session, d)
+        return None
+
+    def _clear_holds(self, session: Session, prefix: str) -> None:
+        for key in [k for k in session.telemetry_since if k.startswith(prefix)]:
+            del session.telemetry_since[key]
+
+    def _hold_of(self, key: str) -> float | None:
+        slug, state_id, idx = key.rsplit(":", 2)
+        flow = self.registry.flows.get(slug)
+        if flow is None or state_id not in flow.states:
+            return None
+        t = flow.states[state_id].transitions[int(idx)]
+        return max((tr.hold_s for tr in t.triggers if tr.kind == "telemetry"), default=0.0)
+
+    # ------------------------------------------------------------------ helpers
+
+    def _begin(self, session: Session, cause: str, now: float) -> Decision:
+        return Decision(cause=cause, from_flow=session.active.flow, from_state=session.active.state, at=now)  # type: ignore[arg-type]
+
+    def _finish(self, session: Session, d: Decision) -> Decision:
+        d.to_flow, d.to_state = session.active.flow, session.active.state
+        d.completed = session.completed
+        d.expected_pilot = self.expected_pilot(session)
+        session.updated_at = max(session.updated_at, d.at)
+        session.decision_history.append(
+            DecisionRecord(
+                transmission_id=d.transmission_id,
+                cause=d.cause,
+                pilot_text=d.pilot_text,
+                from_state=d.from_state,
+                to_state=d.to_state,
+                readback_ok=d.readback.ok if d.readback else None,
+                at=d.at,
+            )
+        )
+        if len(session.decision_history) > HISTORY_LIMIT:
+            del session.decision_history[: len(session.decision_history) - HISTORY_LIMIT]
+        timers.prune(session)
+        return d
+
+    def _frame(self, session: Session, parallel: str | None) -> FlowFrame | None:
+        if parallel is None:
+            return session.active
+        return next((f for f in session.parallel_flows if f.flow == parallel), None)
+
+    def _locate(self, session: Session, flow: str, state: str) -> tuple[str, FlowFrame] | None:
+        if session.active.flow == flow and session.active.state == state:
+            return "active", session.active
+        for f in session.parallel_flows:
+            if f.flow == flow and f.state == state:
+                return "parallel", f
+        return None
+
+    def _guard_ok(self, session: Session, guard: str | None) -> bool:
+        if not guard:
+            return True
+        return bool(compile_guard(guard).evaluate(session.variables, session.flags, session.telemetry))
+
+    def _apply_updates(self, session: Session, d: Decision, t: Transition) -> None:
+        for name, value in t.updates.items():
+            session.variables[name] = render_text(value, session.variables) if isinstance(value, str) else value
+            d.updates[name] = session.variables[name]
+        for name, value in t.flags.items():
+            session.flags[name] = value
+            d.flags[name] = value
+
+    def _defaults(self, session: Session, slug: str) -> None:
+        flow = self.registry.get(slug)
+        for k, v in flow.variables.items():
+            session.variables.setdefault(k, v)
+        for k, v in flow.flags.items():
+            session.flags.setdefault(k, v)
+        if flow.station and slug == session.active.flow and session.station is None:
+            session.station = flow.station
+            session.frequency = session.variables.get(frequency_var(flow, flow.station))
+
+    def _render_ctx(self, session: Session, flow: Flow, state: State | None) -> dict[str, Any]:
+        return {**session.variables, **station_context(flow, station_of(flow, state), session.variables)}
+
+    def _noise_words(self, session: Session, ctx: dict[str, Any]) -> frozenset[str]:
+        words: set[str] = set()
+        for key in ("callsign_spoken", "station_name", "airport_name", "destination_name"):
+            value = ctx.get(key)
+            if isinstance(value, str):
+                words.update(phraseology.normalize_transcript(value).split())
+        return frozenset(words)
+
+    def _loop_error(self, d: Decision, message: str) -> None:
+        d.trace.add("error", message)
+        d.trace.errors.append("auto_advance_loop")
+
+    @staticmethod
+    def _trace_cand(c: Candidate) -> CandidateTrace:
+        return CandidateTrace(
+            id=c.id,
+            flow=c.target_flow,
+            kind=c.transition.kind.value,
+            label=c.transition.label or c.transition.intent,
+            score=c.score,
+            eliminated=c.eliminated,
+            reason=c.reason,
+        )
