@@ -1,0 +1,349 @@
+"""Scenario variables: fill every value a flow may use from the airport data and a seed.
+
+A session starts from whatever the client gave (``callsign``, ``runway``...). Everything unset is
+made up here, realistically and reproducibly: the same ``given`` and ``seed`` always give the same
+scenario. Each variable draws from its own random stream (``Random(f"{seed}:{name}")``), so giving
+one value (say, the runway) never changes unrelated ones (the squawk, the callsign).
+
+Where each value comes from:
+- airport/destination: given, else EDDF and a seeded pick among big European airports
+  (`resolve_airports`; EDDM when no seed is used).
+- runway and wind agree: a given runway gets a wind from ahead of it; a given wind picks the runway
+  with most headwind (`engine.airport.best_runway_for_wind`); with neither, a seeded wind picks the
+  runway and the reported wind is then drawn within 40 degrees of it.
+- frequencies: the airport's real ones where known (a seeded pick when it has several), otherwise
+  valid 8.33/25 kHz channel names in the station's usual band, distinct from every other one.
+  delivery/ground/tower/departure/atis belong to the departure airport; ``approach_freq`` and the
+  ``arrival_*`` values to the destination (the approach a flight talks to is the arrival one);
+  ``center_freq`` is the departure airport's listed centre, else generated.
+- callsign: a seeded airline from `engine.phraseology.callsigns.AIRLINES` and flight number.
+
+Given values always win and are returned verbatim (airport codes upper-cased). The result holds
+plain strings and ints only.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import re
+import string
+from typing import Any
+
+from engine.airport import AirportInfo, RunwayEnd, best_runway_for_wind, end_heading, short_name
+from engine.phraseology.callsigns import AIRLINES, callsign_telephony, parse_callsign
+
+# Names from ARCHITECTURE.md "Scenario variables".
+SCENARIO_VARIABLES: tuple[str, ...] = (
+    "callsign", "callsign_spoken", "airport", "destination", "runway", "sid", "initial_altitude_ft",
+    "squawk", "stand", "taxi_route", "holding_point", "qnh", "atis_letter", "wind",
+    "delivery_freq", "ground_freq", "tower_freq", "departure_freq", "approach_freq", "center_freq",
+)
+# Filled as well, for flows that go beyond the departure.
+DERIVED_VARIABLES: tuple[str, ...] = (
+    "airport_name", "destination_name", "atis_freq", "heading", "cleared_altitude_ft",
+    "cruise_level", "approach_type", "arrival_runway", "arrival_wind", "arrival_qnh",
+    "arrival_altitude_ft", "arrival_stand", "arrival_taxi_route", "arrival_holding_point",
+    "arrival_tower_freq", "arrival_ground_freq",
+)
+
+DEFAULT_AIRPORT = "EDDF"
+DEFAULT_DESTINATION = "EDDM"
+# Seeded destinations when none is given: busy European airports with full data in the dataset.
+DESTINATIONS: tuple[str, ...] = (
+    "EDDM", "EDDH", "EDDB", "EDDL", "EGLL", "EGKK", "LFPG", "EHAM", "LSZH", "LOWW", "EKCH",
+    "ENGM", "ESSA", "EFHK", "EPWA", "LKPR", "EBBR", "LEMD", "LEBL", "LIRF", "LPPT", "EIDW",
+)
+
+# Codes a controller never assigns: hijack, radio failure, emergency, conspicuity/VFR.
+RESERVED_SQUAWKS = frozenset({"7500", "7600", "7700", "7000", "2000", "1200", "0000"})
+
+# Invented, pronounceable five-letter fixes for SIDs when the airport has no usable navaid name.
+FIXES: tuple[str, ...] = (
+    "ABRIX", "BALOK", "BETRU", "DELKA", "DOMUS", "EKLOR", "ELMAR", "FARUN", "GALEX", "GONAT",
+    "HAMOR", "HELIX", "IBERO", "IMKAT", "KALDO", "KERUN", "KOVAN", "LAMUR", "LIPSO", "LUMEX",
+    "MARTO", "MIKOS", "NABEL", "NORVI", "OBLAN", "OKTAL", "PELIX", "PODER", "RANOS", "RELUK",
+    "SAPOR", "SIRKA", "SOVEL", "TABIR", "TELOS", "TORGA", "ULMAR", "UVENO", "VAKOS", "WILDO",
+)
+SID_LETTERS = "ABCDEFGHJKLMNPQRSTUVWXYZ"  # I and O are not used in procedure names
+TAXIWAY_LETTERS = "ABCDEFGHJKLMNPRSTUVWYZ"  # ICAO avoids I, O, Q and X for taxiways
+STAND_LETTERS = "ABCDEFGHKV"
+
+# Usual band of each station (MHz); every value is inside the 118.000-136.975 airband.
+FREQ_BANDS: dict[str, tuple[float, float]] = {
+    "delivery": (121.600, 122.000),
+    "ground": (121.600, 121.975),
+    "tower": (118.000, 120.975),
+    "departure": (119.000, 127.975),
+    "approach": (118.500, 128.975),
+    "center": (124.000, 136.975),
+    "atis": (126.000, 128.975),
+}
+# 8.33 kHz channel names end in these two digits (the 25 kHz channels are among them).
+CHANNEL_ENDINGS = frozenset({0, 5, 10, 15, 25, 30, 35, 40, 50, 55, 60, 65, 75, 80, 85, 90})
+
+
+def resolve_airports(given: dict[str, Any], seed: int | None = None) -> tuple[str, str]:
+    """(departure ICAO, destination ICAO) before the airports are looked up.
+
+    Unset departure: EDDF. Unset destination: EDDM without a seed, else a seeded pick from
+    `DESTINATIONS` other than the departure airport.
+    """
+    airport = _code(given.get("airport")) or DEFAULT_AIRPORT
+    destination = _code(given.get("destination"))
+    if destination:
+        return airport, destination
+    if seed is None:
+        return airport, DEFAULT_DESTINATION if airport != DEFAULT_DESTINATION else DEFAULT_AIRPORT
+    choices = [icao for icao in DESTINATIONS if icao != airport]
+    return airport, _rng(seed, "destination").choice(choices)
+
+
+def resolve_scenario(
+    given: dict[str, Any],
+    *,
+    airport: AirportInfo | None,
+    destination: AirportInfo | None,
+    seed: int,
+) -> dict[str, Any]:
+    """Every scenario variable (`SCENARIO_VARIABLES` + `DERIVED_VARIABLES`) plus all given keys.
+
+    `airport`/`destination` are the looked-up airports (None when unknown: then runways,
+    frequencies and names are generated). Same `given` and `seed` -> the same dict.
+    """
+    g = {k: v for k, v in given.items() if v is not None and v != ""}
+    dep_code, dest_code = resolve_airports(
+        {"airport": g.get("airport") or (airport.icao if airport else None),
+         "destination": g.get("destination") or (destination.icao if destination else None)},
+        seed,
+    )
+    out: dict[str, Any] = {"airport": dep_code, "destination": dest_code}
+    out["airport_name"] = short_name(airport) if airport else dep_code
+    out["destination_name"] = short_name(destination) if destination else dest_code
+
+    out["callsign"], out["callsign_spoken"] = _callsign(g, seed)
+
+    runway, wind = _runway_and_wind(airport, g.get("runway"), g.get("wind"), _rng(seed, "runway"))
+    out["runway"], out["wind"] = runway, wind
+    out["heading"] = _radar_heading(runway, airport)
+    out["sid"] = _sid(airport, _rng(seed, "sid"))
+    elevation = airport.elevation_ft if airport else 0
+    initial = _altitude(_rng(seed, "initial_altitude_ft"), (4000, 5000, 6000, 7000), elevation + 2500)
+    out["initial_altitude_ft"] = initial
+    climb_from = _int(g.get("initial_altitude_ft"), initial)
+    out["cleared_altitude_ft"] = climb_from + 1000 * _rng(seed, "cleared_altitude_ft").randint(3, 9)
+    out["cruise_level"] = f"FL{_rng(seed, 'cruise_level').randrange(280, 400, 10)}"
+    out["squawk"] = _squawk(_rng(seed, "squawk"))
+    out["stand"] = _stand(_rng(seed, "stand"))
+    out["taxi_route"] = _taxi_route(_rng(seed, "taxi_route"))
+    out["holding_point"] = _taxiway(_rng(seed, "holding_point"))
+    out["qnh"] = _qnh(_rng(seed, "qnh"))
+    out["atis_letter"] = _rng(seed, "atis_letter").choice(string.ascii_uppercase)
+
+    used = {str(g[k]) for k in g if k.endswith("_freq")}  # generated ones never clash with these
+    center_source = airport if airport and airport.frequencies.get("center") else None
+    for var, station, source in (
+        ("delivery_freq", "delivery", airport),
+        ("ground_freq", "ground", airport),
+        ("tower_freq", "tower", airport),
+        ("departure_freq", "departure", airport),
+        ("atis_freq", "atis", airport),
+        ("approach_freq", "approach", destination),
+        ("center_freq", "center", center_source),
+        ("arrival_tower_freq", "tower", destination),
+        ("arrival_ground_freq", "ground", destination),
+    ):
+        out[var] = g.get(var) or _frequency(source, station, used, _rng(seed, var))
+        used.add(str(out[var]))
+
+    arrival_runway, arrival_wind = _runway_and_wind(
+        destination, g.get("arrival_runway"), g.get("arrival_wind"), _rng(seed, "arrival_runway")
+    )
+    out["arrival_runway"], out["arrival_wind"] = arrival_runway, arrival_wind
+    out["approach_type"] = "ILS"
+    dest_elevation = destination.elevation_ft if destination else 0
+    out["arrival_altitude_ft"] = _altitude(
+        _rng(seed, "arrival_altitude_ft"), (3000, 4000, 5000), dest_elevation + 2000
+    )
+    out["arrival_qnh"] = _qnh(_rng(seed, "arrival_qnh"))
+    out["arrival_stand"] = _stand(_rng(seed, "arrival_stand"))
+    out["arrival_taxi_route"] = _taxi_route(_rng(seed, "arrival_taxi_route"))
+    out["arrival_holding_point"] = _taxiway(_rng(seed, "arrival_holding_point"))
+
+    out.update(g)
+    out["airport"], out["destination"] = dep_code, dest_code
+    return out
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _rng(seed: Any, name: str) -> random.Random:
+    """An independent, reproducible stream per variable (str seeds hash stably across runs)."""
+    return random.Random(f"{seed}:{name}")
+
+
+def _code(value: Any) -> str | None:
+    text = str(value).strip().upper() if value else ""
+    return text or None
+
+
+def _int(value: Any, default: int) -> int:
+    try:
+        return int(str(value).strip())
+    except (TypeError, ValueError):
+        return default
+
+
+def _callsign(g: dict[str, Any], seed: int) -> tuple[str, str]:
+    """ICAO callsign and its spoken form, consistent with whichever of the two was given."""
+    if "callsign" in g:
+        callsign = str(g["callsign"])
+        return callsign, str(g.get("callsign_spoken") or callsign_telephony(callsign))
+    if "callsign_spoken" in g:
+        spoken = str(g["callsign_spoken"])
+        parsed = parse_callsign(spoken)  # "Lufthansa 359" -> DLH359
+        return (parsed.code if parsed else spoken.replace(" ", "").upper()), spoken
+    rng = _rng(seed, "callsign")
+    code = rng.choice(sorted(AIRLINES))
+    digits = rng.choice((2, 3, 3, 3, 4))
+    number = str(rng.randint(1, 9)) + "".join(str(rng.randint(0, 9)) for _ in range(digits - 1))
+    callsign = f"{code}{number}"
+    return callsign, callsign_telephony(callsign)
+
+
+def _parse_wind(value: Any) -> tuple[int | None, int] | None:
+    """"250/12", "25012KT", "250 12", "VRB/03" -> (direction or None for variable, speed)."""
+    if value is None:
+        return None
+    match = re.match(r"\s*(\d{3}|VRB)\s*/?\s*(\d{1,3})", str(value).upper())
+    if not match:
+        return None
+    direction = None if match.group(1) == "VRB" else int(match.group(1)) % 360
+    return direction, int(match.group(2))
+
+
+def _format_wind(direction: int, speed: int) -> str:
+    return f"{(direction % 360) or 360:03d}/{speed:02d}"
+
+
+def _ident_heading(ident: str, airport: AirportInfo | None) -> float | None:
+    """Heading of a runway end: from the airport data when it has that end, else from its number."""
+    if airport:
+        for rwy in airport.runways:
+            for end in rwy.ends:
+                if end.ident.upper() == ident.upper():
+                    return end_heading(end)
+    return end_heading(RunwayEnd(ident=ident))
+
+
+def _runway_and_wind(
+    airport: AirportInfo | None, given_runway: Any, given_wind: Any, rng: random.Random
+) -> tuple[str, str]:
+    """A runway end and a "DDD/SS" wind that agree with each other (see module docstring)."""
+    parsed = _parse_wind(given_wind)
+    speed = rng.randint(3, 16)
+    if given_runway:
+        runway = str(given_runway)
+        if given_wind:
+            return runway, str(given_wind)
+        heading = _ident_heading(runway, airport)
+        direction = rng.randrange(360) if heading is None else heading + rng.randint(-40, 40)
+        return runway, _format_wind(_round10(direction), speed)
+    if parsed is not None:
+        wind_dir: float | None = parsed[0]
+    else:
+        wind_dir = rng.randrange(0, 360, 10)
+    chosen = best_runway_for_wind(airport, wind_dir, rng) if airport else None
+    if chosen is None:
+        direction = wind_dir if wind_dir is not None else rng.randrange(0, 360, 10)
+        number = round(direction / 10) % 36 or 36
+        chosen = (f"{number:02d}", float(number * 10))
+    runway, heading = chosen
+    if given_wind:
+        return runway, str(given_wind)
+    if heading is None:
+        return runway, _format_wind(_round10(wind_dir or 0), speed)
+    return runway, _format_wind(_round10(heading + rng.randint(-40, 40)), speed)
+
+
+def _round10(degrees: float) -> int:
+    return int(round(degrees / 10.0)) * 10 % 360 or 360
+
+
+def _radar_heading(runway: str, airport: AirportInfo | None) -> str:
+    """Runway heading as a radar heading "070": the runway number is already magnetic."""
+    digits = re.match(r"\d{1,2}", runway)
+    if digits:
+        return f"{int(digits.group()) * 10 % 360 or 360:03d}"
+    heading = _ident_heading(runway, airport)
+    return f"{int(5 * round((heading or 360) / 5)) % 360 or 360:03d}"
+
+
+def _fix_from_name(name: str) -> str | None:
+    """A navaid name as a five-letter fix: "Taunus" -> "TAUNU"; short or odd names give None."""
+    first = name.split()[0] if name.split() else ""
+    letters = first.upper()
+    return letters[:5] if len(letters) >= 5 and letters.isascii() and letters.isalpha() else None
+
+
+def _sid(airport: AirportInfo | None, rng: random.Random) -> str:
+    """"MARUN 7F": a fix named after a navaid a little way out (half the time), else invented."""
+    local = set()
+    if airport:
+        home = {w.upper() for w in f"{airport.city} {airport.name}".split()}
+        local = {
+            fix for nav in airport.navaids
+            if (nav.distance_nm or 0) >= 8 and (fix := _fix_from_name(nav.name))
+            and nav.name.split()[0].upper() not in home
+        }
+    pool = sorted(local) if local and rng.random() < 0.5 else list(FIXES)
+    return f"{rng.choice(pool)} {rng.randint(1, 9)}{rng.choice(SID_LETTERS)}"
+
+
+def _altitude(rng: random.Random, choices: tuple[int, ...], floor_ft: int) -> int:
+    """A usual level-off altitude, but never less than `floor_ft` (rounded up to 1000 ft)."""
+    return max(rng.choice(choices), int(math.ceil(floor_ft / 1000.0)) * 1000)
+
+
+def _squawk(rng: random.Random) -> str:
+    while True:
+        code = "".join(str(rng.randint(0, 7)) for _ in range(4))
+        if code not in RESERVED_SQUAWKS:
+            return code
+
+
+def _qnh(rng: random.Random) -> int:
+    return min(1035, max(990, round(rng.gauss(1013, 8))))
+
+
+def _taxiway(rng: random.Random) -> str:
+    return f"{rng.choice(TAXIWAY_LETTERS)}{rng.randint(1, 14)}"
+
+
+def _taxi_route(rng: random.Random) -> str:
+    """Two or three taxiway segments on different taxiways: "N3 U4"."""
+    letters = rng.sample(TAXIWAY_LETTERS, rng.choice((2, 2, 3)))
+    return " ".join(f"{letter}{rng.randint(1, 9)}" for letter in letters)
+
+
+def _stand(rng: random.Random) -> str:
+    letter = rng.choice(STAND_LETTERS)
+    return f"{letter}{rng.randint(101, 299) if letter == 'V' else rng.randint(1, 60)}"
+
+
+def _frequency(
+    airport: AirportInfo | None, station: str, used: set[str], rng: random.Random
+) -> str:
+    """The airport's own frequency for `station` when known, else a free channel in its band."""
+    real = (airport.frequencies.get(station) if airport else None) or []
+    if real:
+        return rng.choice(real)
+    low, high = FREQ_BANDS[station]
+    channels = [
+        f"{khz / 1000:.3f}"
+        for khz in range(round(low * 1000), round(high * 1000) + 1, 5)
+        if khz % 100 in CHANNEL_ENDINGS
+    ]
+    free = [c for c in channels if c not in used]
+    return rng.choice(free or channels)
