@@ -60,8 +60,10 @@ KNOWN_SCENARIO_VARIABLES: frozenset[str] = frozenset(
         # also filled by engine.scenario for flows beyond the departure
         "atis_freq",
         "arrival_wind",
-        "arrival_tower_freq",
-        "arrival_ground_freq",
+        "dest_approach_freq",
+        "dest_tower_freq",
+        "dest_ground_freq",
+        "station_freq",
     }
 )
 

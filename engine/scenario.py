@@ -44,7 +44,7 @@ DERIVED_VARIABLES: tuple[str, ...] = (
     "airport_name", "destination_name", "atis_freq", "heading", "cleared_altitude_ft",
     "cruise_level", "approach_type", "arrival_runway", "arrival_wind", "arrival_qnh",
     "arrival_altitude_ft", "arrival_stand", "arrival_taxi_route", "arrival_holding_point",
-    "arrival_tower_freq", "arrival_ground_freq",
+    "dest_approach_freq", "dest_tower_freq", "dest_ground_freq",
 )
 
 DEFAULT_AIRPORT = "EDDF"
@@ -150,11 +150,13 @@ def resolve_scenario(
         ("atis_freq", "atis", airport),
         ("approach_freq", "approach", destination),
         ("center_freq", "center", center_source),
-        ("arrival_tower_freq", "tower", destination),
-        ("arrival_ground_freq", "ground", destination),
+        ("dest_tower_freq", "tower", destination),
+        ("dest_ground_freq", "ground", destination),
     ):
         out[var] = g.get(var) or _frequency(source, station, used, _rng(seed, var))
         used.add(str(out[var]))
+    # arrival flows name the destination's stations `dest_<station>_freq` (engine.messages)
+    out["dest_approach_freq"] = g.get("dest_approach_freq") or out["approach_freq"]
 
     arrival_runway, arrival_wind = _runway_and_wind(
         destination, g.get("arrival_runway"), g.get("arrival_wind"), _rng(seed, "arrival_runway")

@@ -116,7 +116,7 @@ def test_real_frequencies_at_eddf(repo: AirportRepository) -> None:
     assert s["ground_freq"] in eddf["ground"]
     assert s["delivery_freq"] in eddf["delivery"]
     assert s["approach_freq"] in eddm["approach"]  # the arrival approach
-    assert s["arrival_tower_freq"] in eddm["tower"]
+    assert s["dest_tower_freq"] in eddm["tower"]
     assert s["destination_name"] == "Munich"
     assert s["arrival_runway"][:2] in {"08", "26"}
 
