@@ -35,7 +35,13 @@ def _kind(name: str) -> str:
     return phraseology.kind_for_variable(name)
 
 
+# Values shown exactly as the scenario states them (telephony is already the display form).
+_AS_GIVEN = frozenset({"callsign_spoken"})
+
+
 def _display(name: str, value: Any) -> str:
+    if name in _AS_GIVEN:
+        return str(value)
     return phraseology.display_value(_kind(name), value)
 
 
@@ -63,6 +69,16 @@ def station_context(flow: Flow, station: str | None, variables: dict[str, Any]) 
     }
 
 
+def speaking_context(session: Session, flow: Flow, state: State | None, host: Flow) -> tuple[str | None, dict[str, Any]]:
+    """Station and derived variables for a message. Flows that name no station (radio check,
+    emergency) speak for the station the pilot is on, at the airport of the flow they interrupted
+    (`host`)."""
+    station = station_of(flow, state)
+    if station:
+        return station, station_context(flow, station, session.variables)
+    return session.station, station_context(host, session.station, session.variables)
+
+
 def render_pair(template: str, variables: dict[str, Any]) -> tuple[str, str, list[str]]:
     """(text, speech, missing variable names) for one template."""
     text = render(template, variables, formatter=_display)
@@ -80,11 +96,11 @@ def build_message(
     state: State | None,
     template: str,
     now: float,
-    extra: dict[str, Any] | None = None,
+    host: Flow | None = None,
 ) -> tuple[ControllerMessage, list[str]]:
     """Render a controller message with the next sequence number (the caller appends it)."""
-    station = station_of(flow, state)
-    ctx = {**session.variables, **station_context(flow, station, session.variables), **(extra or {})}
+    station, derived = speaking_context(session, flow, state, host or flow)
+    ctx = {**session.variables, **derived}
     text, speech, missing = render_pair(template, ctx)
     session.seq += 1
     msg = ControllerMessage(

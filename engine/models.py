@@ -94,7 +94,8 @@ class Transition(_Model):
     kind: TransitionKind = TransitionKind.NEXT
     to: str | None = None  # target state id (in `flow`, or the current flow)
     flow: str | None = None  # target flow slug for flow switching
-    mode: FlowMode | None = None  # how `flow` is entered (default main)
+    mode: FlowMode | None = None  # how `flow` is entered (default: the target flow's entry_mode)
+    return_to: str | None = None  # linear/interrupt: state of this flow to resume at (default: stay)
     label: str | None = None
     guard: str | None = None  # safe expression, see engine.guards
     after_s: float | None = None  # timer transitions

@@ -22,13 +22,16 @@ class FlowChange:
     flow: str
     state: str
     resumed: bool = False  # the session came back to a stacked frame (do not re-enter its state)
+    reenter: bool = False  # ...unless the flow named a `return_to` state: that one is entered
 
 
 class FlowOrchestrator:
     def __init__(self, registry: FlowRegistry) -> None:
         self.registry = registry
 
-    def enter(self, session: Session, slug: str, state: str | None, mode: FlowMode | None) -> FlowChange:
+    def enter(
+        self, session: Session, slug: str, state: str | None, mode: FlowMode | None, return_to: str | None = None
+    ) -> FlowChange:
         """Switch into `slug` according to `mode` (default: the flow's own entry mode, else main)."""
         flow = self.registry.get(slug)
         target = state or flow.start_state
@@ -40,7 +43,7 @@ class FlowOrchestrator:
         self._leave_active(session)
         if mode in (FlowMode.LINEAR, FlowMode.INTERRUPT):
             session.flow_stack.append(session.active.model_copy())
-            session.active = FlowFrame(flow=slug, state=target, mode=mode)
+            session.active = FlowFrame(flow=slug, state=target, mode=mode, return_to=return_to)
             return FlowChange("enter", slug, target)
         # main: the new flow replaces the whole stack
         session.flow_stack.clear()
@@ -57,7 +60,7 @@ class FlowOrchestrator:
             if ended.return_to:
                 frame.state = ended.return_to
             session.active = frame
-            return FlowChange("return", frame.flow, frame.state, resumed=True)
+            return FlowChange("return", frame.flow, frame.state, resumed=True, reenter=bool(ended.return_to))
         session.completed = True
         return FlowChange("complete", ended.flow, ended.state)
 

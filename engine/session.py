@@ -16,7 +16,7 @@ from engine import phraseology, timers
 from engine.candidates import Candidate, build_candidates
 from engine.corrections import correction_text
 from engine.guards import compile_guard
-from engine.messages import build_message, frequency_var, render_text, station_context, station_of
+from engine.messages import build_message, frequency_var, render_text, speaking_context
 from engine.models import (
     CandidateTrace,
     Decision,
@@ -273,7 +273,7 @@ class SessionEngine:
     ) -> ReadbackResult | None:
         if state.role is not Role.PILOT or not state.readback_required:
             return None
-        ctx = {**session.variables, **station_context(flow, station_of(flow, state), session.variables)}
+        ctx = self._render_ctx(session, flow, state)
         rb = self.readback.evaluate(state.readback_required, ctx, text)
         d.readback = rb
         d.trace.readback = rb
@@ -361,7 +361,7 @@ class SessionEngine:
             self._after_change(session, d, self.orchestrator.finish(session), now)
             return
         if t.flow and not parallel:
-            change = self.orchestrator.enter(session, t.flow, t.to, t.mode)
+            change = self.orchestrator.enter(session, t.flow, t.to, t.mode, t.return_to)
             self._after_change(session, d, change, now)
             return
         frame = self._frame(session, parallel)
@@ -382,7 +382,7 @@ class SessionEngine:
             self._defaults(session, change.flow)
             self._advance(session, d, now, change.flow)
             return
-        if change.resumed:
+        if change.resumed and not change.reenter:
             self._resume(session, d, now)
             return
         self._defaults(session, change.flow)
@@ -415,6 +415,9 @@ class SessionEngine:
                     return
                 change = self.orchestrator.finish(session)
                 d.trace.add("flow", f"{flow.slug} ended at {state.id}; {change.op} {change.flow}:{change.state}")
+                if change.reenter:
+                    visited.discard(f"{change.flow}:{change.state}")
+                    continue
                 if change.op == "complete":
                     self._complete(session, d)
                 else:
@@ -440,13 +443,16 @@ class SessionEngine:
                     return
                 change = self.orchestrator.finish(session)
                 d.trace.add("flow", f"return from {flow.slug}: {change.op} {change.flow}:{change.state}")
+                if change.reenter:
+                    visited.discard(f"{change.flow}:{change.state}")
+                    continue
                 if change.op == "complete":
                     self._complete(session, d)
                 else:
                     self._resume(session, d, now)
                 return
             if t.flow and not parallel:
-                change = self.orchestrator.enter(session, t.flow, t.to, t.mode)
+                change = self.orchestrator.enter(session, t.flow, t.to, t.mode, t.return_to)
                 d.trace.add("flow", f"{change.op} {change.flow}:{change.state}")
                 self._defaults(session, change.flow)
                 if change.op == "complete":
@@ -539,7 +545,7 @@ class SessionEngine:
     # ------------------------------------------------------------------ speaking
 
     def _say(self, session: Session, d: Decision, flow: Flow, state: State | None, template: str, now: float) -> None:
-        msg, missing = build_message(session, flow, state, template, now)
+        msg, missing = build_message(session, flow, state, template, now, host=self._host(session, flow))
         if missing:
             d.trace.add("error", f"template of {msg.state} has no value for {missing}", missing=missing)
             d.trace.errors.append(f"missing_variables:{','.join(missing)}")
@@ -693,7 +699,14 @@ class SessionEngine:
             session.frequency = session.variables.get(frequency_var(flow, flow.station))
 
     def _render_ctx(self, session: Session, flow: Flow, state: State | None) -> dict[str, Any]:
-        return {**session.variables, **station_context(flow, station_of(flow, state), session.variables)}
+        _, derived = speaking_context(session, flow, state, self._host(session, flow))
+        return {**session.variables, **derived}
+
+    def _host(self, session: Session, flow: Flow) -> Flow:
+        """The flow whose airport a station-less flow speaks for: the one it interrupted."""
+        if flow.station or not session.flow_stack:
+            return flow
+        return self.registry.get(session.flow_stack[-1].flow)
 
     def _noise_words(self, session: Session, ctx: dict[str, Any]) -> frozenset[str]:
         words: set[str] = set()

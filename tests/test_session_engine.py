@@ -333,7 +333,7 @@ def test_linear_and_parallel_flows():
               M1:
                 role: pilot
                 expect: "request info"
-                transitions: [{to: M2, flow: info, mode: linear}]
+                transitions: [{flow: info, mode: linear, return_to: M2}]
               M2:
                 role: atc
                 say: "back in main"
