@@ -1,0 +1,71 @@
+"""Session endpoints (protocol-v1.md, "HTTP"): create, read, transmit, transcript, reset, end.
+
+Handlers only parse, call `RadioService` and shape the answer; the service raises the errors
+(`SessionNotFound` -> 404, `BadInput` -> 422) that `gateway.api.errors` turns into JSON.
+"""
+
+from __future__ import annotations
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import BaseRoute, Route
+
+from gateway.api.errors import read_model
+from gateway.api.schemas import (
+    CreateSessionRequest,
+    TransmissionRequest,
+    decision_body,
+    decision_summary,
+    readback_view,
+    session_view,
+)
+from gateway.service import RadioService
+
+
+def routes(service: RadioService, max_body_bytes: int) -> list[BaseRoute]:
+    async def create(request: Request) -> JSONResponse:
+        body = await read_model(request, CreateSessionRequest, max_body_bytes)
+        session, decision, token = service.create(flow=body.flow, scenario=body.scenario, seed=body.seed)
+        payload = decision_body(session, decision, service)
+        payload["resume_token"] = token
+        return JSONResponse(payload, status_code=201)
+
+    async def read(request: Request) -> JSONResponse:
+        session = service.get(request.path_params["session_id"])
+        return JSONResponse(
+            {"session": session_view(session, service), "expected_pilot": service.expected_pilot(session)}
+        )
+
+    async def transmit(request: Request) -> JSONResponse:
+        session_id = request.path_params["session_id"]
+        service.get(session_id)  # 404 before a body error for an unknown session
+        body = await read_model(request, TransmissionRequest, max_body_bytes)
+        decision = service.transmit(session_id, body.text)
+        payload = decision_body(service.get(session_id), decision, service)
+        payload["readback"] = readback_view(decision.readback)
+        payload["decision"] = decision_summary(decision)
+        return JSONResponse(payload)
+
+    async def transcript(request: Request) -> JSONResponse:
+        session_id = request.path_params["session_id"]
+        return JSONResponse({"session_id": session_id, "entries": service.transcript(session_id)})
+
+    async def reset(request: Request) -> JSONResponse:
+        session_id = request.path_params["session_id"]
+        decision = service.reset(session_id)
+        return JSONResponse(decision_body(service.get(session_id), decision, service))
+
+    async def delete(request: Request) -> JSONResponse:
+        session_id = request.path_params["session_id"]
+        service.delete(session_id)
+        return JSONResponse({"ok": True, "session_id": session_id})
+
+    base = "/api/radio/sessions"
+    return [
+        Route(base, create, methods=["POST"]),
+        Route(base + "/{session_id}", read, methods=["GET"]),
+        Route(base + "/{session_id}", delete, methods=["DELETE"]),
+        Route(base + "/{session_id}/transmissions", transmit, methods=["POST"]),
+        Route(base + "/{session_id}/transcript", transcript, methods=["GET"]),
+        Route(base + "/{session_id}/reset", reset, methods=["POST"]),
+    ]

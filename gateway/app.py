@@ -1,0 +1,105 @@
+"""The Starlette application, assembled explicitly in one place.
+
+    uvicorn --factory gateway.app:create_app
+
+Routes come from the `gateway.api` modules, each bound to the `RadioService` it uses; errors of
+every kind leave as ``{"error": {"code", "message", "field"}}``. The lifespan runs the session
+clock: a background task that calls `RadioService.tick_all` every ``tick_interval_s`` so timers
+and silence prompts fire server-side, and that is cancelled on shutdown.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import HTMLResponse
+from starlette.routing import BaseRoute, Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from gateway.api import airports, compat, health, sessions
+from gateway.api.errors import ApiError, InternalErrorMiddleware, api_error, http_error, service_error
+from gateway.service import RadioService, ServiceError
+from gateway.settings import Settings
+
+log = logging.getLogger(__name__)
+
+_HOME = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>livefreq</title></head>
+<body>
+<h1>livefreq</h1>
+<p>ATC radio training gateway. The browser client is not installed (no <code>static/index.html</code>).</p>
+<ul>
+<li><a href="/health">GET /health</a></li>
+<li>POST /api/radio/sessions &mdash; start a session, then POST /api/radio/sessions/{id}/transmissions {"text": ...}</li>
+<li><a href="/api/decision-flows/runtime">GET /api/decision-flows/runtime</a> &mdash; the loaded flows</li>
+<li>WebSocket and HTTP protocol: see docs in the repository.</li>
+</ul>
+</body></html>
+"""
+
+
+async def run_clock(service: RadioService, interval_s: float) -> None:
+    """Tick every session that has something due; an error in one round never stops the clock."""
+    while True:
+        await asyncio.sleep(interval_s)
+        try:
+            fired = service.tick_all()
+        except Exception:
+            log.exception("session clock round failed")
+            continue
+        if fired:
+            log.debug("session clock fired %d decision(s)", len(fired))
+
+
+def create_app(settings: Settings | None = None, service: RadioService | None = None) -> Starlette:
+    settings = settings or (service.settings if service is not None else Settings())
+    service = service or RadioService(settings)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        clock = asyncio.create_task(run_clock(service, settings.tick_interval_s), name="livefreq-clock")
+        try:
+            yield
+        finally:
+            clock.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await clock
+
+    routes: list[BaseRoute] = [
+        *health.routes(service),
+        *sessions.routes(service, settings.max_body_bytes),
+        *compat.routes(service, settings.max_body_bytes),
+        *airports.routes(service.airports),
+        _home(settings),
+    ]
+    app = Starlette(
+        routes=routes,
+        middleware=[Middleware(InternalErrorMiddleware)],
+        exception_handlers={
+            ApiError: api_error,
+            ServiceError: service_error,
+            HTTPException: http_error,
+        },
+        lifespan=lifespan,
+    )
+    app.state.service = service
+    app.state.settings = settings
+    return app
+
+
+def _home(settings: Settings) -> BaseRoute:
+    """The browser client from ``static/`` when it is installed, else a short pointer page."""
+    if (settings.static_dir / "index.html").is_file():
+        return Mount("/", StaticFiles(directory=settings.static_dir, html=True), name="static")
+
+    async def home(request: Request) -> HTMLResponse:
+        return HTMLResponse(_HOME)
+
+    return Route("/", home, methods=["GET"])

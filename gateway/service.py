@@ -1,0 +1,451 @@
+"""RadioService: the one application service behind HTTP, the CLI chat and the WebSocket.
+
+It owns what the pure engine must not: session ids and resume tokens, the wall clock, scenario
+resolution from the airport data, storage, transcripts and expiry. Every adapter calls these
+methods and maps the errors below to its own wire format; none of them talks to the engine for
+a live session directly, so what a session did is always in its transcript.
+
+Concurrency: methods are synchronous and short (no I/O beyond the repository). One re-entrant
+lock serialises the load-decide-store sequence, so the event loop, the background clock
+(`tick_all`) and a CLI thread may share one service.
+
+Expiry: a session idle (no create, transmission or reset) for `settings.session_ttl_s` is
+deleted by `tick_all` and is already invisible to `get` before that.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import secrets
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from engine.candidates import Candidate
+from engine.loader import load_registry
+from engine.models import Decision, Flow, FlowFrame, FlowMode, Session, TransitionKind
+from engine.phraseology import callsign_telephony
+from engine.registry import KNOWN_SCENARIO_VARIABLES, FlowRegistry
+from engine.router import DeterministicRouter, RouteRequest, RouteResult, Router
+from engine.scenario import DERIVED_VARIABLES, SCENARIO_VARIABLES, resolve_airports, resolve_scenario
+from engine.session import SessionEngine
+from gateway.airports.repository import AirportRepository, default_repository
+from gateway.flows_source import DirectoryFlowSource
+from gateway.settings import Settings
+from gateway.store import AtcEntry, MemorySessionRepository, PilotEntry, SessionRepository, StoredSession
+
+log = logging.getLogger(__name__)
+
+MAX_TEXT_CHARS = 500
+MAX_SEED = 2**63 - 1
+_SCALARS = (str, int, float, bool)
+
+
+class ServiceError(Exception):
+    """A request the service refuses; `code` is the stable wire code, `field` what was wrong."""
+
+    code = "error"
+
+    def __init__(self, message: str, *, field: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.field = field
+
+
+class SessionNotFound(ServiceError):
+    code = "unknown_session"
+
+
+class UnknownFlowError(ServiceError):
+    code = "unknown_flow"
+
+
+class UnknownStateError(ServiceError):
+    code = "unknown_state"
+
+
+class BadInput(ServiceError):
+    code = "validation_error"
+
+
+@dataclass(slots=True)
+class Evaluation:
+    """What the engine made of one utterance on a throwaway session (see `RadioService.evaluate`).
+
+    `chosen` is the candidate the engine followed (None when it asked to say again);
+    `candidates` every candidate it weighed, with scores and eliminations.
+    """
+
+    session: Session
+    decision: Decision
+    chosen: Candidate | None
+    candidates: list[Candidate]
+    route: RouteResult | None
+    threshold: float
+
+
+class _RecordingRouter:
+    """Wraps the real router and keeps its last request/result, so `evaluate` can tell which
+    candidate the engine chose (the Decision itself only carries where the session ended up)."""
+
+    def __init__(self, inner: Router) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.last: tuple[RouteRequest, RouteResult] | None = None
+
+    def route(self, request: RouteRequest) -> RouteResult:
+        result = self.inner.route(request)
+        self.last = (request, result)
+        return result
+
+
+class RadioService:
+    def __init__(
+        self,
+        settings: Settings | None = None,
+        *,
+        registry: FlowRegistry | None = None,
+        airports: AirportRepository | None = None,
+        repository: SessionRepository | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.settings = settings or Settings()
+        self.registry = registry or load_registry(
+            DirectoryFlowSource(self.settings.flows_dir), main_flow=self.settings.default_flow
+        )
+        self.airports = airports or default_repository()
+        self.repository: SessionRepository = repository if repository is not None else MemorySessionRepository()
+        self.clock = clock
+        self.engine = SessionEngine(self.registry)
+        self._probe_router = _RecordingRouter(DeterministicRouter())
+        self._probe = SessionEngine(self.registry, router=self._probe_router)
+        self._lock = threading.RLock()
+        self._wakeups: dict[str, float | None] = {}  # session id -> when tick_all must visit it
+        self._touched: dict[str, float] = {}  # session id -> last client activity
+        # Every name a client may set: the shared vocabulary, whatever the scenario resolver fills
+        # (so a value it would make up can be given instead) and the flows' own variables.
+        self.allowed_variables: frozenset[str] = frozenset(
+            {*KNOWN_SCENARIO_VARIABLES, *SCENARIO_VARIABLES, *DERIVED_VARIABLES}
+            | set(resolve_scenario({}, airport=None, destination=None, seed=0))
+            | {name for flow in self.registry for name in flow.variables}
+        )
+        for session_id in self.repository.ids():  # a persistent store may hold sessions already
+            record = self.repository.get(session_id)
+            if record is not None:
+                self._index(record)
+
+    # ------------------------------------------------------------------ sessions
+
+    def create(
+        self,
+        *,
+        flow: str | None = None,
+        scenario: Mapping[str, Any] | None = None,
+        seed: int | None = None,
+    ) -> tuple[Session, Decision, str]:
+        """Start a scenario; returns the session, its opening decision and the resume token.
+
+        Unset scenario variables are filled from the airport data and the seed (random when not
+        given, and kept in `session.seed` so the scenario can be replayed).
+        """
+        slug = self._flow_slug(flow)
+        given = self._check_scenario(scenario)
+        seed = self._check_seed(seed)
+        dep, dest = resolve_airports(given, seed)
+        variables = resolve_scenario(
+            given, airport=self.airports.get(dep), destination=self.airports.get(dest), seed=seed
+        )
+        token = secrets.token_urlsafe(24)
+        with self._lock:
+            now = self.clock()
+            session_id = self._new_id()
+            session, decision = self.engine.start(
+                variables=variables, session_id=session_id, flow=slug, now=now, seed=seed
+            )
+            record = StoredSession(session=session, resume_token=token, touched_at=now)
+            self._save(record, [decision])
+        return session, decision, token
+
+    def get(self, session_id: str) -> Session:
+        with self._lock:
+            return self._load(session_id).session
+
+    def transmit(self, session_id: str, text: str) -> Decision:
+        """One pilot transmission (typed text or a final transcript)."""
+        text = self._check_text(text)
+        with self._lock:
+            record = self._load(session_id)
+            now = self.clock()
+            decision = self.engine.transmit(record.session, text, now)
+            record.touched_at = now
+            self._save(record, [decision])
+        return decision
+
+    def reset(self, session_id: str) -> Decision:
+        """Back to the first state of the scenario, same variables, same resume token."""
+        with self._lock:
+            record = self._load(session_id)
+            now = self.clock()
+            decision = self.engine.reset(record.session, now)
+            record.touched_at = now
+            self._save(record, [decision])
+        return decision
+
+    def delete(self, session_id: str) -> None:
+        with self._lock:
+            self._load(session_id)
+            self.repository.delete(session_id)
+            self._forget(session_id)
+
+    def transcript(self, session_id: str) -> list[dict[str, Any]]:
+        """Every pilot transmission and controller message, in order (JSON-ready dicts)."""
+        with self._lock:
+            self._load(session_id)
+            entries = self.repository.transcript(session_id)
+        return [entry.model_dump(mode="json") for entry in entries]
+
+    def check_token(self, session_id: str, token: str) -> bool:
+        """True when `token` is the session's resume token (constant-time comparison)."""
+        with self._lock:
+            record = self.repository.get(session_id)
+            if record is None or self._expired(record, self.clock()):
+                return False
+        return secrets.compare_digest(record.resume_token.encode(), str(token).encode())
+
+    def tick_all(self) -> list[tuple[str, Decision]]:
+        """Drop expired sessions and fire every due timer; the background clock calls this.
+
+        Only sessions whose next wake-up has come are loaded, so an idle server does no work.
+        """
+        now = self.clock()
+        out: list[tuple[str, Decision]] = []
+        with self._lock:
+            self._expire(now)
+            due = [sid for sid, at in self._wakeups.items() if at is not None and at <= now]
+        for session_id in due:
+            with self._lock:
+                record = self.repository.get(session_id)
+                if record is None:
+                    self._forget(session_id)
+                    continue
+                try:
+                    decisions = self.engine.tick(record.session, now)
+                except Exception:
+                    log.exception("tick failed for session %s; its timers are parked until it is used", session_id)
+                    self._wakeups[session_id] = None
+                    continue
+                self._save(record, decisions)
+            out.extend((session_id, d) for d in decisions)
+        return out
+
+    def session_ids(self) -> list[str]:
+        return self.repository.ids()
+
+    def count(self) -> int:
+        return len(self.repository.ids())
+
+    # ------------------------------------------------------------------ flows and views
+
+    def flows(self) -> list[Flow]:
+        """Every loaded flow (canonical model), by slug."""
+        return list(self.registry)
+
+    @property
+    def default_flow(self) -> str | None:
+        return self.settings.default_flow or self.registry.main_flow
+
+    def expected_pilot(self, session: Session) -> list[str]:
+        return self.engine.expected_pilot(session)
+
+    def phase(self, session: Session) -> str | None:
+        flow = self.registry.flows.get(session.active.flow)
+        state = flow.states.get(session.active.state) if flow else None
+        return state.phase if state else None
+
+    # ------------------------------------------------------------------ stateless evaluation
+
+    def evaluate(
+        self,
+        *,
+        flow: str,
+        state: str,
+        text: str,
+        variables: Mapping[str, Any] | None = None,
+        flags: Mapping[str, Any] | None = None,
+    ) -> Evaluation:
+        """Run one utterance through the engine on a throwaway session at `flow`:`state`.
+
+        For the stateless compatibility API (`POST /api/llm/decide`): nothing is stored. The
+        flow's declared variables and flags are the defaults under the given ones.
+        """
+        try:
+            target = self.registry.get(flow)
+        except KeyError:
+            raise UnknownFlowError(f"unknown flow {flow!r}", field="flow_slug") from None
+        if state not in target.states:
+            raise UnknownStateError(
+                f"flow {flow!r} has no state {state!r}", field="state_id"
+            )
+        given = {**target.variables, **dict(variables or {})}
+        if isinstance(given.get("callsign"), str) and "callsign_spoken" not in given:
+            given["callsign_spoken"] = callsign_telephony(given["callsign"])
+        session = Session(
+            session_id="decide",
+            main_flow=target.slug,
+            start_flow=target.slug,
+            active=FlowFrame(flow=target.slug, state=state, mode=FlowMode.MAIN),
+            variables=given,
+            flags={**target.flags, **{str(k): bool(v) for k, v in (flags or {}).items()}},
+            station=target.states[state].station or target.station,
+        )
+        with self._lock:
+            self._probe_router.last = None
+            decision = self._probe.transmit(session, text, 0.0)
+            recorded = self._probe_router.last
+        chosen: Candidate | None = None
+        candidates: list[Candidate] = []
+        route: RouteResult | None = None
+        if recorded is not None:
+            request, route = recorded
+            candidates = request.candidates
+            chosen = route.chosen
+            if chosen is None and decision.readback is not None and not decision.readback.ok:
+                # the engine's own rule: an unrecognized wrong readback takes the bad route
+                chosen = next(
+                    (c for c in candidates if c.transition.kind is TransitionKind.BAD and not c.eliminated), None
+                )
+        return Evaluation(session, decision, chosen, candidates, route, target.policies.match_threshold)
+
+    # ------------------------------------------------------------------ internals
+
+    def _flow_slug(self, flow: str | None) -> str:
+        slug = flow or self.default_flow
+        if slug is None:
+            raise UnknownFlowError("no flow given and the curriculum has no main flow", field="flow")
+        if slug not in self.registry:
+            known = ", ".join(f.slug for f in self.registry)
+            raise UnknownFlowError(f"unknown flow {slug!r}; known flows: {known}", field="flow")
+        mode = self.registry.get(slug).entry_mode
+        if mode in (FlowMode.INTERRUPT, FlowMode.PARALLEL):
+            raise BadInput(
+                f"flow {slug!r} is a {mode.value} flow, entered from inside other flows; start a main or linear flow",
+                field="flow",
+            )
+        return slug
+
+    def _check_scenario(self, scenario: Mapping[str, Any] | None) -> dict[str, Any]:
+        if scenario is None:
+            return {}
+        if not isinstance(scenario, Mapping):
+            raise BadInput("scenario must be an object of variable names to values", field="scenario")
+        unknown = sorted(str(k) for k in scenario if k not in self.allowed_variables)
+        if unknown:
+            allowed = ", ".join(sorted(self.allowed_variables))
+            raise BadInput(
+                f"unknown scenario variable(s) {', '.join(unknown)}; allowed: {allowed}",
+                field=f"scenario.{unknown[0]}",
+            )
+        for key, value in scenario.items():
+            if value is not None and not isinstance(value, _SCALARS):
+                raise BadInput(f"scenario.{key} must be a string, number or boolean", field=f"scenario.{key}")
+            if isinstance(value, float) and not math.isfinite(value):
+                raise BadInput(f"scenario.{key} must be a finite number", field=f"scenario.{key}")
+        return {k: v for k, v in scenario.items() if v is not None}
+
+    @staticmethod
+    def _check_seed(seed: int | None) -> int:
+        if seed is None:
+            return secrets.randbelow(2**31)
+        if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
+            raise BadInput(f"seed must be an integer from 0 to {MAX_SEED}", field="seed")
+        return seed
+
+    @staticmethod
+    def _check_text(text: str) -> str:
+        if not isinstance(text, str) or not text.strip():
+            raise BadInput("text must not be empty", field="text")
+        text = text.strip()
+        if len(text) > MAX_TEXT_CHARS:
+            raise BadInput(f"text is longer than {MAX_TEXT_CHARS} characters", field="text")
+        return text
+
+    def _new_id(self) -> str:
+        while True:
+            session_id = uuid.uuid4().hex
+            if self.repository.get(session_id) is None:
+                return session_id
+
+    def _load(self, session_id: str) -> StoredSession:
+        record = self.repository.get(session_id)
+        if record is None:
+            raise SessionNotFound(f"no session {session_id!r}", field="session_id")
+        if self._expired(record, self.clock()):
+            self.repository.delete(session_id)
+            self._forget(session_id)
+            raise SessionNotFound(f"session {session_id!r} has expired", field="session_id")
+        return record
+
+    def _expired(self, record: StoredSession, now: float) -> bool:
+        return now - record.touched_at > self.settings.session_ttl_s
+
+    def _expire(self, now: float) -> None:
+        ttl = self.settings.session_ttl_s
+        for session_id in [sid for sid, at in self._touched.items() if now - at > ttl]:
+            self.repository.delete(session_id)
+            self._forget(session_id)
+            log.info("session %s expired after %.0f s idle", session_id, ttl)
+
+    def _save(self, record: StoredSession, decisions: Iterable[Decision]) -> None:
+        self.repository.put(record)
+        self.repository.append_transcript(record.session.session_id, _entries(decisions))
+        self._index(record)
+
+    def _index(self, record: StoredSession) -> None:
+        session_id = record.session.session_id
+        self._wakeups[session_id] = self.engine.next_wakeup(record.session)
+        self._touched[session_id] = record.touched_at
+
+    def _forget(self, session_id: str) -> None:
+        self._wakeups.pop(session_id, None)
+        self._touched.pop(session_id, None)
+
+
+def _entries(decisions: Iterable[Decision]) -> list[PilotEntry | AtcEntry]:
+    """Transcript lines of decisions, in the order they happened."""
+    out: list[PilotEntry | AtcEntry] = []
+    for d in decisions:
+        if d.cause == "transmit" and d.pilot_text is not None:
+            out.append(
+                PilotEntry(
+                    at=d.at,
+                    flow=d.from_flow,
+                    state=d.from_state,
+                    text=d.pilot_text,
+                    transmission_id=d.transmission_id,
+                    to_flow=d.to_flow,
+                    to_state=d.to_state,
+                    recognized=d.recognized,
+                    intent=d.intent,
+                    readback=d.readback,
+                )
+            )
+        for m in d.messages:
+            out.append(
+                AtcEntry(
+                    at=m.at,
+                    flow=m.flow,
+                    state=m.state,
+                    cause=d.cause,
+                    seq=m.seq,
+                    message_id=m.message_id,
+                    station=m.station,
+                    frequency=m.frequency,
+                    text=m.text,
+                    speech=m.speech,
+                )
+            )
+    return out

@@ -1,0 +1,30 @@
+"""Gateway settings from the environment (prefix ``LIVEFREQ_``), one place for every knob.
+
+Only adapters read settings; the engine gets plain values. Paths default to the checkout's own
+``flows/`` and ``static/`` beside the packages, so ``livefreq serve`` works from a clone.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+class Settings(BaseSettings):
+    """e.g. ``LIVEFREQ_PORT=9000 LIVEFREQ_FLOWS_DIR=/srv/flows livefreq serve``."""
+
+    model_config = SettingsConfigDict(env_prefix="LIVEFREQ_", extra="ignore")
+
+    host: str = "127.0.0.1"
+    port: int = Field(default=8765, ge=0, le=65535)
+    flows_dir: Path = REPO_ROOT / "flows"
+    static_dir: Path = REPO_ROOT / "static"
+    default_flow: str | None = None  # None: the registry's main flow
+    max_body_bytes: int = Field(default=65536, gt=0)
+    log_level: str = "info"
+    session_ttl_s: float = Field(default=7200.0, gt=0)  # idle time after which a session is dropped
+    tick_interval_s: float = Field(default=0.25, gt=0)  # period of the background session clock
