@@ -1,0 +1,88 @@
+"""Airports: the ICAO code in text ("EDDM"), the code or the name in a readback.
+
+A transcript names an airport by its name, when the scenario gives one (`destination_name` for
+`destination`, `airport_name` for `airport`: any `<var>_name` beside an airport variable), matched
+fuzzily with rapidfuzz ("munic" is Munich); or by the code, written ("EDDM", only for codes the
+scenario knows, since any four-letter word looks like a code) or spelled ("echo delta delta mike").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from rapidfuzz import fuzz, process
+
+from engine.phraseology.alphabet import spell
+from engine.phraseology.context import Context
+from engine.phraseology.kinds import kind_for_variable
+from engine.phraseology.transcript import Transcript, tokenize
+
+NAME_SCORE = 85.0  # rapidfuzz ratio from which a heard name is the airport's name
+_CODE = re.compile(r"^[A-Z]{4}$")
+
+
+def canonical(value: Any) -> str | None:
+    text = str(value).strip().upper()
+    return text if _CODE.match(text) else None
+
+
+def display(canon: str) -> str:
+    return canon
+
+
+def speak(canon: str) -> str:
+    return spell(canon)
+
+
+def known_airports(variables: Mapping[str, Any]) -> dict[str, str]:
+    """code -> name for every airport variable that has a `<var>_name` beside it (or no name: "")."""
+    airports: dict[str, str] = {}
+    for key, value in variables.items():
+        if key.endswith("_name") or kind_for_variable(key) != "airport":
+            continue
+        code = canonical(value)
+        if code:
+            name = variables.get(f"{key}_name")
+            airports[code] = str(name) if name and canonical(name) is None else airports.get(code, "")
+    return airports
+
+
+def find(t: Transcript, ctx: Context) -> list[tuple[int, str]]:
+    airports = known_airports(ctx.variables)
+    if ctx.expected and ctx.expected not in airports:
+        airports[ctx.expected] = ""
+    found: dict[int, str] = {}
+    words = t.words
+    for i, word in enumerate(words):
+        if len(word) == 4 and word.upper() in airports:
+            found[i] = word.upper()
+        elif t.letters[i] and t.letter(i - 1) is None:
+            run = t.letters[i : i + 5]
+            if len(run) >= 4 and all(run[:4]) and (len(run) == 4 or run[4] is None):
+                found[i] = "".join(run[:4])  # type: ignore[arg-type]
+    text = t.text
+    for code, name in airports.items():
+        if not name:
+            continue
+        name_words = tokenize(name).words
+        target = " ".join(name_words)
+        if f" {target} " in f" {text} ":
+            found.setdefault(_index_of(words, name_words), code)
+            continue
+        size = len(name_words)
+        windows = [" ".join(words[i : i + size]) for i in range(max(0, len(words) - size + 1))]
+        for _window, _score, i in process.extract(
+            target, windows, scorer=fuzz.ratio, score_cutoff=NAME_SCORE, limit=None
+        ):
+            found.setdefault(i, code)
+    return sorted(found.items())
+
+
+def _index_of(words: tuple[str, ...], part: tuple[str, ...]) -> int:
+    size = len(part)
+    for i in range(len(words) - size + 1):
+        if words[i : i + size] == part:
+            return i
+    return 0

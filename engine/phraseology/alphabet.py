@@ -1,0 +1,49 @@
+"""The ICAO spelling alphabet, both ways.
+
+Speech uses the ICAO spellings ("Alfa", "Juliett"); parsing also accepts the common English
+spellings a recognizer writes ("alpha", "juliet", "whisky", "x-ray").
+"""
+
+from __future__ import annotations
+
+LETTER_WORDS: dict[str, str] = {
+    "A": "Alfa", "B": "Bravo", "C": "Charlie", "D": "Delta", "E": "Echo", "F": "Foxtrot",
+    "G": "Golf", "H": "Hotel", "I": "India", "J": "Juliett", "K": "Kilo", "L": "Lima",
+    "M": "Mike", "N": "November", "O": "Oscar", "P": "Papa", "Q": "Quebec", "R": "Romeo",
+    "S": "Sierra", "T": "Tango", "U": "Uniform", "V": "Victor", "W": "Whiskey", "X": "Xray",
+    "Y": "Yankee", "Z": "Zulu",
+}
+
+# Recognizer spellings folded onto the ICAO word (lower case), applied by the transcript tokenizer.
+SPELLING_VARIANTS: dict[str, str] = {
+    "alpha": "alfa",
+    "juliet": "juliett",
+    "whisky": "whiskey",
+    "x-ray": "xray",
+}
+
+WORD_LETTERS: dict[str, str] = {word.lower(): letter for letter, word in LETTER_WORDS.items()}
+WORD_LETTERS.update({variant: WORD_LETTERS[icao] for variant, icao in SPELLING_VARIANTS.items()})
+
+
+def spell(letters: str, *, capitalize: bool = True) -> str:
+    """"EDDM" -> "Echo Delta Delta Mike"; non-letters are skipped."""
+    words = (LETTER_WORDS[ch] for ch in letters.upper() if ch in LETTER_WORDS)
+    return " ".join(words if capitalize else (w.lower() for w in words))
+
+
+def letter_word(letter: str, *, capitalize: bool = True) -> str:
+    """"F" -> "Foxtrot" (or "foxtrot")."""
+    word = LETTER_WORDS[letter.upper()]
+    return word if capitalize else word.lower()
+
+
+def letter_of(word: str) -> str | None:
+    """The letter a transcript word stands for: a phonetic word ("foxtrot") or a lone letter ("f")."""
+    if len(word) == 1:
+        return word.upper() if word.isalpha() and word.isascii() else None
+    return WORD_LETTERS.get(word.lower())
+
+
+def is_phonetic_word(word: str) -> bool:
+    return word.lower() in WORD_LETTERS

@@ -1,0 +1,26 @@
+"""What an extractor may know beyond the transcript: the issued value and the scenario variables.
+
+Knowing the issued value lets an extractor recognise a garbled name ("maroon" for MARUN) or
+read only as many callsign letters as the issued callsign has; it never makes a different value
+equal.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+_EMPTY: Mapping[str, Any] = {}
+
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    expected: str | None = None  # canonical issued value
+    variables: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
+    name: str | None = None  # variable name being checked, e.g. "tower_freq"
+
+
+def near(words: tuple[str, ...], i: int, anchors: frozenset[str], before: int) -> bool:
+    """True if one of `anchors` is among the `before` words ahead of index i."""
+    return any(words[j] in anchors for j in range(max(0, i - before), i))

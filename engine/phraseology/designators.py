@@ -1,0 +1,233 @@
+"""Named designators: SIDs/STARs/waypoints, taxi routes, holding points and stands, ATIS letters.
+
+Canonical forms: "MARUN 7F" (name, digit, letter), "N3 U4" (taxiways in order), "A12", "K".
+Speech: "MARUN seven foxtrot", "November three, Uniform four", "Alfa one two", "Kilo".
+In transcripts letters may be phonetic words or lone letters ("marun 7 f", "marun seven
+foxtrot"); a procedure name is matched fuzzily (rapidfuzz) against the issued one, because a
+recognizer spells an unknown fix name as it hears it ("maroon").
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from rapidfuzz import fuzz
+
+from engine.phraseology.alphabet import LETTER_WORDS, is_phonetic_word, letter_of, letter_word
+from engine.phraseology.context import Context
+from engine.phraseology.numbers import DIGIT_WORDS, speak_digits
+from engine.phraseology.transcript import Transcript
+
+Found = list[tuple[int, str]]
+NAME_SCORE = 70.0  # rapidfuzz ratio from which a heard fix name is the issued one
+
+# --------------------------------------------------------------------------- procedures
+
+_PROCEDURE = re.compile(r"^\s*([A-Z]{2,7})\s*(\d)?\s*([A-Z])?\s*$")
+# Words that are never a fix name, so "climb 5 ..." or "runway 2 ..." are not taken for a SID.
+_NOT_NAMES = frozenset("""
+    climb climbing descend descending maintain runway runways squawk heading via to cleared
+    contact tower ground delivery departure approach center radar apron information flight level
+    feet knots qnh wind degrees holding point position stand gate taxi and then expect
+    correction say again request ready for the of on in at number left right center decimal
+    when after before report leaving passing speed reduce increase altitude sid star
+    transition arrival direct hold short line up cross behind minutes minute wilco roger
+""".split())
+
+
+def procedure_canonical(value: Any) -> str | None:
+    match = _PROCEDURE.match(str(value).upper())
+    if not match:
+        return None
+    name, digit, letter = match.groups()
+    return f"{name} {digit or ''}{letter or ''}".strip()
+
+
+def procedure_speak(canon: str) -> str:
+    name, _, suffix = canon.partition(" ")
+    words = [name] + [DIGIT_WORDS[int(ch)] if ch.isdigit() else letter_word(ch, capitalize=False) for ch in suffix]
+    return " ".join(words)
+
+
+def _split_procedure(canon: str) -> tuple[str, str]:
+    name, _, suffix = canon.partition(" ")
+    return name, suffix
+
+
+def _is_name(word: str) -> bool:
+    return len(word) >= 2 and word.isalpha() and word not in _NOT_NAMES and not is_phonetic_word(word)
+
+
+def procedure_find(t: Transcript, ctx: Context) -> Found:
+    """Name + digit + letter ("marun 7 foxtrot"); name alone only when the issued one has no suffix."""
+    exp_name, exp_suffix = _split_procedure(ctx.expected) if ctx.expected else ("", "")
+    found: Found = []
+    words = t.words
+    for i, word in enumerate(words):
+        if not word.isalpha() or word in _NOT_NAMES:
+            continue
+        matches_expected = bool(exp_name) and fuzz.ratio(word, exp_name.lower()) >= NAME_SCORE
+        if not matches_expected and not _is_name(word):
+            continue
+        name = exp_name if matches_expected else word.upper()
+        digit = t.word(i + 1)
+        if len(digit) == 1 and digit.isdigit():
+            letter = letter_of(t.word(i + 2)) or ""
+            if letter or matches_expected:
+                found.append((i, f"{name} {digit}{letter}"))
+        elif matches_expected and not exp_suffix:
+            found.append((i, name))
+    return found
+
+
+# --------------------------------------------------------------------------- taxi routes
+
+_ROUTE_PART = re.compile(r"[A-Z]{1,2}\d{0,3}")
+_ROUTE_ANCHORS = frozenset({"via", "taxi"})
+_ROUTE_SKIP = frozenset({"via", "taxiway", "taxiways"})
+_ROUTE_JOIN = frozenset({"and", "then"})
+_POSITION_WORDS = frozenset({"point", "position", "stand", "gate"})
+
+
+def route_canonical(value: Any) -> str | None:
+    parts = re.split(r"[\s,]+", str(value).upper().strip())
+    parts = [p for p in parts if p and p not in ("AND", "THEN", "VIA")]
+    if not parts or not all(_ROUTE_PART.fullmatch(p) for p in parts):
+        return None
+    return " ".join(parts)
+
+
+def route_speak(canon: str) -> str:
+    return ", ".join(position_speak(part) for part in canon.split())
+
+
+def _designator_at(t: Transcript, i: int) -> tuple[str, int] | None:
+    """A taxiway designator at word i ("november 3", "n 3", "alfa"): (text, next index)."""
+    letter = letter_of(t.word(i))
+    if letter is None:
+        return None
+    number = t.integer(i + 1)
+    if number is not None and len(number) <= 3:
+        return f"{letter}{number}", i + 2
+    return letter, i + 1
+
+
+def _route_at(t: Transcript, i: int) -> tuple[list[str], int]:
+    parts: list[str] = []
+    while True:
+        part = _designator_at(t, i)
+        if part is None:
+            if parts and t.word(i) in _ROUTE_JOIN:
+                i += 1
+                continue
+            return parts, i
+        parts.append(part[0])
+        i = part[1]
+
+
+def route_find(t: Transcript, ctx: Context) -> Found:
+    found: Found = []
+    covered = -1
+    for i, word in enumerate(t.words):
+        if word not in _ROUTE_ANCHORS or i < covered:
+            continue
+        j = i + 1
+        while t.word(j) in _ROUTE_SKIP:
+            j += 1
+        parts, end = _route_at(t, j)
+        if parts:
+            found.append((j, " ".join(parts)))
+            covered = end
+    if not found:
+        # No "via": a run of two or more numbered taxiways ("november 3 uniform 4").
+        i = 0
+        while i < len(t.words):
+            parts, end = _route_at(t, i)
+            if parts and t.word(i - 1) in _POSITION_WORDS:
+                parts = parts[1:]  # "holding point alfa 12 november 3 ...": A12 is not part of the route
+            if len(parts) >= 2 and all(p[1:].isdigit() for p in parts):
+                found.append((i, " ".join(parts)))
+            i = max(end, i + 1)
+    return found
+
+
+# --------------------------------------------------------------------------- holding points, stands
+
+_POSITION = re.compile(r"^\s*([A-Z]{0,2})\s*(\d{0,4})\s*([A-Z]?)\s*$")
+_POSITION_ANCHORS: dict[str, frozenset[str]] = {
+    "holding": frozenset({"point", "position"}),
+    "stand": frozenset(),
+    "gate": frozenset(),
+    "parking": frozenset({"position"}),
+    "vacate": frozenset({"via"}),
+    "vacating": frozenset({"via"}),
+}
+
+
+def position_canonical(value: Any) -> str | None:
+    match = _POSITION.match(str(value).upper())
+    if not match or not (match.group(1) or match.group(2)):
+        return None
+    return "".join(match.groups())
+
+
+def position_speak(canon: str) -> str:
+    words: list[str] = []
+    for run in re.findall(r"[A-Z]|\d+", canon):
+        words.append(LETTER_WORDS[run] if run.isalpha() else speak_digits(run))
+    return " ".join(words)
+
+
+def position_find(t: Transcript, ctx: Context) -> Found:
+    found: Found = []
+    for i, word in enumerate(t.words):
+        follow = _POSITION_ANCHORS.get(word)
+        if follow is None:
+            continue
+        j = i + 1
+        if follow:
+            if t.word(j) not in follow:
+                continue
+            j += 1
+        value = _position_at(t, j)
+        if value:
+            found.append((j, value))
+    return found
+
+
+def _position_at(t: Transcript, j: int) -> str | None:
+    letters = ""
+    while len(letters) < 2 and letter_of(t.word(j)):
+        letters += letter_of(t.word(j)) or ""
+        j += 1
+    number = t.integer(j)
+    if number is None:
+        return letters or None
+    suffix = letter_of(t.word(j + 1)) if t.integer(j + 2) is None and is_phonetic_word(t.word(j + 1)) else None
+    return f"{letters}{number}{suffix or ''}"
+
+
+# --------------------------------------------------------------------------- ATIS letter
+
+
+def letter_canonical(value: Any) -> str | None:
+    text = str(value).strip()
+    if len(text) == 1 and text.isalpha() and text.isascii():
+        return text.upper()
+    return letter_of(text.lower()) if len(text) > 1 else None
+
+
+def letter_speak(canon: str) -> str:
+    return letter_word(canon)
+
+
+def letter_find(t: Transcript, ctx: Context) -> Found:
+    found: Found = []
+    for i, word in enumerate(t.words):
+        if word in ("information", "atis"):
+            j = i + 1 if t.word(i + 1) != "information" else i + 2
+            letter = letter_of(t.word(j))
+            if letter:
+                found.append((j, letter))
+    return found

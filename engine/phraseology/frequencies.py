@@ -1,0 +1,92 @@
+"""Radio frequencies: "121.800" in text, "one two one decimal eight" on the radio.
+
+Canonical form is MHz with three decimals ("118.705"), so 121.8 == 121.800 and 118.75 != 118.7.
+Speech follows ICAO Annex 10: all six digits, except that when the last two are zeros only the
+first four are spoken (121.800 -> "one two one decimal eight", 118.705 -> "... decimal seven zero
+fife", 118.750 -> "... decimal seven fife zero").
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from engine.phraseology.context import Context, near
+from engine.phraseology.numbers import speak_digits
+from engine.phraseology.transcript import Transcript
+
+LOW_MHZ, HIGH_MHZ = 108.0, 137.0  # VHF aeronautical band
+_VALUE = re.compile(r"^\s*(\d{3})(?:[.,](\d{1,3}))?\s*(?:mhz)?\s*$", re.IGNORECASE)
+# Words after which a bare integer is read as a frequency said without "decimal" ("ground 1218").
+_ANCHORS = frozenset({
+    "contact", "frequency", "monitor", "delivery", "ground", "apron", "tower", "departure",
+    "approach", "director", "center", "radar", "information", "atis",
+})
+STATION_WORDS = _ANCHORS - {"contact", "frequency", "monitor"}
+# A number right after these is something else even next to a station name ("approach, squawk 1234").
+_OTHER_VALUES = frozenset({"squawk", "squawking", "code", "transponder", "qnh", "altimeter", "heading"})
+
+
+def _in_band(mhz: float) -> bool:
+    return LOW_MHZ <= mhz < HIGH_MHZ
+
+
+def _format(whole: str, frac: str) -> str | None:
+    mhz = float(f"{whole}.{frac or '0'}")
+    return f"{mhz:.3f}" if _in_band(mhz) else None
+
+
+def canonical(value: Any) -> str | None:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return f"{float(value):.3f}" if _in_band(float(value)) else None
+    match = _VALUE.match(str(value))
+    return _format(match.group(1), match.group(2) or "") if match else None
+
+
+def display(canon: str) -> str:
+    return canon
+
+
+def speak(canon: str) -> str:
+    whole, _, frac = canon.partition(".")
+    frac = frac[:1] if frac.endswith("00") else frac
+    return f"{speak_digits(whole)} decimal {speak_digits(frac)}"
+
+
+def _from_integer(digits: str) -> str | None:
+    """"1218" -> "121.800", "118705" -> "118.705": a frequency said without its decimal word."""
+    if not 4 <= len(digits) <= 6:
+        return None
+    return _format(digits[:3], digits[3:])
+
+
+def find(t: Transcript, ctx: Context) -> list[tuple[int, str]]:
+    found: list[tuple[int, str]] = []
+    station = _station(ctx.name)
+    for i, word in enumerate(t.words):
+        if not word[:1].isdigit():
+            continue
+        whole, dot, frac = word.partition(".")
+        if dot:
+            value = _format(whole, frac) if len(whole) == 3 and len(frac) <= 3 else None
+        elif t.word(i - 1) not in _OTHER_VALUES and near(t.words, i, _ANCHORS, 3):
+            value = _from_integer(word)
+        else:
+            value = None
+        if value is None:
+            continue
+        found.append((i, value))
+    if station and found:
+        # "contact tower 118.7 ground 121.8": a value right after its own station's name wins.
+        own = [(i, v) for i, v in found if near(t.words, i, frozenset({station}), 2)]
+        if own:
+            return own
+    return found
+
+
+def _station(name: str | None) -> str | None:
+    """"arrival_tower_freq" -> "tower"."""
+    if not name or not name.endswith("_freq"):
+        return None
+    word = name.removesuffix("_freq").rsplit("_", 1)[-1]
+    return word if word in STATION_WORDS else None

@@ -1,0 +1,258 @@
+"""ICAO digit pronunciation, and the parser that folds spoken numbers back into digits.
+
+Speaking: digits are spoken one by one with `DIGIT_WORDS`. Our choice of spellings is
+"zero one two tree four fife six seven eight niner": the three ICAO forms that change the sound
+("tree", "fife", "niner") and are what a trainee must hear, and plain English for the rest, because
+text-to-speech engines mispronounce "wun", "too", "fower" and "ait". Whole hundreds and thousands
+of altitudes are spoken with "hundred"/"thousand" (ICAO Annex 10, 5.2.1.4): 4500 -> "four
+thousand five hundred", 10000 -> "one zero thousand".
+
+Parsing (`collapse_numbers`) accepts all of: numerals ("4721", "121.8"), English words ("three",
+"twenty", "fifteen"), ICAO words ("tree", "fife", "niner", "wun", "fower", "ait"), "hundred" and
+"thousand", "decimal"/"point"/"dot" between numbers, and the homophones a recognizer writes for
+digits, but only where they cannot be ordinary words:
+
+- "too" next to a number ("runway too fife right");
+- "to" and "for" between two single digits ("squawk four seven to one" -> 4721);
+- "oh" before a number, "o" between two numbers ("one oh one three" -> 1013).
+
+Adjacent digit groups join into one number ("one twenty one decimal eight" -> 121.8, "three
+fifty nine" -> 359, "4 7 2 1" -> 4721) unless both groups are numerals of three or more digits
+("4721 5000" stays two numbers). After "hundred"/"thousand" the following words add up instead
+("four thousand five hundred" -> 4500, "one hundred twenty" -> 120).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+DIGIT_WORDS: tuple[str, ...] = ("zero", "one", "two", "tree", "four", "fife", "six", "seven", "eight", "niner")
+DECIMAL_WORD = "decimal"
+
+_DIGITS: dict[str, int] = {
+    "zero": 0, "one": 1, "wun": 1, "two": 2, "three": 3, "tree": 3, "four": 4, "fower": 4,
+    "five": 5, "fife": 5, "six": 6, "seven": 7, "eight": 8, "ait": 8, "nine": 9, "niner": 9,
+}
+_TEENS: dict[str, int] = {
+    "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15,
+    "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19,
+}
+_TENS: dict[str, int] = {
+    "twenty": 20, "thirty": 30, "forty": 40, "fourty": 40, "fifty": 50, "sixty": 60,
+    "seventy": 70, "eighty": 80, "ninety": 90,
+}
+_MULTIPLIERS: dict[str, int] = {"hundred": 100, "thousand": 1000}
+_DECIMAL_WORDS = frozenset({"decimal", "point", "dot"})
+# Marker the tokenizer leaves for punctuation that separates numbers ("4721, 5000").
+BREAK = "|"
+
+# Item classes: D digit, T teen, X tens, M multiplier, N numeral, P decimal, A "and" inside a number.
+_NUMERIC = frozenset("DTXMN")
+
+
+def speak_digits(text: str) -> str:
+    """"118.705" -> "one one eight decimal seven zero fife"; other characters are dropped."""
+    words = []
+    for ch in text:
+        if ch.isdigit():
+            words.append(DIGIT_WORDS[int(ch)])
+        elif ch == ".":
+            words.append(DECIMAL_WORD)
+    return " ".join(words)
+
+
+def speak_whole(number: int) -> str:
+    """ICAO form of an altitude-like number: whole hundreds/thousands with the words, else digits."""
+    if number >= 1000 and number % 100 == 0:
+        thousands, rest = divmod(number, 1000)
+        words = [speak_digits(str(thousands)), "thousand"]
+        if rest:
+            words += [DIGIT_WORDS[rest // 100], "hundred"]
+        return " ".join(words)
+    if 100 <= number < 1000 and number % 100 == 0:
+        return f"{DIGIT_WORDS[number // 100]} hundred"
+    return speak_digits(str(number))
+
+
+def _classify(word: str) -> tuple[str | None, object]:
+    if word in _DIGITS:
+        return "D", _DIGITS[word]
+    if word[:1].isdigit():
+        if word.isdigit():
+            return ("D", int(word)) if len(word) == 1 else ("N", word)
+        head, _, tail = word.partition(".")
+        if head.isdigit() and tail.isdigit():
+            return "N", word
+        return None, word
+    if word in _TEENS:
+        return "T", _TEENS[word]
+    if word in _TENS:
+        return "X", _TENS[word]
+    if word in _MULTIPLIERS:
+        return "M", _MULTIPLIERS[word]
+    return None, word
+
+
+def _resolve(words: Sequence[str]) -> list[tuple[str | None, object]]:
+    """Classify every word, then decide homophones, decimal words, 'and' and breaks by context."""
+    items = [_classify(w) for w in words]
+    n = len(items)
+
+    def cls(i: int) -> str | None:
+        return items[i][0] if 0 <= i < n else None
+
+    for i, word in enumerate(words):
+        if items[i][0] is not None:
+            continue
+        prev, nxt = cls(i - 1), cls(i + 1)
+        if word == "too" and (prev in _NUMERIC or nxt in _NUMERIC):
+            items[i] = ("D", 2)
+        elif word in ("to", "for") and prev == "D" and nxt == "D":
+            items[i] = ("D", 2 if word == "to" else 4)
+        elif word == "oh" and nxt in ("D", "N"):
+            items[i] = ("D", 0)
+        elif word == "o" and prev in ("D", "N") and nxt in ("D", "N"):
+            items[i] = ("D", 0)
+    for i, word in enumerate(words):
+        if items[i][0] is not None:
+            continue
+        prev, nxt = cls(i - 1), cls(i + 1)
+        if word in _DECIMAL_WORDS and prev in _NUMERIC and nxt in ("D", "N", "T", "X"):
+            items[i] = ("P", None)
+        elif word == "and" and prev == "M" and nxt in ("D", "T", "X"):
+            items[i] = ("A", None)
+        elif word == BREAK and prev == "D" and nxt == "D":
+            items[i] = ("A", None)  # "4, 7, 2, 1": commas between single digits do not separate
+    return items
+
+
+class _Builder:
+    """Accumulates one run of number items into number strings (see module docstring)."""
+
+    __slots__ = ("out", "buf", "acc", "frac", "pending", "last", "long")
+
+    def __init__(self) -> None:
+        self.out: list[tuple[str, bool]] = []
+        self._reset()
+
+    def _reset(self) -> None:
+        self.buf = ""  # digits of the integer part being concatenated
+        self.acc: int | None = None  # additive total once "hundred"/"thousand" was heard
+        self.frac: str | None = None  # digits after the decimal point
+        self.pending = False  # last item was a tens word: a unit digit fills its zero
+        self.last: str | None = None
+        self.long = False  # a numeral of 3+ digits (or with decimals) ended: words do not extend it
+
+    def flush(self) -> None:
+        if self.acc is None and not self.buf and self.frac is None:
+            self._reset()
+            return
+        whole = str(self.acc + int(self.buf or 0)) if self.acc is not None else self.buf
+        text = f"{whole or '0'}.{self.frac}" if self.frac else whole
+        if text:
+            self.out.append((text, self.acc is not None))
+        self._reset()
+
+    def _append(self, digits: str, tens: bool) -> None:
+        if self.frac is not None:
+            if self.pending and digits != "0" and len(digits) == 1:
+                self.frac = self.frac[:-1] + digits
+            else:
+                self.frac += digits
+        elif self.pending and len(digits) == 1 and digits != "0":
+            self.buf = self.buf[:-1] + digits
+        else:
+            self.buf += digits
+        self.pending = tens
+
+    def word(self, kind: str, value: int) -> None:
+        if self.long:
+            self.flush()
+        if self.acc is not None and self.frac is None and self.last in ("D", "T") and not self.pending:
+            # "five thousand four seven": after a multiplier, digit after digit starts a new number
+            self.out.append((str(self.acc), True))
+            self.acc = None
+        self._append(str(value), kind == "X")
+        self.last = kind
+
+    def numeral(self, text: str) -> None:
+        head, _, tail = text.partition(".")
+        if self.frac is not None:
+            if tail:
+                self.flush()
+            else:
+                self.frac += head
+                self.last = "N"
+                return
+        if self.acc is not None or (self.buf and len(self.buf) > 2 and len(head) > 2):
+            self.flush()
+        self.buf += head
+        self.pending = False
+        self.long = len(head) > 2 or bool(tail)
+        if tail:
+            self.frac = tail
+        self.last = "N"
+
+    def multiplier(self, value: int) -> None:
+        if self.frac is not None:
+            self.flush()
+            return
+        base = int(self.buf) if self.buf else None
+        if value == 100:
+            self.acc = (self.acc or 0) + (1 if base is None else base) * 100
+        elif self.acc is not None and self.acc < 1000:
+            self.acc = (self.acc + (base or 0)) * 1000  # "two hundred fifty thousand"
+        else:
+            self.acc = (self.acc or 0) + (1 if base is None else base) * 1000
+        self.buf, self.pending, self.long, self.last = "", False, False, "M"
+
+    def decimal(self) -> None:
+        if self.frac is None and (self.buf or self.acc is not None):
+            self.frac = ""
+            self.pending = False
+            self.long = False
+        else:
+            self.flush()
+        self.last = "P"
+
+
+def collapse_numbers(words: Sequence[str]) -> tuple[list[str], frozenset[int]]:
+    """Replace spoken numbers in a word list by digit strings.
+
+    Returns the new words and the indexes of numbers that were said with "hundred"/"thousand"
+    (altitude-like). `BREAK` markers separate numbers and are dropped from the output.
+    """
+    items = _resolve(words)
+    out: list[str] = []
+    multiplied: set[int] = set()
+    builder: _Builder | None = None
+
+    def close() -> None:
+        nonlocal builder
+        if builder is None:
+            return
+        builder.flush()
+        for text, mult in builder.out:
+            if mult:
+                multiplied.add(len(out))
+            out.append(text)
+        builder = None
+
+    for word, (kind, value) in zip(words, items):
+        if kind is None:
+            close()
+            if word != BREAK:
+                out.append(word)
+            continue
+        if builder is None:
+            builder = _Builder()
+        if kind in ("D", "T", "X"):
+            builder.word(kind, value)  # type: ignore[arg-type]
+        elif kind == "N":
+            builder.numeral(value)  # type: ignore[arg-type]
+        elif kind == "M":
+            builder.multiplier(value)  # type: ignore[arg-type]
+        elif kind == "P":
+            builder.decimal()
+    close()
+    return out, frozenset(multiplied)

@@ -1,0 +1,161 @@
+"""Values spoken digit by digit after their keyword: heading, squawk, QNH, speed, wind.
+
+A bare number in a transcript is ambiguous, so each of these is only read after its keyword
+("heading", "squawk"/"transponder"/"code", "qnh"/"altimeter", "speed"/"knots", "wind").
+Whatever number follows the keyword is reported, valid or not, so "squawk 472" reads back as
+wrong rather than missing.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from engine.phraseology.context import Context
+from engine.phraseology.numbers import speak_digits
+from engine.phraseology.transcript import Transcript
+
+Found = list[tuple[int, str]]
+
+
+def _digits(value: Any) -> str | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    text = str(value).strip()
+    return text if text.isdigit() else None
+
+
+def _after(t: Transcript, anchors: frozenset[str], skip: frozenset[str] = frozenset()) -> Found:
+    """(index, numeral) for each integer that follows an anchor word, skipping `skip` words."""
+    found: Found = []
+    for i, word in enumerate(t.words):
+        if word not in anchors:
+            continue
+        j = i + 1
+        while t.word(j) in skip:
+            j += 1
+        number = t.number(j)
+        if number is not None:
+            found.append((j, number))
+    return found
+
+
+# --------------------------------------------------------------------------- heading
+
+_HEADING_TEXT = re.compile(r"^\s*(?:HEADING|HDG)?\s*(\d{1,3})\s*(?:°|DEG(?:REES)?)?\s*$", re.IGNORECASE)
+
+
+def heading_canonical(value: Any) -> str | None:
+    match = _HEADING_TEXT.match(str(value))
+    if not match:
+        return None
+    n = int(match.group(1))
+    return f"{n or 360:03d}" if 0 <= n <= 360 else None
+
+
+def heading_speak(canon: str) -> str:
+    return speak_digits(canon)
+
+
+def heading_find(t: Transcript, ctx: Context) -> Found:
+    anchors = frozenset({"heading"})
+    return [(i, heading_canonical(n) or n) for i, n in _after(t, anchors, frozenset({"to"}))]
+
+
+# --------------------------------------------------------------------------- squawk
+
+_SQUAWK_ANCHORS = frozenset({"squawk", "squawking", "transponder", "code"})
+
+
+def squawk_canonical(value: Any) -> str | None:
+    text = _digits(value)
+    if text is None or len(text) > 4:
+        return None
+    if not isinstance(value, str):
+        text = text.zfill(4)  # an int loses its leading zeros: 421 -> "0421"
+    return text if len(text) == 4 and set(text) <= set("01234567") else None
+
+
+def squawk_find(t: Transcript, ctx: Context) -> Found:
+    return [(i, n) for i, n in _after(t, _SQUAWK_ANCHORS, frozenset({"code", "transponder", "squawk"}))]
+
+
+# --------------------------------------------------------------------------- QNH / altimeter
+
+
+def qnh_canonical(value: Any) -> str | None:
+    """1013 -> "1013"; an inHg altimeter 29.92 -> "2992"."""
+    if isinstance(value, float) and not value.is_integer():
+        value = f"{value:.2f}"
+    text = str(value).strip().upper().removeprefix("QNH").removeprefix("A").strip().replace(".", "")
+    return text if text.isdigit() and 3 <= len(text) <= 4 else None
+
+
+def qnh_find(t: Transcript, ctx: Context) -> Found:
+    anchors = frozenset({"qnh", "altimeter"})
+    return [(i, qnh_canonical(n) or n) for i, n in _after(t, anchors, frozenset({"is", "of", "setting"}))]
+
+
+# --------------------------------------------------------------------------- speed
+
+
+def speed_canonical(value: Any) -> str | None:
+    text = str(value).strip().upper().removesuffix("KNOTS").removesuffix("KTS").removesuffix("KT").strip()
+    return str(int(text)) if text.isdigit() and 0 < int(text) < 1000 else None
+
+
+def speed_find(t: Transcript, ctx: Context) -> Found:
+    found = dict(_after(t, frozenset({"speed", "reduce", "increase"}), frozenset({"to", "speed"})))
+    for i, word in enumerate(t.words):
+        if word.isdigit() and t.word(i + 1) == "knots" and "wind" not in t.words[max(0, i - 4) : i]:
+            found[i] = word
+    return [(i, speed_canonical(v) or v) for i, v in sorted(found.items())]
+
+
+# --------------------------------------------------------------------------- wind
+
+_WIND_TEXT = re.compile(r"^\s*(\d{3}|VRB)\s*(?:/|\s|DEGREES)?\s*(\d{1,3})(?:\s*G(\d{2,3}))?\s*(?:KT|KTS|KNOTS)?\s*$", re.IGNORECASE)
+
+
+def wind_canonical(value: Any) -> str | None:
+    """"250/12", "25012KT", "250 12", "VRB/03", "250/12G25" -> "250/12" ("250/12G25", "VRB/03")."""
+    match = _WIND_TEXT.match(str(value))
+    if not match:
+        return None
+    direction = match.group(1).upper()
+    if direction != "VRB":
+        direction = f"{int(direction) % 360 or 360:03d}"
+    gust = f"G{int(match.group(3)):02d}" if match.group(3) else ""
+    return f"{direction}/{int(match.group(2)):02d}{gust}"
+
+
+def wind_speak(canon: str) -> str:
+    direction, _, speed = canon.partition("/")
+    speed, _, gust = speed.partition("G")
+    head = "variable" if direction == "VRB" else f"{speak_digits(direction)} degrees"
+    text = f"{head}, {speak_digits(str(int(speed)))} knots"
+    return f"{text}, gusting {speak_digits(gust)} knots" if gust else text
+
+
+def wind_find(t: Transcript, ctx: Context) -> Found:
+    found: Found = []
+    for i, word in enumerate(t.words):
+        if word != "wind":
+            continue
+        j = i + 1
+        direction = t.integer(j) or ("VRB" if t.word(j) == "variable" else None)
+        if direction is None:
+            continue
+        j += 2 if t.word(j + 1) == "degrees" else 1
+        speed = t.integer(j)
+        if speed is None:
+            continue
+        gust = ""
+        if t.word(j + 1) == "knots":
+            j += 1
+        if t.word(j + 1) in ("gusting", "gusts", "g") and t.integer(j + 2):
+            gust = f"G{t.integer(j + 2)}"
+        found.append((i + 1, wind_canonical(f"{direction}/{speed}{gust}") or f"{direction}/{speed}"))
+    return found
