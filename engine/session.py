@@ -220,6 +220,8 @@ class SessionEngine:
             self._say(session, d, flow, state, flow.policies.say_again_tpl, now)
             self._arm_silence(session, flow, state, now, force=True)
             return
+        if chosen.transition.kind not in (TransitionKind.OK, TransitionKind.BAD):
+            d.readback = None  # not answered as a readback (e.g. a radio check); the trace keeps it
         d.intent = chosen.transition.intent or chosen.transition.label or chosen.transition.kind.value
         d.trace.add("select", f"selected {chosen.id} ({chosen.transition.kind.value}, {chosen.origin}) score {chosen.score:g}")
         if chosen.origin == "interrupt":

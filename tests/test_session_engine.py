@@ -250,6 +250,7 @@ def test_radio_check_interrupts_and_resumes(engine):
     session = _at_readback(engine)
     d = engine.transmit(session, "Frankfurt ground Lufthansa 359 radio check", 2.0)
     assert d.messages[0].text == "Lufthansa 359, Frankfurt Ground, read you five"
+    assert d.readback is None and d.trace.readback is not None  # not a readback; still explained
     assert session.active.flow == "taxi" and session.active.state == "TAXI_RB"
     assert session.flow_stack == []
     d = engine.transmit(session, "runway 25R holding point A12 via N3 U4 Lufthansa 359", 3.0)
