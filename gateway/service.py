@@ -19,7 +19,6 @@ import logging
 import math
 import secrets
 import threading
-import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -35,6 +34,7 @@ from engine.scenario import DERIVED_VARIABLES, SCENARIO_VARIABLES, resolve_airpo
 from engine.session import SessionEngine
 from gateway.airports.repository import AirportRepository, default_repository
 from gateway.flows_source import DirectoryFlowSource
+from gateway.clock import scaled_clock
 from gateway.settings import Settings
 from gateway.store import AtcEntry, MemorySessionRepository, PilotEntry, SessionRepository, StoredSession
 
@@ -111,7 +111,7 @@ class RadioService:
         registry: FlowRegistry | None = None,
         airports: AirportRepository | None = None,
         repository: SessionRepository | None = None,
-        clock: Callable[[], float] = time.time,
+        clock: Callable[[], float] | None = None,
     ) -> None:
         self.settings = settings or Settings()
         self.registry = registry or load_registry(
@@ -119,7 +119,7 @@ class RadioService:
         )
         self.airports = airports or default_repository()
         self.repository: SessionRepository = repository if repository is not None else MemorySessionRepository()
-        self.clock = clock
+        self.clock = clock or scaled_clock(self.settings.time_scale)
         self.engine = SessionEngine(self.registry)
         self._probe_router = _RecordingRouter(DeterministicRouter())
         self._probe = SessionEngine(self.registry, router=self._probe_router)

@@ -28,3 +28,4 @@ class Settings(BaseSettings):
     log_level: str = "info"
     session_ttl_s: float = Field(default=7200.0, gt=0)  # idle time after which a session is dropped
     tick_interval_s: float = Field(default=0.25, gt=0)  # period of the background session clock
+    time_scale: float = Field(default=1.0, gt=0, le=1000)  # >1 compresses controller waits (gateway/clock.py)

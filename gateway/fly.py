@@ -1,0 +1,202 @@
+"""A scripted pilot that flies a whole scenario against a running gateway over HTTP.
+
+It is how a new user (and our tests) checks the text API end to end: start a session, answer every
+pilot turn with the phrase the state expects, spoken the way a pilot on the radio says it ("tree",
+"fife", "niner", "decimal", readback items in a different order), wait for the controller when the
+scenario makes the pilot wait, and stop when the session completes. With `wrong_readbacks`, every
+readback is first sent with one wrong value, which the gateway must catch before the correct one
+is sent.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import httpx
+
+from engine import phraseology
+
+
+@dataclass
+class FlightReport:
+    session_id: str = ""
+    completed: bool = False
+    transmissions: int = 0
+    readbacks: int = 0
+    wrong_sent: int = 0
+    wrong_caught: int = 0
+    misses: list[str] = field(default_factory=list)  # wrong readbacks the gateway accepted
+    unrecognized: list[str] = field(default_factory=list)
+    states: list[str] = field(default_factory=list)
+    log: list[str] = field(default_factory=list)
+
+
+class FlightError(RuntimeError):
+    pass
+
+
+def wrong_value(kind: str, shown: str) -> str | None:
+    """A plausible but wrong value of the same kind, as written in a clearance."""
+    if kind == "runway":
+        m = re.fullmatch(r"(\d{2})([LRC]?)", shown)
+        if not m:
+            return None
+        side = {"R": "L", "L": "R", "C": "L"}.get(m.group(2))
+        return m.group(1) + side if side else f"{(int(m.group(1)) % 36) + 1:02d}"
+    if kind == "frequency":
+        mhz = float(shown)
+        return f"{mhz + 0.05:.3f}" if mhz < 136.9 else f"{mhz - 0.05:.3f}"
+    if kind == "squawk" and len(shown) == 4:
+        swapped = shown[:2] + shown[3] + shown[2]
+        return swapped if swapped != shown else shown[:3] + str((int(shown[3]) + 1) % 8)
+    if kind in ("altitude", "qnh", "heading") and shown.isdigit():
+        step = {"altitude": 1000, "qnh": 2, "heading": 30}[kind]
+        value = int(shown) + step
+        return f"{value % 360:03d}" if kind == "heading" else str(value)
+    if kind == "flight_level" and shown.upper().startswith("FL"):
+        return f"FL{int(shown[2:]) + 20:03d}"
+    if kind in ("sid", "star"):
+        m = re.fullmatch(r"([A-Z]+) ?(\d)([A-Z])", shown)
+        return f"{m.group(1)} {m.group(2)}{'G' if m.group(3) != 'G' else 'H'}" if m else None
+    if kind in ("designator", "route"):
+        m = re.search(r"(\d+)(?!.*\d)", shown)
+        return shown[: m.start()] + str(int(m.group(1)) + 1) + shown[m.end():] if m else None
+    return None
+
+
+def spoken(text: str, rng: random.Random, shuffle: bool) -> str:
+    """How a pilot says it: ICAO words, lower case, and readback items in another order."""
+    parts = [p.strip() for p in text.split(",") if p.strip()]
+    if shuffle and len(parts) > 2:
+        body, tail = parts[:-1], parts[-1:]
+        rng.shuffle(body)
+        parts = tail + body if rng.random() < 0.5 else body + tail
+    return phraseology.speak_text(", ".join(parts)).lower()
+
+
+class HttpPilot:
+    """Flies one session; every HTTP call goes through one keep-alive client."""
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        seed: int = 7,
+        wrong_readbacks: bool = False,
+        wait_timeout_s: float = 300.0,
+        poll_s: float = 0.25,
+        echo: Callable[[str], None] | None = None,
+    ) -> None:
+        self.client = httpx.Client(base_url=base_url.rstrip("/"), timeout=30.0)
+        self.rng = random.Random(seed)
+        self.seed = seed
+        self.wrong_readbacks = wrong_readbacks
+        self.wait_timeout_s = wait_timeout_s
+        self.poll_s = poll_s
+        self.echo = echo or (lambda line: None)
+        self._readback_fields: dict[tuple[str, str], list[str]] = {}
+
+    def close(self) -> None:
+        self.client.close()
+
+    def _call(self, method: str, url: str, **kw: Any) -> dict[str, Any]:
+        resp = self.client.request(method, url, **kw)
+        if resp.status_code >= 400:
+            raise FlightError(f"{method} {url} -> {resp.status_code}: {resp.text[:300]}")
+        return resp.json()
+
+    def _load_runtime(self) -> None:
+        runtime = self._call("GET", "/api/decision-flows/runtime")
+        for slug, flow in runtime["flows"].items():
+            for sid, state in flow["states"].items():
+                if state.get("readback_required"):
+                    self._readback_fields[(slug, sid)] = list(state["readback_required"])
+
+    def fly(self, flow: str | None = None, scenario: dict[str, Any] | None = None, max_turns: int = 200) -> FlightReport:
+        self._load_runtime()
+        report = FlightReport()
+        body: dict[str, Any] = {"seed": self.seed}
+        if flow:
+            body["flow"] = flow
+        if scenario:
+            body["scenario"] = scenario
+        reply = self._call("POST", "/api/radio/sessions", json=body)
+        session = reply["session"]
+        report.session_id = session["id"]
+        self._show(reply)
+        expected = reply["expected_pilot"]
+        for _ in range(max_turns):
+            if session.get("completed"):
+                report.completed = True
+                break
+            if not expected:
+                session, expected = self._wait(report.session_id, session)
+                continue
+            key = (session["flow"], session["state"])
+            report.states.append(f"{key[0]}:{key[1]}")
+            fields = self._readback_fields.get(key, [])
+            if fields:
+                report.readbacks += 1
+                if self.wrong_readbacks:
+                    self._send_wrong(report, session, expected[0], fields, report.readbacks)
+            text = spoken(expected[0], self.rng, shuffle=bool(fields))
+            reply = self._transmit(report, text)
+            if reply["decision"]["recognized"] is False:
+                report.unrecognized.append(f"{key[0]}:{key[1]}: {text}")
+            if reply["readback"] is not None and not reply["readback"]["ok"]:
+                raise FlightError(f"correct readback rejected at {key}: {text!r} -> {reply['readback']}")
+            session, expected = reply["session"], reply["expected_pilot"]
+        return report
+
+    def _send_wrong(self, report: FlightReport, session: dict[str, Any], phrase: str, fields: list[str], n: int) -> None:
+        variables = session["variables"]
+        order = fields[n % len(fields):] + fields[: n % len(fields)]
+        for name in order:
+            kind = phraseology.kind_for_variable(name)
+            shown = phraseology.display_value(kind, variables.get(name)) if variables.get(name) is not None else ""
+            bad = wrong_value(kind, shown) if shown else None
+            if bad and re.search(rf"(?<![\w.]){re.escape(shown)}(?![\w.])", phrase):
+                text = spoken(re.sub(rf"(?<![\w.]){re.escape(shown)}(?![\w.])", bad, phrase, count=1), self.rng, True)
+                reply = self._transmit(report, text)
+                report.wrong_sent += 1
+                rb = reply.get("readback")
+                if rb is not None and not rb["ok"] and name in rb["fields"] and rb["fields"][name] != "ok":
+                    report.wrong_caught += 1
+                else:
+                    report.misses.append(f"{session['flow']}:{session['state']} {name} {shown}->{bad}: {text}")
+                return
+
+    def _transmit(self, report: FlightReport, text: str) -> dict[str, Any]:
+        report.transmissions += 1
+        self.echo(f"PILOT  {text}")
+        reply = self._call("POST", f"/api/radio/sessions/{report.session_id}/transmissions", json={"text": text})
+        if reply.get("readback") is not None:
+            rb = reply["readback"]
+            verdict = "correct" if rb["ok"] else f"WRONG {rb.get('wrong')} MISSING {rb.get('missing')}"
+            self.echo(f"       readback {verdict}")
+        self._show(reply)
+        return reply
+
+    def _wait(self, session_id: str, session: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+        """The controller is keeping the pilot waiting (a timer): poll until the turn comes."""
+        self.echo(f"       ... waiting for the controller at {session['flow']}:{session['state']}")
+        seen = len(self._call("GET", f"/api/radio/sessions/{session_id}/transcript")["entries"])
+        deadline = time.monotonic() + self.wait_timeout_s
+        while time.monotonic() < deadline:
+            time.sleep(self.poll_s)
+            view = self._call("GET", f"/api/radio/sessions/{session_id}")
+            if (view["session"]["flow"], view["session"]["state"]) != (session["flow"], session["state"]) or view["session"].get("completed"):
+                entries = self._call("GET", f"/api/radio/sessions/{session_id}/transcript")["entries"]
+                for e in entries[seen:]:
+                    if e.get("role") == "atc":
+                        self.echo(f"ATC    {e.get('text')}")
+                return view["session"], view.get("expected_pilot", [])
+        raise FlightError(f"no controller call within {self.wait_timeout_s:g}s at {session['flow']}:{session['state']}")
+
+    def _show(self, reply: dict[str, Any]) -> None:
+        for m in reply.get("messages", []):
+            self.echo(f"ATC    {m['text']}")

@@ -1,0 +1,72 @@
+"""A whole trip over HTTP against a real uvicorn server, as a new user would script it.
+
+The scripted pilot (gateway/fly.py) answers every pilot turn with the phrase the state expects,
+spoken radio-style ("tree", "fife", "niner", "decimal", readback items reordered). The server runs
+with time compression so the controller's timed calls come quickly, on the real clock.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from gateway.app import create_app
+from gateway.fly import HttpPilot, spoken, wrong_value
+from gateway.settings import Settings
+
+
+@pytest.fixture(scope="module")
+def fast_server():
+    from tests.conftest import run_server
+
+    with run_server(create_app(Settings(time_scale=200.0, tick_interval_s=0.05))) as base:
+        yield base
+
+
+@pytest.mark.parametrize("seed", [3, 11])
+def test_gate_to_gate_over_http_reaches_the_end(fast_server, seed):
+    pilot = HttpPilot(fast_server, seed=seed, poll_s=0.05, wait_timeout_s=60)
+    try:
+        report = pilot.fly(flow="clearance")
+    finally:
+        pilot.close()
+    assert report.completed, report.states[-5:]
+    assert report.unrecognized == []
+    flows = {s.split(":")[0] for s in report.states}
+    assert {"clearance", "taxi_out", "tower_departure", "departure", "approach", "taxi_in"} <= flows
+    assert report.readbacks >= 15
+
+
+def test_one_wrong_value_in_every_readback_is_caught(fast_server):
+    pilot = HttpPilot(fast_server, seed=5, wrong_readbacks=True, poll_s=0.05, wait_timeout_s=60)
+    try:
+        report = pilot.fly(flow="clearance")
+    finally:
+        pilot.close()
+    assert report.completed
+    assert report.misses == []
+    assert report.wrong_sent == report.readbacks and report.wrong_caught == report.wrong_sent
+
+
+@pytest.mark.parametrize(
+    ("kind", "value", "wrong"),
+    [
+        ("runway", "25R", "25L"),
+        ("runway", "07", "08"),
+        ("frequency", "118.700", "118.750"),
+        ("squawk", "4721", "4712"),
+        ("altitude", "5000", "6000"),
+        ("flight_level", "FL350", "FL370"),
+        ("sid", "MARUN 7F", "MARUN 7G"),
+        ("route", "N3 U4", "N3 U5"),
+        ("heading", "250", "280"),
+    ],
+)
+def test_wrong_values_differ_in_meaning(kind, value, wrong):
+    assert wrong_value(kind, value) == wrong
+
+
+def test_spoken_style_uses_icao_words():
+    import random
+
+    text = spoken("Cleared to Munich via MARUN 7F departure, climb 5000 feet, squawk 4721, Lufthansa 359", random.Random(1), True)
+    assert "fife" in text and "niner" in text and "4721" not in text
