@@ -340,6 +340,25 @@ def test_extract(kind: str, heard: str, values: list[str]) -> None:
     assert p.extract(kind, heard, VARS) == values
 
 
+def test_a_route_ends_where_the_own_callsign_begins() -> None:
+    heard = "taxi via romeo six, alfa fife, delta six four six"
+    assert p.extract("route", heard, {"callsign": "DAL646"}) == ["R6 A5"]
+    assert p.extract("route", heard, {"callsign": "DLH359"}) == ["R6 A5 D646"]
+    assert p.extract("route", "via delta 6, papa 8, scandinavian 474") == ["D6 P8"]
+
+
+@pytest.mark.parametrize(
+    ("heard", "values"),
+    [
+        ("holding point T2, D-EABC", ["T2"]),
+        ("holding point tango two, delta echo alfa bravo charlie", ["T2"]),
+        ("holding point alfa one two bravo", ["A12"]),
+    ],
+)
+def test_a_designator_does_not_swallow_the_next_word(heard: str, values: list[str]) -> None:
+    assert p.extract("designator", heard) == values
+
+
 # --------------------------------------------------------------------------- same_value
 
 

@@ -227,6 +227,13 @@ def test_free_text_values_are_found_by_their_words() -> None:
     assert evaluate(["approach_type"], "cleared approach runway 25L", variables).missing == ["approach_type"]
 
 
+def test_designator_with_a_suffix_letter() -> None:
+    variables = {"stand": "12A"}
+    assert evaluate(["stand"], "stand one two alfa", variables).ok
+    assert evaluate(["stand"], "stand 12A", variables).ok
+    assert evaluate(["stand"], "stand one two bravo", variables).wrong[0]["heard"] == "12B"
+
+
 def test_wind_and_atis_letter() -> None:
     variables = {"wind": "250/12", "atis_letter": "K"}
     assert evaluate(["wind", "atis_letter"], "wind 250 degrees 12 knots, information kilo", variables).ok

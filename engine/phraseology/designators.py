@@ -14,6 +14,7 @@ from typing import Any
 
 from rapidfuzz import fuzz
 
+from engine.phraseology import callsigns
 from engine.phraseology.alphabet import LETTER_WORDS, is_phonetic_word, letter_of, letter_word
 from engine.phraseology.context import Context
 from engine.phraseology.numbers import DIGIT_WORDS, speak_digits
@@ -56,7 +57,13 @@ def _split_procedure(canon: str) -> tuple[str, str]:
 
 
 def _is_name(word: str) -> bool:
-    return len(word) >= 2 and word.isalpha() and word not in _NOT_NAMES and not is_phonetic_word(word)
+    return (
+        len(word) >= 2
+        and word.isalpha()
+        and word not in _NOT_NAMES
+        and word not in callsigns.TELEPHONY_WORDS
+        and not is_phonetic_word(word)
+    )
 
 
 def procedure_find(t: Transcript, ctx: Context) -> Found:
@@ -113,10 +120,10 @@ def _designator_at(t: Transcript, i: int) -> tuple[str, int] | None:
     return letter, i + 1
 
 
-def _route_at(t: Transcript, i: int) -> tuple[list[str], int]:
+def _route_at(t: Transcript, i: int, stops: frozenset[int]) -> tuple[list[str], int]:
     parts: list[str] = []
     while True:
-        part = _designator_at(t, i)
+        part = _designator_at(t, i) if i not in stops else None
         if part is None:
             if parts and t.word(i) in _ROUTE_JOIN:
                 i += 1
@@ -126,16 +133,27 @@ def _route_at(t: Transcript, i: int) -> tuple[list[str], int]:
         i = part[1]
 
 
+def _callsign_starts(t: Transcript, ctx: Context) -> frozenset[int]:
+    """Where a callsign begins: "via romeo 6, alfa 5, delta 646" ends the route before Delta 646."""
+    own = callsigns.canonical(ctx.variables.get("callsign") or "") if ctx.variables else None
+    found = callsigns.find(t, Context(own, ctx.variables))
+    if own:
+        return frozenset(i for i, value in found if callsigns.equal(value, own))
+    # Not knowing the callsign, "delta 6" is taxiway D6 more likely than Delta Air Lines 6.
+    return frozenset(i for i, _ in found if not is_phonetic_word(t.words[i]))
+
+
 def route_find(t: Transcript, ctx: Context) -> Found:
     found: Found = []
     covered = -1
+    stops = _callsign_starts(t, ctx)
     for i, word in enumerate(t.words):
         if word not in _ROUTE_ANCHORS or i < covered:
             continue
         j = i + 1
         while t.word(j) in _ROUTE_SKIP:
             j += 1
-        parts, end = _route_at(t, j)
+        parts, end = _route_at(t, j, stops)
         if parts:
             found.append((j, " ".join(parts)))
             covered = end
@@ -143,7 +161,7 @@ def route_find(t: Transcript, ctx: Context) -> Found:
         # No "via": a run of two or more numbered taxiways ("november 3 uniform 4").
         i = 0
         while i < len(t.words):
-            parts, end = _route_at(t, i)
+            parts, end = _route_at(t, i, stops)
             if parts and t.word(i - 1) in _POSITION_WORDS:
                 parts = parts[1:]  # "holding point alfa 12 november 3 ...": A12 is not part of the route
             if len(parts) >= 2 and all(p[1:].isdigit() for p in parts):
@@ -190,22 +208,26 @@ def position_find(t: Transcript, ctx: Context) -> Found:
             if t.word(j) not in follow:
                 continue
             j += 1
-        value = _position_at(t, j)
+        value = _position_at(t, j, suffix=bool(ctx.expected) and ctx.expected[-1:].isalpha())
         if value:
             found.append((j, value))
     return found
 
 
-def _position_at(t: Transcript, j: int) -> str | None:
+def _position_at(t: Transcript, j: int, *, suffix: bool) -> str | None:
+    """Letters, number and a suffix letter ("alfa 12", "v 155", "12 a"). The suffix is only read
+    when the issued designator has one: otherwise the next word (the "D" of "A12, D-EABC")
+    would stick to it."""
     letters = ""
-    while len(letters) < 2 and letter_of(t.word(j)):
-        letters += letter_of(t.word(j)) or ""
+    while len(letters) < 2 and t.letter(j):
+        letters += t.letter(j) or ""
         j += 1
     number = t.integer(j)
     if number is None:
         return letters or None
-    suffix = letter_of(t.word(j + 1)) if t.integer(j + 2) is None and is_phonetic_word(t.word(j + 1)) else None
-    return f"{letters}{number}{suffix or ''}"
+    end = t.integer(j + 2) is None and t.letter(j + 2) is None
+    last = t.letter(j + 1) if suffix and end else None
+    return f"{letters}{number}{last or ''}"
 
 
 # --------------------------------------------------------------------------- ATIS letter

@@ -118,7 +118,7 @@ _PASSES: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], str]], ...] = (
     (re.compile(r"\b[A-Z]{1,2}-[A-Z0-9]{2,5}\b"), _registration),
     (re.compile(r"\b1[0-3]\d\.\d{1,3}\b"), _frequency),
     (re.compile(r"\b(?:FL|flight level)\s?(\d{2,3})\b", re.IGNORECASE), _level),
-    (re.compile(r"\b((?i:runways?|rwy))\s+(\d{1,2})\s?([LRC])?\b"), _runway),
+    (re.compile(r"\b((?i:runways?|rwy))\s+(\d{1,2})(?:\s?([LRC]))?\b"), _runway),
     (re.compile(r"\b(?:0[1-9]|[12]\d|3[0-6])[LRC]\b"), _bare_runway),
     (re.compile(r"\b(?:\d{3}|VRB)/\d{1,3}(?:G\d{2,3})?(?:\s?(?:KT|kt|knots)\b)?"), _wind),
     (re.compile(rf"\b({_ALT_ANCHOR})((?:\s+(?:to|and|maintain|altitude))*)\s+(\d{{1,2}},\d{{3}}|\d{{3,5}})\b", re.IGNORECASE), _anchored_altitude),
