@@ -1,0 +1,239 @@
+"""The `livefreq` console script, run as a real process: flows lint, chat over a pipe, bench.
+
+The chat test learns what to say from an in-process `RadioService` on the same seed (the scenario
+is reproducible), then checks that the terminal shows the controller's text and ICAO speech form
+and judges a wrong readback field by field.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from engine.models import Decision
+
+ROOT = Path(__file__).resolve().parents[1]
+FLOWS = ROOT / "flows"
+SEED = 7
+SCENARIO = {"airport": "EDDF", "callsign": "DLH359"}
+
+
+def livefreq(*args: str, stdin: str | None = None, cwd: Path | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "NO_COLOR": "1", "PYTHONPATH": str(ROOT)}
+    env.pop("LIVEFREQ_FLOWS_DIR", None)
+    return subprocess.run(
+        [sys.executable, "-m", "gateway.cli", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        cwd=cwd or ROOT,
+        env=env,
+        timeout=timeout,
+    )
+
+
+# --------------------------------------------------------------------------- help and usage
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["--help"], ["serve", "flows", "chat", "bench"]),
+        (["serve", "--help"], ["--host", "--port", "--log-level"]),
+        (["flows", "lint", "--help"], ["--dir"]),
+        (["chat", "--help"], ["--flow", "--seed", "--airport", "--callsign", "--trace", "--no-speech"]),
+        (["bench", "engine", "--help"], ["--n", "--http", "--json"]),
+    ],
+)
+def test_help_names_every_option(args: list[str], expected: list[str]) -> None:
+    result = livefreq(*args)
+    assert result.returncode == 0, result.stderr
+    for word in expected:
+        assert word in result.stdout
+
+
+def test_bench_without_target_lists_the_benchmarks() -> None:
+    result = livefreq("bench")
+    assert result.returncode == 0, result.stderr
+    assert "engine" in result.stdout
+
+
+def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    from gateway.cli import main
+
+    assert main([]) == 2
+    assert main(["flows"]) == 2
+    with pytest.raises(SystemExit) as exc:
+        main(["bench", "engine", "--n", "0"])
+    assert exc.value.code == 2
+    assert "must be positive" in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------- flows
+
+
+def test_flows_lint_passes_on_the_repository_flows() -> None:
+    result = livefreq("flows", "lint", "--dir", str(FLOWS))
+    assert result.returncode == 0, result.stdout + result.stderr
+    summary = result.stdout.strip().splitlines()[-1]
+    assert summary.endswith("warnings") and " 0 errors" in summary
+
+
+BROKEN_FLOW = """\
+slug: broken
+name: Broken on purpose
+entry_mode: main
+station: delivery
+start_state: ASK
+states:
+  ASK:
+    role: pilot
+    expect: "request clearance"
+    transitions:
+      - {to: NOWHERE, intent: request}
+"""
+
+
+def test_flows_lint_fails_on_an_unknown_target_and_names_file_state_field(tmp_path: Path) -> None:
+    (tmp_path / "broken.yaml").write_text(BROKEN_FLOW, encoding="utf-8")
+    (tmp_path / "unreadable.yaml").write_text("slug: unreadable\nstates: [\n", encoding="utf-8")
+    result = livefreq("flows", "lint", "--dir", str(tmp_path), cwd=tmp_path)
+    assert result.returncode == 1
+    lines = result.stdout.splitlines()
+    assert "broken.yaml: ASK.transitions[0].to: error: unknown state 'NOWHERE'" in lines
+    assert any(line.startswith("unreadable.yaml:") and "error: YAML error" in line for line in lines)
+    assert lines[-1] == "2 flows, 1 states, 2 errors, 0 warnings"
+
+
+def test_flows_lint_on_a_missing_directory_is_an_error(tmp_path: Path) -> None:
+    result = livefreq("flows", "lint", "--dir", str(tmp_path / "nope"))
+    assert result.returncode == 1
+    assert "flow directory not found" in result.stderr
+
+
+def test_flows_list_shows_name_entry_mode_and_states() -> None:
+    result = livefreq("flows", "list", "--dir", str(FLOWS))
+    assert result.returncode == 0, result.stderr
+    row = next(line.split() for line in result.stdout.splitlines() if line.startswith("clearance"))
+    assert "main" in row and row[-1].isdigit()
+
+
+# --------------------------------------------------------------------------- chat
+
+
+def _wrong(value: object) -> str:
+    """Another value of the same shape (a squawk stays four octal digits)."""
+    text = str(value)
+    last = text[-1]
+    return text[:-1] + ("1" if last != "1" else "2")
+
+
+def test_chat_over_a_pipe_speaks_and_judges_a_wrong_readback() -> None:
+    from gateway.service import RadioService
+    from gateway.settings import Settings
+
+    oracle = RadioService(Settings(flows_dir=FLOWS), clock=lambda: 0.0)
+    session, opening, _ = oracle.create(flow="clearance", scenario=SCENARIO, seed=SEED)
+    v = session.variables
+    first_call = opening.expected_pilot[0]
+    clearance: Decision = oracle.transmit(session.session_id, first_call)
+    assert clearance.messages, "delivery answers the first call"
+    message = clearance.messages[0]
+    correct = clearance.expected_pilot[0]
+    wrong_squawk = _wrong(v["squawk"])
+    wrong = correct.replace(str(v["squawk"]), wrong_squawk)
+    assert wrong != correct
+
+    script = "\n".join([first_call, ":hint", wrong, ":trace", correct, ":state", ":wait 60", ":quit"]) + "\n"
+    result = livefreq("chat", "--flow", "clearance", "--seed", str(SEED), "--airport", "EDDF", "--callsign", "DLH359", stdin=script)
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+
+    assert "DLH359" in out and "EDDF" in out and str(v["runway"]) in out  # scenario summary
+    assert "\x1b[" not in out  # no colors into a pipe
+    text_line = next(line for line in out.splitlines() if line.endswith(f"│ {message.text}"))
+    assert text_line.startswith("ATC  ") and str(message.frequency) in text_line
+    assert f"spoken │ {message.speech}" in out
+    assert message.speech != message.text  # the ICAO form really is another rendering
+
+    assert "readback not correct" in out
+    squawk_line = next(line for line in out.splitlines() if "squawk" in line and "wrong" in line)
+    assert f"expected {v['squawk']}" in squawk_line and wrong_squawk in squawk_line
+    assert "readback correct" in out
+    assert "candidates:" in out and "router:" in out  # :trace
+    assert f"state  clearance:" in out  # :state
+    assert "60 s later" in out  # :wait
+    assert "summary" in out and "transmissions 3" in out and "readbacks correct 1/2" in out
+
+
+def run_main(args: list[str], stdin: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    """`main` in this process (the airport data is loaded once per test run, not per command)."""
+    from gateway.cli import main
+
+    monkeypatch.setattr(sys, "stdin", io.StringIO(stdin))
+    monkeypatch.setenv("NO_COLOR", "1")
+    code = main(args)
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_chat_without_speech_shows_no_spoken_lines(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run_main(["chat", "--flow", "clearance", "--seed", "1", "--no-speech", "--dir", str(FLOWS)], ":wait 1\n:quit\n", monkeypatch, capsys)
+    assert code == 0
+    assert "spoken │" not in out and "summary" in out and "transmissions 0" in out
+
+
+def test_chat_rejects_an_unknown_flow(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run_main(["chat", "--flow", "no_such_flow", "--dir", str(FLOWS)], "", monkeypatch, capsys)
+    assert code == 1
+    assert "unknown flow 'no_such_flow'" in err
+
+
+def test_chat_wait_fires_the_silence_prompts_at_their_due_times(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """After delivery's clearance the pilot stays silent: `:wait` plays the engine's timers."""
+    from gateway.service import RadioService
+    from gateway.settings import Settings
+
+    oracle = RadioService(Settings(flows_dir=FLOWS), clock=lambda: 0.0)
+    session, opening, _ = oracle.create(flow="clearance", scenario=SCENARIO, seed=SEED)
+    script = f"{opening.expected_pilot[0]}\n:wait 100\n:state\n:quit\n"
+    code, out, _ = run_main(["chat", "--flow", "clearance", "--seed", str(SEED), *_scenario_args(), "--dir", str(FLOWS)], script, monkeypatch, capsys)
+    assert code == 0
+    prompts = [line for line in out.splitlines() if line.startswith("ATC ") and "how do you read" in line]
+    assert len(prompts) == 2  # silence_prompts_max of the default policy, then the frequency stays quiet
+    assert "100 s later (t=100 s): 2 event(s)" in out
+    assert "clock 100 s" in out
+
+
+def _scenario_args() -> list[str]:
+    return ["--airport", SCENARIO["airport"], "--callsign", SCENARIO["callsign"]]
+
+
+# --------------------------------------------------------------------------- bench
+
+
+def test_bench_engine_writes_the_json_report(tmp_path: Path) -> None:
+    path = tmp_path / "bench.json"
+    result = livefreq("bench", "engine", "--n", "200", "--http", "--profile", "--json", str(path), timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "transmissions" in result.stderr  # progress
+    report = json.loads(path.read_text(encoding="utf-8"))
+    assert report["benchmark"] == "engine" and report["n"] == 200
+    assert isinstance(report["meets_target"], bool) and report["target_tx_per_s"] > 0
+    modes = {r["mode"]: r for r in report["results"]}
+    assert set(modes) == {"engine", "service", "http"}
+    for mode, r in modes.items():
+        assert r["transmissions"] == 200, mode
+        assert r["sessions"] >= 1 and r["completed_sessions"] <= r["sessions"]
+        assert r["not_understood"] == 0, mode  # the engine's own phrases are always understood
+        for key in ("tx_per_s", "p50_ms", "p99_ms", "mean_ms", "max_ms", "seconds"):
+            assert isinstance(r[key], float | int), (mode, key)
+        assert r["p50_ms"] <= r["p99_ms"] <= r["max_ms"]
+        assert mode in result.stdout  # the table
+    assert report["profile"] and {"function", "calls", "tottime_s", "cumtime_s"} <= set(report["profile"][0])
