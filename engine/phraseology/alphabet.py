@@ -26,6 +26,10 @@ WORD_LETTERS: dict[str, str] = {word.lower(): letter for letter, word in LETTER_
 WORD_LETTERS.update({variant: WORD_LETTERS[icao] for variant, icao in SPELLING_VARIANTS.items()})
 
 
+# Lower-case transcript word -> letter: phonetic words and lone letters.
+LOWER_LETTERS: dict[str, str] = {**WORD_LETTERS, **{letter.lower(): letter for letter in LETTER_WORDS}}
+
+
 def spell(letters: str, *, capitalize: bool = True) -> str:
     """"EDDM" -> "Echo Delta Delta Mike"; non-letters are skipped."""
     words = (LETTER_WORDS[ch] for ch in letters.upper() if ch in LETTER_WORDS)
@@ -40,9 +44,7 @@ def letter_word(letter: str, *, capitalize: bool = True) -> str:
 
 def letter_of(word: str) -> str | None:
     """The letter a transcript word stands for: a phonetic word ("foxtrot") or a lone letter ("f")."""
-    if len(word) == 1:
-        return word.upper() if word.isalpha() and word.isascii() else None
-    return WORD_LETTERS.get(word.lower())
+    return LOWER_LETTERS.get(word) or LOWER_LETTERS.get(word.lower())
 
 
 def is_phonetic_word(word: str) -> bool:

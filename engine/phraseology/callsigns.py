@@ -294,11 +294,17 @@ def _airline_at(
 
 def find(t: Transcript, ctx: Context) -> list[tuple[int, str]]:
     expected = parse_callsign(ctx.expected) if ctx.expected else None
+    extra = _telephony_of(ctx.variables.get("callsign_spoken")) if expected else None
+    return _find(t, expected, extra)
+
+
+@lru_cache(maxsize=1024)
+def _find(t: Transcript, expected: ParsedCallsign | None, extra: str | None) -> list[tuple[int, str]]:
+    """Cached: the route extractor and the callsign field both look for the callsign."""
     if expected is not None and expected.is_registration:
         return _find_registration(t, expected)
     letters = sum(ch.isalpha() for ch in expected.flight) if expected else None
     telephonies, prefixes, designators = _BY_TELEPHONY, _PREFIXES, AIRLINES.keys()
-    extra = _telephony_of(ctx.variables.get("callsign_spoken")) if expected else None
     if expected is not None and expected.airline:
         if expected.airline not in AIRLINES:
             designators = AIRLINES.keys() | {expected.airline}
@@ -306,7 +312,9 @@ def find(t: Transcript, ctx: Context) -> list[tuple[int, str]]:
             telephonies = {**telephonies, _key(extra): expected.airline}
             prefixes = prefixes | _prefixes((_key(extra),))
     found: dict[int, str] = {}
-    for i in range(len(t.words)):
+    for i, word in enumerate(t.words):
+        if word not in prefixes and len(word) != 3 and t.letters[i] is None:
+            continue  # cannot start a telephony, a written designator or a spelled one
         for airline, end in _airline_at(t, i, telephonies, prefixes, designators):
             flight = _flight_at(t, end, letters)
             if flight:

@@ -74,36 +74,43 @@ def speak_whole(number: int) -> str:
     return speak_digits(str(number))
 
 
+_WORD_CLASSES: dict[str, tuple[str, int]] = {
+    **{w: ("D", n) for w, n in _DIGITS.items()},
+    **{w: ("T", n) for w, n in _TEENS.items()},
+    **{w: ("X", n) for w, n in _TENS.items()},
+    **{w: ("M", n) for w, n in _MULTIPLIERS.items()},
+}
+_NONE: tuple[None, None] = (None, None)
+# Words whose meaning depends on their neighbours (homophones, decimal words, "and", breaks).
+_CONTEXT_WORDS = frozenset({"too", "to", "for", "oh", "o", "and", BREAK}) | _DECIMAL_WORDS
+
+
 def _classify(word: str) -> tuple[str | None, object]:
-    if word in _DIGITS:
-        return "D", _DIGITS[word]
+    known = _WORD_CLASSES.get(word)
+    if known is not None:
+        return known
     if word[:1].isdigit():
         if word.isdigit():
             return ("D", int(word)) if len(word) == 1 else ("N", word)
         head, _, tail = word.partition(".")
         if head.isdigit() and tail.isdigit():
             return "N", word
-        return None, word
-    if word in _TEENS:
-        return "T", _TEENS[word]
-    if word in _TENS:
-        return "X", _TENS[word]
-    if word in _MULTIPLIERS:
-        return "M", _MULTIPLIERS[word]
-    return None, word
+    return _NONE
 
 
 def _resolve(words: Sequence[str]) -> list[tuple[str | None, object]]:
     """Classify every word, then decide homophones, decimal words, 'and' and breaks by context."""
     items = [_classify(w) for w in words]
+    context = [i for i, w in enumerate(words) if w in _CONTEXT_WORDS]
+    if not context:
+        return items
     n = len(items)
 
     def cls(i: int) -> str | None:
         return items[i][0] if 0 <= i < n else None
 
-    for i, word in enumerate(words):
-        if items[i][0] is not None:
-            continue
+    for i in context:
+        word = words[i]
         prev, nxt = cls(i - 1), cls(i + 1)
         if word == "too" and (prev in _NUMERIC or nxt in _NUMERIC):
             items[i] = ("D", 2)
@@ -113,9 +120,10 @@ def _resolve(words: Sequence[str]) -> list[tuple[str | None, object]]:
             items[i] = ("D", 0)
         elif word == "o" and prev in ("D", "N") and nxt in ("D", "N"):
             items[i] = ("D", 0)
-    for i, word in enumerate(words):
+    for i in context:
         if items[i][0] is not None:
             continue
+        word = words[i]
         prev, nxt = cls(i - 1), cls(i + 1)
         if word in _DECIMAL_WORDS and prev in _NUMERIC and nxt in ("D", "N", "T", "X"):
             items[i] = ("P", None)
@@ -238,7 +246,7 @@ def collapse_numbers(words: Sequence[str]) -> tuple[list[str], frozenset[int]]:
             out.append(text)
         builder = None
 
-    for word, (kind, value) in zip(words, items):
+    for word, (kind, value) in zip(words, items, strict=True):
         if kind is None:
             close()
             if word != BREAK:

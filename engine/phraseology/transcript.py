@@ -29,12 +29,11 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from engine.phraseology.alphabet import SPELLING_VARIANTS, letter_of
+from engine.phraseology.alphabet import LOWER_LETTERS, SPELLING_VARIANTS
 from engine.phraseology.numbers import BREAK, collapse_numbers
 
 _THOUSANDS = re.compile(r"(?<![\d.])(\d{1,3})((?:,\d{3})+)(?![\d])")
 _DIGIT_HYPHEN = re.compile(r"(?<=\d)\s*-\s*(?=\d)")
-_ALNUM_SPLIT = re.compile(r"(?<=\d)(?=[^\W\d_])|(?<=[^\W\d_])(?=\d)")
 _TOKEN = re.compile(r"\d+(?:\.\d+)?|[^\W\d_]+|[,;:!?./]")
 
 _REPLACE: dict[str, tuple[str, ...]] = {
@@ -90,10 +89,11 @@ class Transcript:
 
 def _raw_words(text: str) -> list[str]:
     text = text.lower().replace("'", "").replace("\u2019", "")
-    text = _THOUSANDS.sub(lambda m: m.group(1) + m.group(2).replace(",", ""), text)
-    text = _DIGIT_HYPHEN.sub("", text)
-    text = _ALNUM_SPLIT.sub(" ", text)
-    words: list[str] = []
+    if "," in text:
+        text = _THOUSANDS.sub(lambda m: m.group(1) + m.group(2).replace(",", ""), text)
+    if "-" in text:
+        text = _DIGIT_HYPHEN.sub("", text)
+    words: list[str] = []  # _TOKEN splits letters from digits: "25r" -> "25", "r"
     for token in _TOKEN.findall(text):
         if token in ",;:!?./":
             if words and words[-1] != BREAK:
@@ -123,7 +123,7 @@ def _merge(words: list[str]) -> list[str]:
 @lru_cache(maxsize=4096)
 def tokenize(text: str) -> Transcript:
     words, multiplied = collapse_numbers(_raw_words(text))
-    return Transcript(tuple(words), multiplied, tuple(letter_of(w) for w in words))
+    return Transcript(tuple(words), multiplied, tuple(map(LOWER_LETTERS.get, words)))
 
 
 def normalize_transcript(text: str) -> str:
