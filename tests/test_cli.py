@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -24,11 +25,14 @@ SEED = 7
 SCENARIO = {"airport": "EDDF", "callsign": "DLH359"}
 
 
-def livefreq(*args: str, stdin: str | None = None, cwd: Path | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+def livefreq(
+    *args: str, stdin: str | None = None, cwd: Path | None = None, timeout: float = 60
+) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "NO_COLOR": "1", "PYTHONPATH": str(ROOT)}
     env.pop("LIVEFREQ_FLOWS_DIR", None)
     return subprocess.run(
         [sys.executable, "-m", "gateway.cli", *args],
+        check=False,
         input=stdin,
         capture_output=True,
         text=True,
@@ -73,6 +77,39 @@ def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
         main(["bench", "engine", "--n", "0"])
     assert exc.value.code == 2
     assert "must be positive" in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------- serve
+
+
+def test_serve_logs_its_url_and_answers(tmp_path: Path) -> None:
+    import httpx
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "LIVEFREQ_FLOWS_DIR": str(FLOWS)}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "gateway.cli", "serve", "--port", str(port), "--log-level", "info"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+    )
+    try:
+        assert proc.stderr is not None
+        log: list[str] = []
+        for line in proc.stderr:  # blocking reads until uvicorn is up (or the process died)
+            log.append(line)
+            if "Uvicorn running" in line:
+                break
+        assert any(f"livefreq gateway on http://127.0.0.1:{port}" in line for line in log), log
+        reply = httpx.get(f"http://127.0.0.1:{port}/health", timeout=10)
+        assert reply.status_code == 200 and reply.json()["ok"] is True
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
 
 
 # --------------------------------------------------------------------------- flows
@@ -150,8 +187,10 @@ def test_chat_over_a_pipe_speaks_and_judges_a_wrong_readback() -> None:
     wrong = correct.replace(str(v["squawk"]), wrong_squawk)
     assert wrong != correct
 
-    script = "\n".join([first_call, ":hint", wrong, ":trace", correct, ":state", ":wait 60", ":quit"]) + "\n"
-    result = livefreq("chat", "--flow", "clearance", "--seed", str(SEED), "--airport", "EDDF", "--callsign", "DLH359", stdin=script)
+    script = f"{first_call}\n:hint\n{wrong}\n:trace\n{correct}\n:state\n:wait 60\n:quit\n"
+    result = livefreq(
+        "chat", "--flow", "clearance", "--seed", str(SEED), "--airport", "EDDF", "--callsign", "DLH359", stdin=script
+    )
     assert result.returncode == 0, result.stderr
     out = result.stdout
 
@@ -167,12 +206,14 @@ def test_chat_over_a_pipe_speaks_and_judges_a_wrong_readback() -> None:
     assert f"expected {v['squawk']}" in squawk_line and wrong_squawk in squawk_line
     assert "readback correct" in out
     assert "candidates:" in out and "router:" in out  # :trace
-    assert f"state  clearance:" in out  # :state
+    assert "state  clearance:" in out  # :state
     assert "60 s later" in out  # :wait
     assert "summary" in out and "transmissions 3" in out and "readbacks correct 1/2" in out
 
 
-def run_main(args: list[str], stdin: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+def run_main(
+    args: list[str], stdin: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> tuple[int, str, str]:
     """`main` in this process (the airport data is loaded once per test run, not per command)."""
     from gateway.cli import main
 
@@ -183,8 +224,15 @@ def run_main(args: list[str], stdin: str, monkeypatch: pytest.MonkeyPatch, capsy
     return code, captured.out, captured.err
 
 
-def test_chat_without_speech_shows_no_spoken_lines(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run_main(["chat", "--flow", "clearance", "--seed", "1", "--no-speech", "--dir", str(FLOWS)], ":wait 1\n:quit\n", monkeypatch, capsys)
+def test_chat_without_speech_shows_no_spoken_lines(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = run_main(
+        ["chat", "--flow", "clearance", "--seed", "1", "--no-speech", "--dir", str(FLOWS)],
+        ":wait 1\n:quit\n",
+        monkeypatch,
+        capsys,
+    )
     assert code == 0
     assert "spoken │" not in out and "summary" in out and "transmissions 0" in out
 
@@ -195,15 +243,22 @@ def test_chat_rejects_an_unknown_flow(monkeypatch: pytest.MonkeyPatch, capsys: p
     assert "unknown flow 'no_such_flow'" in err
 
 
-def test_chat_wait_fires_the_silence_prompts_at_their_due_times(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_chat_wait_fires_the_silence_prompts_at_their_due_times(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     """After delivery's clearance the pilot stays silent: `:wait` plays the engine's timers."""
     from gateway.service import RadioService
     from gateway.settings import Settings
 
     oracle = RadioService(Settings(flows_dir=FLOWS), clock=lambda: 0.0)
-    session, opening, _ = oracle.create(flow="clearance", scenario=SCENARIO, seed=SEED)
+    _session, opening, _ = oracle.create(flow="clearance", scenario=SCENARIO, seed=SEED)
     script = f"{opening.expected_pilot[0]}\n:wait 100\n:state\n:quit\n"
-    code, out, _ = run_main(["chat", "--flow", "clearance", "--seed", str(SEED), *_scenario_args(), "--dir", str(FLOWS)], script, monkeypatch, capsys)
+    code, out, _ = run_main(
+        ["chat", "--flow", "clearance", "--seed", str(SEED), *_scenario_args(), "--dir", str(FLOWS)],
+        script,
+        monkeypatch,
+        capsys,
+    )
     assert code == 0
     prompts = [line for line in out.splitlines() if line.startswith("ATC ") and "how do you read" in line]
     assert len(prompts) == 2  # silence_prompts_max of the default policy, then the frequency stays quiet
@@ -219,21 +274,38 @@ def _scenario_args() -> list[str]:
 
 
 def test_bench_engine_writes_the_json_report(tmp_path: Path) -> None:
-    path = tmp_path / "bench.json"
-    result = livefreq("bench", "engine", "--n", "200", "--http", "--profile", "--json", str(path), timeout=120)
+    path = tmp_path / "reports" / "bench.json"
+    result = livefreq("bench", "engine", "--n", "200", "--profile", "--json", str(path), timeout=120)
     assert result.returncode == 0, result.stderr
-    assert "transmissions" in result.stderr  # progress
+    assert "engine: 200/200 transmissions" in result.stderr  # progress
     report = json.loads(path.read_text(encoding="utf-8"))
-    assert report["benchmark"] == "engine" and report["n"] == 200
+    assert report["benchmark"] == "engine" and report["n"] == 200 and report["flow"] == "clearance"
     assert isinstance(report["meets_target"], bool) and report["target_tx_per_s"] > 0
     modes = {r["mode"]: r for r in report["results"]}
-    assert set(modes) == {"engine", "service", "http"}
+    assert set(modes) == {"engine", "service"}
     for mode, r in modes.items():
-        assert r["transmissions"] == 200, mode
-        assert r["sessions"] >= 1 and r["completed_sessions"] <= r["sessions"]
-        assert r["not_understood"] == 0, mode  # the engine's own phrases are always understood
-        for key in ("tx_per_s", "p50_ms", "p99_ms", "mean_ms", "max_ms", "seconds"):
-            assert isinstance(r[key], float | int), (mode, key)
-        assert r["p50_ms"] <= r["p99_ms"] <= r["max_ms"]
-        assert mode in result.stdout  # the table
+        _check_result(r, 200)
+        assert any(line.split()[:2] == [mode, "200"] for line in result.stdout.splitlines())  # the table
     assert report["profile"] and {"function", "calls", "tottime_s", "cumtime_s"} <= set(report["profile"][0])
+
+
+def test_bench_http_loop_drives_a_real_server() -> None:
+    """The `--http` mode: uvicorn in a thread on a free loopback port, one keep-alive client."""
+    from gateway.bench import Progress, bench_http
+    from gateway.settings import Settings
+
+    progress = io.StringIO()
+    run = bench_http(Settings(flows_dir=FLOWS), 40, None, Progress("http", 40, progress))
+    result = run.result()
+    assert result["mode"] == "http"
+    _check_result(result, 40)
+    assert "http: 40/40 transmissions" in progress.getvalue()
+
+
+def _check_result(r: dict, n: int) -> None:
+    assert r["transmissions"] == n, r
+    assert r["sessions"] >= 1 and r["completed_sessions"] <= r["sessions"]
+    assert r["not_understood"] == 0 and r["stalled_sessions"] == 0  # the engine's own phrases always work
+    for key in ("tx_per_s", "p50_ms", "p99_ms", "mean_ms", "max_ms", "seconds"):
+        assert isinstance(r[key], float | int), key
+    assert r["p50_ms"] <= r["p99_ms"] <= r["max_ms"]

@@ -1,0 +1,358 @@
+"""`livefreq bench engine`: how many pilot transmissions per second the gateway decides.
+
+Every mode drives the same realistic script: sessions start in the main flow and each pilot turn
+sends the engine's own `expected_pilot[0]`, so the loop walks the whole curriculum (clearance to
+the stand) for any set of flows without a hand-written script. Modes, from the inside out:
+`engine` (the pure `SessionEngine`), `service` (`RadioService`: store copies, transcript) and
+`http` (the public API on a real uvicorn server, one keep-alive client).
+"""
+
+from __future__ import annotations
+
+import cProfile
+import io
+import math
+import pstats
+import socket
+import statistics
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Self, TextIO
+
+if TYPE_CHECKING:
+    from engine.models import Session
+    from gateway.service import RadioService
+    from gateway.settings import Settings
+
+__all__ = [
+    "TARGET_TX_PER_S",
+    "BackgroundServer",
+    "BenchError",
+    "BenchRun",
+    "Progress",
+    "bench_engine",
+    "bench_http",
+    "bench_service",
+    "profile_engine",
+    "scenario_pool",
+]
+
+TARGET_TX_PER_S = 2000.0  # in process, one core (the issue's target)
+MAX_IDLE_SESSIONS = 20
+TX_CLOCK_STEP_S = 4.0  # virtual seconds between two transmissions in the engine loop
+
+
+class BenchError(Exception):
+    """The benchmark could not run (server did not start, the API answered an error)."""
+
+
+@dataclass
+class BenchRun:
+    """Timings of one mode: per-transmission decision times and the loop's wall time."""
+
+    mode: str
+    times_ns: list[int] = field(default_factory=list)
+    wall_s: float = 0.0
+    sessions: int = 0
+    completed: int = 0
+    not_understood: int = 0
+    stalled: int = 0  # sessions abandoned at a turn with no phrase to say and nothing scheduled
+    _idle: int = 0  # sessions in a row that ended before any pilot transmission
+
+    def new_session(self) -> None:
+        """Count a session start; refuse to spin when sessions never reach a pilot turn."""
+        self.sessions += 1
+        self._idle += 1
+        if self._idle > MAX_IDLE_SESSIONS:
+            raise BenchError(
+                f"{MAX_IDLE_SESSIONS} sessions in a row ended or stalled before any pilot turn: "
+                "the flow has nothing for a pilot to say"
+            )
+
+    def record(self, elapsed_ns: int, recognized: bool) -> None:
+        self.times_ns.append(elapsed_ns)
+        self.not_understood += int(not recognized)
+        self._idle = 0
+
+    def result(self) -> dict[str, Any]:
+        n = len(self.times_ns)
+        ms = sorted(t / 1e6 for t in self.times_ns)
+        return {
+            "mode": self.mode,
+            "transmissions": n,
+            "sessions": self.sessions,
+            "completed_sessions": self.completed,
+            "not_understood": self.not_understood,
+            "stalled_sessions": self.stalled,
+            "seconds": round(self.wall_s, 4),
+            "tx_per_s": round(n / self.wall_s, 1) if self.wall_s > 0 else None,
+            "p50_ms": round(_percentile(ms, 50), 4) if ms else None,
+            "p99_ms": round(_percentile(ms, 99), 4) if ms else None,
+            "mean_ms": round(statistics.fmean(ms), 4) if ms else None,
+            "max_ms": round(ms[-1], 4) if ms else None,
+        }
+
+
+def _percentile(sorted_values: list[float], pct: float) -> float:
+    """Nearest-rank percentile of an ascending list."""
+    rank = max(1, math.ceil(pct / 100.0 * len(sorted_values)))
+    return sorted_values[rank - 1]
+
+
+class Progress:
+    """One progress line on stderr: rewritten in place on a terminal, every 10 % in a log."""
+
+    def __init__(self, label: str, total: int, stream: TextIO | None = None) -> None:
+        self.label, self.total = label, total
+        self.stream = stream or sys.stderr
+        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
+        self._next_step = 1  # in tenths of the total
+        self._last = 0.0
+
+    def update(self, done: int) -> None:
+        if self.tty:
+            now = time.monotonic()
+            if now - self._last >= 0.1 or done >= self.total:
+                self._last = now
+                print(f"\r{self.label}: {done}/{self.total} transmissions", end="", file=self.stream, flush=True)
+        elif done * 10 >= self._next_step * self.total:
+            print(f"{self.label}: {done}/{self.total} transmissions", file=self.stream, flush=True)
+            self._next_step = done * 10 // self.total + 1
+
+    def done(self) -> None:
+        if self.tty:
+            print(file=self.stream, flush=True)
+
+
+def scenario_pool(service: RadioService, flow: str | None, size: int = 8) -> list[dict[str, Any]]:
+    """Resolved scenario variables for seeds 0..size-1 (airport lookups are setup, not decisions)."""
+    return [dict(service.create(flow=flow, seed=seed)[0].variables) for seed in range(size)]
+
+
+def bench_engine(
+    service: RadioService,
+    n: int,
+    flow: str | None,
+    progress: Progress,
+    *,
+    scenarios: list[dict[str, Any]] | None = None,
+) -> BenchRun:
+    """The engine alone: `SessionEngine.start/transmit/tick` on sessions held in this loop.
+
+    Sessions cycle through `scenarios` (default `scenario_pool`) and run on a virtual clock that
+    moves 4 s per transmission. Each pilot turn sends `expected_pilot[0]`; a turn with nothing to
+    say waits for the next timer; a finished session is replaced by a new one.
+    """
+    engine = service.engine
+    scenarios = scenarios or scenario_pool(service, flow)
+    run = BenchRun("engine")
+    now = 0.0
+    start_flow = flow or service.registry.main_flow
+    started = time.perf_counter()
+    session: Session | None = None
+    expected: list[str] = []
+    last_wakeup: float | None = None
+    while len(run.times_ns) < n:
+        if session is None:
+            variables = scenarios[run.sessions % len(scenarios)]
+            run.new_session()
+            session, decision = engine.start(
+                variables=dict(variables),
+                session_id=f"bench-{run.sessions}",
+                flow=start_flow,
+                now=now,
+                seed=run.sessions,
+            )
+            expected = decision.expected_pilot
+            if decision.completed:
+                run.completed += 1
+                session = None
+                continue
+        if not expected:
+            due = engine.next_wakeup(session)
+            if due is None:
+                run.stalled += 1
+                session = None
+                continue
+            if due <= now and due == last_wakeup:
+                run.stalled += 1  # the engine asked for this moment already and nothing happened
+                session = None
+                continue
+            last_wakeup, now = due, max(now, due)
+            for decision in engine.tick(session, now):
+                expected = decision.expected_pilot
+            if session.completed:
+                run.completed += 1
+                session = None
+            continue
+        now += TX_CLOCK_STEP_S
+        t0 = time.perf_counter_ns()
+        decision = engine.transmit(session, expected[0], now)
+        run.record(time.perf_counter_ns() - t0, decision.recognized)
+        expected = decision.expected_pilot
+        if decision.completed:
+            run.completed += 1
+            session = None
+        progress.update(len(run.times_ns))
+    run.wall_s = time.perf_counter() - started
+    progress.done()
+    return run
+
+
+def bench_service(service: RadioService, n: int, flow: str | None, progress: Progress) -> BenchRun:
+    """The whole in-process path a request takes: `RadioService.create/transmit` (store copies,
+    transcript, engine). Sessions are created inside the timed loop, as clients would."""
+    run = BenchRun("service")
+    started = time.perf_counter()
+    session_id: str | None = None
+    expected: list[str] = []
+    while len(run.times_ns) < n:
+        if session_id is None:
+            run.new_session()
+            session, decision, _token = service.create(flow=flow, seed=run.sessions)
+            session_id, expected = session.session_id, decision.expected_pilot
+            if decision.completed:
+                run.completed += 1
+                session_id = None
+                continue
+        if not expected:  # the service's clock is real time: do not wait for timers, start anew
+            run.stalled += 1
+            session_id = None
+            continue
+        t0 = time.perf_counter_ns()
+        decision = service.transmit(session_id, expected[0])
+        run.record(time.perf_counter_ns() - t0, decision.recognized)
+        expected = decision.expected_pilot
+        if decision.completed:
+            run.completed += 1
+            session_id = None
+        progress.update(len(run.times_ns))
+    run.wall_s = time.perf_counter() - started
+    progress.done()
+    return run
+
+
+class BackgroundServer:
+    """uvicorn serving `app` on a free loopback port, in a daemon thread (bench, tests)."""
+
+    def __init__(self, app: Any) -> None:
+        import uvicorn
+
+        # proto=IPPROTO_TCP matters: asyncio sets TCP_NODELAY on accepted connections only for
+        # sockets that say they are TCP, and without it every response waits ~40 ms for a
+        # delayed ACK (Nagle), which would measure the kernel instead of the gateway.
+        self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+        self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self._sock.bind(("127.0.0.1", 0))
+        self.port: int = self._sock.getsockname()[1]
+        config = uvicorn.Config(app, log_level="warning", lifespan="on", access_log=False)
+        self.server = uvicorn.Server(config)
+        self._thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self._sock]}, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def __enter__(self) -> Self:
+        self._thread.start()
+        deadline = time.monotonic() + 15.0
+        while not self.server.started:  # uvicorn offers no event to wait on
+            if not self._thread.is_alive() or time.monotonic() > deadline:
+                raise BenchError("the benchmark server did not start")
+            time.sleep(0.01)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.should_exit = True
+        self._thread.join(timeout=10.0)
+        self._sock.close()
+
+
+def bench_http(settings: Settings, n: int, flow: str | None, progress: Progress) -> BenchRun:
+    """The public HTTP API end to end: a real uvicorn server on loopback, one keep-alive client."""
+    import httpx
+
+    from gateway.app import create_app
+
+    run = BenchRun("http")
+    with BackgroundServer(create_app(settings)) as server, httpx.Client(base_url=server.url, timeout=30.0) as client:
+        body: dict[str, Any] = {"flow": flow} if flow else {}
+        client.get("/health").raise_for_status()
+        started = time.perf_counter()
+        session_id: str | None = None
+        expected: list[str] = []
+        while len(run.times_ns) < n:
+            if session_id is None:
+                run.new_session()
+                reply = _http_json(client.post("/api/radio/sessions", json={**body, "seed": run.sessions}))
+                session_id, expected = reply["session"]["id"], list(reply.get("expected_pilot") or [])
+                if reply["session"].get("completed"):
+                    run.completed += 1
+                    session_id = None
+                    continue
+            if not expected:
+                run.stalled += 1
+                session_id = None
+                continue
+            t0 = time.perf_counter_ns()
+            reply = _http_json(
+                client.post(f"/api/radio/sessions/{session_id}/transmissions", json={"text": expected[0]})
+            )
+            run.record(time.perf_counter_ns() - t0, (reply.get("decision") or {}).get("recognized") is not False)
+            expected = list(reply.get("expected_pilot") or [])
+            if reply["session"].get("completed"):
+                run.completed += 1
+                session_id = None
+            progress.update(len(run.times_ns))
+        run.wall_s = time.perf_counter() - started
+    progress.done()
+    return run
+
+
+def _http_json(response: Any) -> dict[str, Any]:
+    if response.status_code >= 400:
+        raise BenchError(f"HTTP {response.status_code} from {response.request.url.path}: {response.text[:300]}")
+    data = response.json()
+    if not isinstance(data, dict):
+        raise BenchError(f"unexpected reply from {response.request.url.path}: {str(data)[:300]}")
+    return data
+
+
+def profile_engine(
+    service: RadioService, n: int, flow: str | None, top: int = 25
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """cProfile over `n` transmissions of the engine loop (scenario setup not included).
+
+    Returns the `top` functions by own time (with their share of the whole run) and by
+    cumulative time: {function, calls, tottime_s, cumtime_s, share_pct}.
+    """
+    scenarios = scenario_pool(service, flow)
+    profiler = cProfile.Profile()
+    profiler.enable()
+    bench_engine(service, n, flow, Progress("profile", n, io.StringIO()), scenarios=scenarios)
+    profiler.disable()
+    stats = pstats.Stats(profiler)
+    raw = stats.stats.items()  # type: ignore[attr-defined]
+    total = sum(tt for _, (_cc, _nc, tt, _ct, _callers) in raw) or 1.0
+    rows = [
+        {
+            "function": f"{_short_path(filename)}:{line}({func})",
+            "calls": nc,
+            "tottime_s": round(tt, 4),
+            "cumtime_s": round(ct, 4),
+            "share_pct": round(100.0 * tt / total, 1),
+        }
+        for (filename, line, func), (_cc, nc, tt, ct, _callers) in raw
+    ]
+    own = sorted(rows, key=lambda r: r["tottime_s"], reverse=True)[:top]
+    cumulative = sorted(rows, key=lambda r: r["cumtime_s"], reverse=True)[:top]
+    return own, cumulative
+
+
+def _short_path(filename: str) -> str:
+    for marker in ("/engine/", "/gateway/", "/site-packages/", "/lib/python"):
+        if marker in filename:
+            return filename[filename.index(marker) + 1 :]
+    return filename
