@@ -22,7 +22,7 @@ from typing import Any
 from engine.models import ReadbackResult
 from engine.phraseology import kind_for_variable, tokenize
 from engine.phraseology.context import Context
-from engine.phraseology.handlers import Kind, kind
+from engine.phraseology.handlers import Kind, canonical_of, kind
 
 CORRECTION_WORDS = frozenset({"correction"})
 
@@ -41,10 +41,10 @@ class ReadbackEvaluator:
                 continue
             handler = kind(kind_for_variable(name))
             value = variables.get(name)
-            expected = handler.canonical(value) if value is not None and value != "" else None
+            expected = canonical_of(handler, value)
             if expected is None and value is not None and value != "":
                 handler = kind("text")  # a value its kind cannot parse is checked as its words
-                expected = handler.canonical(value)
+                expected = canonical_of(handler, value)
             if expected is None:
                 fields[name] = "missing"
                 missing.append(name)
@@ -64,5 +64,5 @@ class ReadbackEvaluator:
 
 
 def _shown(handler: Kind, value: str) -> str:
-    canon = handler.canonical(value)
+    canon = canonical_of(handler, value)
     return handler.display(canon) if canon is not None else value

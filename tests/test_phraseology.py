@@ -222,6 +222,7 @@ ROUND_TRIPS = [
     ("letter", "K", "K", "K", "Kilo", "information {}"),
     ("speed", 180, "180", "180", "one eight zero", "speed {} knots"),
     ("wind", "250/12", "250/12", "250/12", "two fife zero degrees, one two knots", "wind {}"),
+    ("wind", "VRB/03", "VRB/03", "VRB/03", "variable, tree knots", "wind {}"),
     ("wind", "25012G25KT", "250/12G25", "250/12G25", "two fife zero degrees, one two knots, gusting two fife knots", "wind {}"),
     ("sid", "MARUN 7F", "MARUN 7F", "MARUN 7F", "MARUN seven foxtrot", "via {} departure"),
     ("sid", "ANEKI1L", "ANEKI 1L", "ANEKI 1L", "ANEKI one lima", "via {}"),
@@ -394,6 +395,19 @@ def test_a_designator_does_not_swallow_the_next_word(heard: str, values: list[st
         ("letter", "K", "kilo", True),
         ("text", "ILS", "ils", True),
         ("text", "ILS", "RNP", False),
+        # heard values may be spoken
+        ("runway", "25R", "two fife right", True),
+        ("runway", "25R", "two five left", False),
+        ("frequency", "121.800", "one two one decimal eight", True),
+        ("squawk", "4721", "four seven to one", True),
+        ("squawk", "4721", "four seven one two", False),
+        ("sid", "MARUN 7F", "marun seven foxtrot", True),
+        ("sid", "MARUN 7F", "marun seven golf", False),
+        ("altitude", 5000, "five thousand", True),
+        ("altitude", "FL070", "flight level zero seven zero", True),
+        ("altitude", "FL070", "seven thousand", False),
+        ("callsign", "DLH359", "lufthansa tree fife niner", True),
+        ("route", "N3 U4", "november three uniform four", True),
     ],
 )
 def test_same_value(kind: str, issued: object, heard: object, same: bool) -> None:

@@ -27,6 +27,7 @@ from engine.phraseology.callsigns import (
     speak_callsign,
 )
 from engine.phraseology.context import Context
+from engine.phraseology.handlers import canonical_of
 from engine.phraseology.handlers import kind as _handler
 from engine.phraseology.kinds import KINDS, kind_for_variable
 from engine.phraseology.numbers import DIGIT_WORDS, speak_digits
@@ -58,22 +59,20 @@ __all__ = [
 
 def canonical_value(kind: str, value: Any) -> str | None:
     """The value in its canonical form for comparisons ("121.8" -> "121.800"); None if invalid."""
-    if value is None:
-        return None
-    return _handler(kind).canonical(value)
+    return canonical_of(_handler(kind), value)
 
 
 def speak_value(kind: str, value: Any) -> str:
     """ICAO spoken form of one value; an invalid value is spoken as text."""
     handler = _handler(kind)
-    canon = handler.canonical(value) if value is not None and handler.name != "text" else None
+    canon = canonical_of(handler, value) if handler.name != "text" else None
     return handler.speak(canon) if canon is not None else speak_text(str(value if value is not None else ""))
 
 
 def display_value(kind: str, value: Any) -> str:
     """Text form as written in a clearance ("25R", "121.800", "5000", "FL070", "MARUN 7F")."""
     handler = _handler(kind)
-    canon = handler.canonical(value) if value is not None and handler.name != "text" else None
+    canon = canonical_of(handler, value) if handler.name != "text" else None
     return handler.display(canon) if canon is not None else str(value if value is not None else "")
 
 
@@ -92,9 +91,10 @@ def extract(kind: str, text: str, variables: Mapping[str, Any] | None = None) ->
 
 
 def same_value(kind: str, issued: Any, heard: Any) -> bool:
-    """Meaning-level equality of two values of one kind; invalid values compare as normalized text."""
+    """Meaning-level equality of two values of one kind, written or spoken ("25R" == "two five
+    right"); values that are not of the kind compare as normalized text."""
     handler = _handler(kind)
-    a, b = canonical_value(kind, issued), canonical_value(kind, heard)
+    a, b = canonical_of(handler, issued), canonical_of(handler, heard)
     if a is None or b is None:
         left, right = normalize_transcript(str(issued)), normalize_transcript(str(heard))
         return bool(left) and left == right

@@ -93,3 +93,18 @@ KINDS: dict[str, Kind] = {
 def kind(name: str) -> Kind:
     """The handler of a kind name; unknown names are free text."""
     return KINDS.get(name, KINDS["text"])
+
+
+def canonical_of(handler: Kind, value: Any) -> str | None:
+    """Written forms first ("25R"); then spoken ones ("two five right", "marun seven foxtrot")."""
+    if value is None or value == "":
+        return None
+    canon = handler.canonical(value)
+    if canon is not None or not isinstance(value, str) or handler.name == "text":
+        return canon
+    t = tokenize(value)
+    canon = handler.canonical(t.text)
+    if canon is not None:
+        return canon
+    found = {v for _i, v in handler.find(t, Context())}
+    return handler.canonical(found.pop()) if len(found) == 1 else None

@@ -134,6 +134,8 @@ def wind_canonical(value: Any) -> str | None:
 def wind_speak(canon: str) -> str:
     direction, _, speed = canon.partition("/")
     speed, _, gust = speed.partition("G")
+    if int(speed) == 0:
+        return "calm"
     head = "variable" if direction == "VRB" else f"{speak_digits(direction)} degrees"
     text = f"{head}, {speak_digits(str(int(speed)))} knots"
     return f"{text}, gusting {speak_digits(gust)} knots" if gust else text
@@ -145,7 +147,7 @@ def wind_find(t: Transcript, ctx: Context) -> Found:
         if word != "wind":
             continue
         j = i + 1
-        direction = t.integer(j) or ("VRB" if t.word(j) == "variable" else None)
+        direction = t.integer(j) or ("VRB" if t.word(j) in ("variable", "vrb") else None)
         if direction is None:
             continue
         j += 2 if t.word(j + 1) == "degrees" else 1
