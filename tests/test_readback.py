@@ -180,6 +180,21 @@ def test_callsign_spoken_field_is_checked_as_a_callsign() -> None:
     assert evaluate(["callsign_spoken"], "Lufthansa 359").ok
 
 
+@pytest.mark.parametrize(
+    ("required", "transcript"),
+    [
+        (["callsign", "ground_freq"], "lufthansa tree fife niner one two one decimal eight"),
+        (["callsign", "initial_altitude_ft"], "lufthansa tree fife niner fife thousand feet"),
+        (["squawk", "initial_altitude_ft"], "squawk four seven two one five thousand feet"),
+        (["callsign", "initial_altitude_ft"], "lufthansa three fifty nine fifteen thousand feet"),
+    ],
+)
+def test_values_run_together_without_punctuation(required: list[str], transcript: str) -> None:
+    """Recognizers without punctuation (vosk, pocketsphinx) run a callsign into the next value."""
+    variables = {**VARS, "initial_altitude_ft": 15000 if "fifteen" in transcript else 5000}
+    assert evaluate(required, transcript, variables).ok
+
+
 def test_frequencies_of_two_stations_are_told_apart() -> None:
     both = ["tower_freq", "ground_freq"]
     assert evaluate(both, "tower 118.7, ground 121.8").ok

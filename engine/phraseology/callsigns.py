@@ -240,10 +240,16 @@ def _telephony_of(spoken: Any) -> str | None:
     return match.group(1) if match and match.group(1) else None
 
 
-def _flight_at(t: Transcript, j: int, letters: int | None) -> tuple[str, int] | None:
-    """Flight identification at word j: a number, then up to `letters` letters (None: phonetic only)."""
+def _flight_at(t: Transcript, j: int, letters: int | None, digits: str = "") -> tuple[str, int] | None:
+    """Flight identification at word j: a number, then up to `letters` letters (None: phonetic only).
+
+    `digits` (the issued flight number) also finds it run together with a frequency said right
+    after it: "tree fife niner one two one decimal eight" is one numeral, 359121.8."""
     number = t.integer(j)
     if number is None:
+        glued = t.number(j) or ""
+        if digits and glued.startswith(digits) and len(glued.partition(".")[0]) == len(digits) + 3:
+            return digits, j + 1
         return None
     flight, j = number, j + 1
     limit = 2 if letters is None else letters
@@ -304,6 +310,7 @@ def _find(t: Transcript, expected: ParsedCallsign | None, extra: str | None) -> 
     if expected is not None and expected.is_registration:
         return _find_registration(t, expected)
     letters = sum(ch.isalpha() for ch in expected.flight) if expected else None
+    digits = expected.flight if expected and expected.flight.isdigit() else ""
     telephonies, prefixes, designators = _BY_TELEPHONY, _PREFIXES, AIRLINES.keys()
     if expected is not None and expected.airline:
         if expected.airline not in AIRLINES:
@@ -316,7 +323,7 @@ def _find(t: Transcript, expected: ParsedCallsign | None, extra: str | None) -> 
         if word not in prefixes and len(word) != 3 and t.letters[i] is None:
             continue  # cannot start a telephony, a written designator or a spelled one
         for airline, end in _airline_at(t, i, telephonies, prefixes, designators):
-            flight = _flight_at(t, end, letters)
+            flight = _flight_at(t, end, letters, digits)
             if flight:
                 found[i] = f"{airline}{flight[0]}"
                 break
@@ -349,7 +356,7 @@ def _fuzzy_telephony(
             for n in (size, size + 1):
                 window = "".join(t.words[i : i + n])
                 if fuzz.ratio(window, target) >= TELEPHONY_SCORE:
-                    flight = _flight_at(t, i + n, letters)
+                    flight = _flight_at(t, i + n, letters, expected.flight if expected.flight.isdigit() else "")
                     if flight:
                         found[i] = f"{expected.airline}{flight[0]}"
                         break

@@ -68,7 +68,8 @@ def find(t: Transcript, ctx: Context) -> list[tuple[int, str]]:
             continue
         whole, dot, frac = word.partition(".")
         if dot:
-            value = _format(whole, frac) if len(whole) == 3 and len(frac) <= 3 else None
+            # "lufthansa tree fife niner one two one decimal eight" runs together as 359121.8
+            value = _format(whole[-3:], frac) if len(whole) >= 3 and len(frac) <= 3 else None
         elif t.word(i - 1) not in _OTHER_VALUES and near(t.words, i, _ANCHORS, 3):
             value = _from_integer(word)
         else:

@@ -205,6 +205,12 @@ class _Builder:
         if self.frac is not None:
             self.flush()
             return
+        if value == 1000 and self.acc is None and len(self.buf) > 2:
+            # "tree fife niner fife thousand" (no pause after a callsign): thousands are counted
+            # with one digit, or one teen/tens word; the digits before are another number.
+            keep = 2 if self.last in ("T", "X") else 1
+            self.out.append((self.buf[:-keep], False))
+            self.buf = self.buf[-keep:]
         base = int(self.buf) if self.buf else None
         if value == 100:
             self.acc = (self.acc or 0) + (1 if base is None else base) * 100
