@@ -44,6 +44,8 @@ def correction_items(required: list[str], variables: dict[str, Any], result: Rea
         lead = _LEAD.get(kind, name.replace("_", " "))
         if kind == "frequency" and name.endswith("_freq"):
             lead = name.removesuffix("_freq").removeprefix("dest_")
+        elif kind == "designator":  # holding point, stand: the variable says which
+            lead = name.removeprefix("arrival_").replace("_", " ")
         items.append(f"{lead} {shown}{_AFTER.get(kind, '')}".strip())
     return items
 

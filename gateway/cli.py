@@ -139,7 +139,48 @@ def build_parser() -> argparse.ArgumentParser:
     )
     engine.set_defaults(handler=cmd_bench_engine)
     bench.set_defaults(handler=cmd_bench_list)
+
+    fly = sub.add_parser(
+        "fly",
+        help="scripted pilot: fly a whole scenario against a running gateway over HTTP",
+        description="Start a session on a running gateway and answer every pilot turn with the phrase the "
+        "state expects, spoken radio-style, until the scenario completes.",
+    )
+    fly.add_argument("--url", default="http://127.0.0.1:8765", help="gateway base URL (default: %(default)s)")
+    fly.add_argument("--flow", default="clearance", help="flow to start in (default: %(default)s)")
+    fly.add_argument("--seed", type=int, default=7, help="scenario seed (default: %(default)s)")
+    fly.add_argument(
+        "--wrong-readbacks", action="store_true", help="first send every readback with one wrong value; it must be caught"
+    )
+    fly.add_argument("--quiet", action="store_true", help="print only the summary")
+    fly.set_defaults(handler=cmd_fly)
     return parser
+
+
+def cmd_fly(args: argparse.Namespace) -> int:
+    import httpx
+
+    from gateway.fly import FlightError, HttpPilot
+
+    pilot = HttpPilot(args.url, seed=args.seed, wrong_readbacks=args.wrong_readbacks, echo=None if args.quiet else print)
+    try:
+        report = pilot.fly(flow=args.flow)
+    except (FlightError, httpx.HTTPError) as exc:
+        print(f"livefreq fly: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        pilot.close()
+    print(
+        f"session {report.session_id}: {'completed' if report.completed else 'NOT completed'}, "
+        f"{report.transmissions} transmissions, {report.readbacks} readbacks"
+        + (f", wrong values caught {report.wrong_caught}/{report.wrong_sent}" if args.wrong_readbacks else "")
+    )
+    for miss in report.misses:
+        print(f"  MISSED wrong readback: {miss}")
+    for line in report.unrecognized:
+        print(f"  unrecognized: {line}")
+    ok = report.completed and not report.misses and not report.unrecognized
+    return 0 if ok else 1
 
 
 def _positive_int(text: str) -> int:
