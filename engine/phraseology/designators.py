@@ -111,7 +111,7 @@ def route_speak(canon: str) -> str:
 
 def _designator_at(t: Transcript, i: int) -> tuple[str, int] | None:
     """A taxiway designator at word i ("november 3", "n 3", "alfa"): (text, next index)."""
-    letter = letter_of(t.word(i))
+    letter = t.letter(i)
     if letter is None:
         return None
     number = t.integer(i + 1)
