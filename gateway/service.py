@@ -185,6 +185,16 @@ class RadioService:
             self._save(record, [decision])
         return decision
 
+    def telemetry(self, session_id: str, data: Mapping[str, Any]) -> Decision | None:
+        """Aircraft state from a simulator; a telemetry trigger may move the scenario on."""
+        with self._lock:
+            record = self._load(session_id)
+            now = self.clock()
+            decision = self.engine.telemetry(record.session, dict(data), now)
+            record.touched_at = now
+            self._save(record, [decision] if decision is not None else [])
+        return decision
+
     def reset(self, session_id: str) -> Decision:
         """Back to the first state of the scenario, same variables, same resume token."""
         with self._lock:

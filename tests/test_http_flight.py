@@ -70,3 +70,38 @@ def test_spoken_style_uses_icao_words():
 
     text = spoken("Cleared to Munich via MARUN 7F departure, climb 5000 feet, squawk 4721, Lufthansa 359", random.Random(1), True)
     assert "fife" in text and "niner" in text and "4721" not in text
+
+
+def test_telemetry_over_http_hands_off_from_tower_to_departure(fast_server):
+    import random
+    import time
+
+    import httpx
+
+    rng = random.Random(2)
+    with httpx.Client(base_url=fast_server, timeout=10) as client:
+        reply = client.post("/api/radio/sessions", json={"flow": "tower_departure", "seed": 2}).json()
+        sid = reply["session"]["id"]
+        session, expected = reply["session"], reply["expected_pilot"]
+        for _ in range(40):
+            if session["state"] == "TWR_ROLLING":
+                break
+            if expected:
+                reply = client.post(f"/api/radio/sessions/{sid}/transmissions", json={"text": spoken(expected[0], rng, False)}).json()
+                session, expected = reply["session"], reply["expected_pilot"]
+            else:  # the controller makes us wait (timer): poll
+                time.sleep(0.05)
+                view = client.get(f"/api/radio/sessions/{sid}").json()
+                session, expected = view["session"], view["expected_pilot"]
+        assert session["state"] == "TWR_ROLLING"
+        assert client.post(f"/api/radio/sessions/{sid}/telemetry", json={"bogus": 1}).status_code == 422
+        first = client.post(f"/api/radio/sessions/{sid}/telemetry", json={"on_ground": False, "altitude_ft": 800}).json()
+        assert first["decision"] is None  # the condition must hold for hold_s first
+        for _ in range(200):
+            view = client.get(f"/api/radio/sessions/{sid}").json()
+            if view["session"]["state"] != "TWR_ROLLING":
+                break
+            time.sleep(0.02)
+        assert view["session"]["state"] == "TWR_DEP_RB"
+        entries = client.get(f"/api/radio/sessions/{sid}/transcript").json()["entries"]
+        assert "contact departure" in entries[-1]["text"]

@@ -38,6 +38,21 @@ class TransmissionRequest(BaseModel):
     text: str
 
 
+class TelemetryRequest(BaseModel):
+    """``POST /api/radio/sessions/{id}/telemetry``: the protocol's `telemetry` message over HTTP."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    on_ground: bool | None = None
+    altitude_ft: float | None = None
+    ias_kt: float | None = None
+    heading_deg: float | None = None
+    lat: float | None = None
+    lon: float | None = None
+    squawk: str | None = None
+    com1: str | None = None
+
+
 class DecideCandidate(BaseModel):
     """A state the seed 000 frontend allows next (``id`` in ``flow``, default the request's flow)."""
 

@@ -13,6 +13,7 @@ from starlette.routing import BaseRoute, Route
 from gateway.api.errors import read_model
 from gateway.api.schemas import (
     CreateSessionRequest,
+    TelemetryRequest,
     TransmissionRequest,
     decision_body,
     decision_summary,
@@ -46,6 +47,19 @@ def routes(service: RadioService, max_body_bytes: int) -> list[BaseRoute]:
         payload["decision"] = decision_summary(decision)
         return JSONResponse(payload)
 
+    async def telemetry(request: Request) -> JSONResponse:
+        session_id = request.path_params["session_id"]
+        service.get(session_id)
+        body = await read_model(request, TelemetryRequest, max_body_bytes)
+        decision = service.telemetry(session_id, body.model_dump(exclude_none=True))
+        session = service.get(session_id)
+        if decision is None:
+            return JSONResponse({"session": session_view(session, service), "messages": [], "decision": None,
+                                 "expected_pilot": service.expected_pilot(session)})
+        payload = decision_body(session, decision, service)
+        payload["decision"] = decision_summary(decision)
+        return JSONResponse(payload)
+
     async def transcript(request: Request) -> JSONResponse:
         session_id = request.path_params["session_id"]
         return JSONResponse({"session_id": session_id, "entries": service.transcript(session_id)})
@@ -67,5 +81,6 @@ def routes(service: RadioService, max_body_bytes: int) -> list[BaseRoute]:
         Route(base + "/{session_id}", delete, methods=["DELETE"]),
         Route(base + "/{session_id}/transmissions", transmit, methods=["POST"]),
         Route(base + "/{session_id}/transcript", transcript, methods=["GET"]),
+        Route(base + "/{session_id}/telemetry", telemetry, methods=["POST"]),
         Route(base + "/{session_id}/reset", reset, methods=["POST"]),
     ]
