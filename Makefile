@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 8765
 
-.PHONY: install run test lint bench clean airports
+.PHONY: install run test lint bench clean airports system-deps
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -20,7 +20,10 @@ install: $(VENV)/.installed
 run: install
 	$(BIN)/livefreq serve --host $(HOST) --port $(PORT)
 
-test: install
+system-deps:
+	bash scripts/install-system-deps.sh
+
+test: install system-deps
 	$(BIN)/livefreq flows lint
 	$(BIN)/python -m pytest -q
 

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# System packages the tests and engines use (Debian): espeak-ng (the espeak TTS engine).
+# Installs only what is missing; needs root (CI runs as root). Without root it says what to run.
+set -euo pipefail
+need=()
+command -v espeak-ng >/dev/null 2>&1 || need+=(espeak-ng)
+[ ${#need[@]} -eq 0 ] && exit 0
+if [ "$(id -u)" -ne 0 ]; then
+  echo "livefreq: missing system packages: ${need[*]} (run: sudo apt-get install -y ${need[*]})" >&2
+  exit 1
+fi
+echo "livefreq: installing system packages: ${need[*]}"
+apt-get update -qq
+DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
