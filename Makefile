@@ -12,6 +12,7 @@ $(BIN)/python:
 	$(BIN)/python -m pip install -q --upgrade pip
 
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
+	@echo "livefreq: installing the package and its dependencies into $(VENV) (first run: a few minutes)"
 	$(BIN)/python -m pip install -q -e '.[test]'
 	touch $@
 
