@@ -2,7 +2,7 @@
 
 The text form shows values as written in a clearance ("runway 25R, contact tower 118.700"); the
 speech form renders each variable through the phraseology package by its kind and then normalizes
-what is left ("runway two fife right, contact tower wun wun ait decimal seven"). Both come from
+what is left ("runway two fife right, contact tower one one eight decimal seven"). Both come from
 the one renderer and the one normalizer, never from per-flow code.
 """
 
