@@ -411,19 +411,8 @@ class SessionEngine:
             d.trace.auto_advance.append(key)
             spoke = self._on_enter(session, d, flow, state, now, spoke) or spoke
             if self.orchestrator.is_end(flow.slug, state.id):
-                if parallel:
-                    self.orchestrator.end_parallel(session, parallel)
-                    d.trace.add("flow", f"parallel flow {parallel} ended")
-                    return
-                change = self.orchestrator.finish(session)
-                d.trace.add("flow", f"{flow.slug} ended at {state.id}; {change.op} {change.flow}:{change.state}")
-                if change.reenter:
-                    visited.discard(f"{change.flow}:{change.state}")
+                if self._end_flow(session, d, now, parallel, f"{flow.slug} ended at {state.id}", visited):
                     continue
-                if change.op == "complete":
-                    self._complete(session, d)
-                else:
-                    self._resume(session, d, now)
                 return
             if state.role is Role.PILOT:
                 return
@@ -440,18 +429,8 @@ class SessionEngine:
                 return
             self._apply_updates(session, d, t)
             if t.kind is TransitionKind.RETURN and not t.flow:
-                if parallel:
-                    self.orchestrator.end_parallel(session, parallel)
-                    return
-                change = self.orchestrator.finish(session)
-                d.trace.add("flow", f"return from {flow.slug}: {change.op} {change.flow}:{change.state}")
-                if change.reenter:
-                    visited.discard(f"{change.flow}:{change.state}")
+                if self._end_flow(session, d, now, parallel, f"return from {flow.slug}", visited):
                     continue
-                if change.op == "complete":
-                    self._complete(session, d)
-                else:
-                    self._resume(session, d, now)
                 return
             if t.flow and not parallel:
                 change = self.orchestrator.enter(session, t.flow, t.to, t.mode, t.return_to)
@@ -464,6 +443,23 @@ class SessionEngine:
                 continue
             timers.cancel_state(session, frame.flow, frame.state)
             frame.state = t.to or frame.state
+
+    def _end_flow(self, session: Session, d: Decision, now: float, parallel: str | None, why: str, visited: set[str]) -> bool:
+        """The frame's flow ended. True when auto-advance goes on in a `return_to` state."""
+        if parallel:
+            self.orchestrator.end_parallel(session, parallel)
+            d.trace.add("flow", f"parallel flow {parallel}: {why}")
+            return False
+        change = self.orchestrator.finish(session)
+        d.trace.add("flow", f"{why}; {change.op} {change.flow}:{change.state}")
+        if change.reenter:
+            visited.discard(f"{change.flow}:{change.state}")
+            return True
+        if change.op == "complete":
+            self._complete(session, d)
+        else:
+            self._resume(session, d, now)
+        return False
 
     def _first_open(self, session: Session, state: State) -> Transition | None:
         """The route an atc/system state takes by itself: first untriggered next/auto/ok whose
