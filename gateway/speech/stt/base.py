@@ -1,0 +1,221 @@
+"""The speech-to-text interface, the context that biases it, and the worker pool every engine shares.
+
+A transmission is one `SttStream`: the audio path `feed`s 20 ms frames as they arrive (cheap: it
+only appends), asks for `partial()` transcripts while the pilot talks, and awaits `final()` once the
+transmission ends. Decoding is CPU work; it runs on `stt_executor()`, never on the event loop.
+
+`SttContext` carries what the current state expects, so engines can bias recognition towards it.
+Biasing is also a risk (a biased recognizer can "hear" a correct readback that was wrong), so
+engines bias towards the expected phrases *and* keep every alternative value representable:
+`corpus_sentences` always adds the digits, the phonetic alphabet and the ICAO words below.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import os
+import re
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Protocol, TypeVar, runtime_checkable
+
+from engine.phraseology import DIGIT_WORDS, speak_text
+from gateway.audio.pcm import check_pcm
+
+T = TypeVar("T")
+
+STT_SAMPLE_RATE = 16000  # what the audio path delivers and what every bundled model expects
+
+# Words a pilot may use in any transmission, so a closed-vocabulary engine (sphinx LM, vosk
+# grammar) can still recognize a value or word the current state did not expect.
+ICAO_WORDS: tuple[str, ...] = (
+    *DIGIT_WORDS,
+    "three five nine hundred thousand decimal point",
+    "alfa bravo charlie delta echo foxtrot golf hotel india juliett kilo lima mike november",
+    "oscar papa quebec romeo sierra tango uniform victor whiskey xray yankee zulu",
+    "left right center runway taxiway holding point short line up wait cleared takeoff land",
+    "climb descend maintain flight level feet altitude heading degrees speed knots turn direct",
+    "squawk ident qnh information atis contact tower ground approach departure radar delivery",
+    "roger wilco affirm negative say again request ready via cross hold position stand gate",
+    "to for and at of on with when passing until leaving expect after before behind",
+)
+
+_PLAIN_DIGITS = {"tree": "three", "fife": "five", "niner": "nine"}
+_WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?|\d")  # letters of any script, or one digit
+
+
+class SttError(RuntimeError):
+    """Recognition failed (engine crash, unusable audio)."""
+
+
+class SttConfigError(SttError):
+    """The engine cannot start as configured; the message names the setting or package to fix."""
+
+
+@dataclass(frozen=True, slots=True)
+class SttContext:
+    """What the current state expects, used to bias recognition.
+
+    `expected_phrases` are written the way templates render them ("DLH359, runway 25R, cleared for
+    takeoff"); engines speak them in ICAO form themselves. `vocabulary` holds single words or short
+    items: ICAO words, the callsign telephony ("Lufthansa"), values issued ("25R", "121.8").
+    `speaker` names who talks (one pilot per session), for engines that adapt to the voice and
+    microphone from one transmission to the next (pocketsphinx's cepstral mean).
+    """
+
+    expected_phrases: list[str] = field(default_factory=list)
+    vocabulary: list[str] = field(default_factory=list)
+    sample_rate: int = STT_SAMPLE_RATE
+    speaker: str | None = None  # e.g. the session id: lets an engine carry its adaptation over
+
+    def spoken_phrases(self) -> list[str]:
+        """The expected phrases in ICAO speech ("runway two fife right")."""
+        return [spoken for phrase in self.expected_phrases if (spoken := speak_text(phrase).strip())]
+
+    def spoken_vocabulary(self) -> list[str]:
+        """The vocabulary items in ICAO speech ("25R" -> "two fife right")."""
+        return [spoken for item in self.vocabulary if (spoken := speak_text(item).strip())]
+
+
+def words_of(text: str) -> list[str]:
+    """Lower-case words of spoken text; a stray digit becomes its ICAO word."""
+    return [DIGIT_WORDS[int(w)] if w.isdigit() else w for w in _WORD.findall(text.lower())]
+
+
+def corpus_sentences(context: SttContext) -> list[list[str]]:
+    """Word sequences a closed-vocabulary engine should know, most specific first.
+
+    Each expected phrase comes in two forms, with ICAO digits ("tree fife niner") and plain ones
+    ("three five nine"), because trainees say both; then each vocabulary item; then `ICAO_WORDS`
+    one word at a time, so "left" stays recognizable when "right" is expected.
+    """
+    sentences: list[list[str]] = []
+    for phrase in context.spoken_phrases():
+        words = words_of(phrase)
+        plain = [_PLAIN_DIGITS.get(w, w) for w in words]
+        sentences.extend([words, plain] if plain != words else [words])
+    sentences.extend(words for item in context.spoken_vocabulary() if (words := words_of(item)))
+    sentences.extend([[w] for line in ICAO_WORDS for w in line.split()])
+    return [s for s in sentences if s]
+
+
+@runtime_checkable
+class SttStream(Protocol):
+    """One transmission being recognized. Not safe for concurrent `feed` from several tasks."""
+
+    def feed(self, pcm: bytes) -> None:
+        """Append PCM16 mono audio at the context's sample rate (cheap: no decoding here)."""
+        ...
+
+    async def partial(self) -> str | None:
+        """A new hypothesis of the audio so far, or None when there is nothing new to say."""
+        ...
+
+    async def final(self) -> str:
+        """The transcript of everything fed; the stream is finished afterwards."""
+        ...
+
+    async def aclose(self) -> None:
+        """Abandon the stream without a transcript and free what it holds (idempotent)."""
+        ...
+
+
+@runtime_checkable
+class SttEngine(Protocol):
+    """A speech-to-text engine; one instance (and one loaded model) serves every session."""
+
+    name: str  # "whisper", "sphinx", "vosk"
+    streaming: bool  # True when partials come from incremental decoding, not re-transcription
+
+    def load(self) -> None:
+        """Load the model now (blocking, idempotent); raises `SttConfigError` when it cannot."""
+        ...
+
+    def open(self, context: SttContext) -> SttStream:
+        """Start recognizing one transmission biased by `context` (cheap: no decoding here)."""
+        ...
+
+
+async def start_engine(engine: SttEngine) -> None:
+    """Load `engine`'s model on the worker pool, so start-up fails early and the first pilot does not wait."""
+    await run_cpu(engine.load)
+
+
+async def transcribe(engine: SttEngine, pcm: bytes, context: SttContext | None = None) -> str:
+    """The final transcript of one complete recording (e.g. a posted push-to-talk clip)."""
+    stream = engine.open(context or SttContext())
+    try:
+        stream.feed(pcm)
+        return await stream.final()
+    finally:
+        await stream.aclose()
+
+
+_executor: ThreadPoolExecutor | None = None
+_executor_lock = threading.Lock()
+
+
+def cpu_count() -> int:
+    """Cores this process may run on (its affinity mask where the OS has one)."""
+    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))
+
+
+def stt_executor() -> ThreadPoolExecutor:
+    """The process-wide recognition pool, one worker per core (created on first use)."""
+    global _executor
+    with _executor_lock:
+        if _executor is None:
+            _executor = ThreadPoolExecutor(max_workers=cpu_count(), thread_name_prefix="stt")
+        return _executor
+
+
+async def run_cpu(fn: Callable[..., T], *args: object) -> T:
+    """Run CPU-bound `fn(*args)` on the recognition pool and await its result."""
+    loop = asyncio.get_running_loop()
+    return await loop.run_in_executor(stt_executor(), functools.partial(fn, *args))
+
+
+class BufferedStream:
+    """Shared plumbing of the engines' streams: the audio buffer, one decode at a time, metrics.
+
+    `decode_s` adds up the time spent decoding in the pool (not waiting for a worker), so
+    `decode_s / audio_s` is the stream's real-time factor.
+    """
+
+    def __init__(self, context: SttContext) -> None:
+        self.context = context
+        self._pcm = bytearray()
+        self._lock = asyncio.Lock()  # one decode per stream at a time, in feed order
+        self._finished = False
+        self.decode_s = 0.0
+        self.partials = 0
+
+    def feed(self, pcm: bytes) -> None:
+        if self._finished:
+            raise SttError("cannot feed a finished STT stream")
+        check_pcm(pcm)
+        self._pcm += pcm
+
+    @property
+    def audio_s(self) -> float:
+        """Seconds of audio fed so far."""
+        return len(self._pcm) / (2 * self.context.sample_rate)
+
+    def _bytes_for(self, seconds: float) -> int:
+        return int(seconds * self.context.sample_rate) * 2
+
+    async def _decode(self, fn: Callable[..., T], *args: object) -> T:
+        """Run one decode step on the pool and account its time."""
+
+        def timed() -> tuple[T, float]:
+            start = time.perf_counter()
+            result = fn(*args)
+            return result, time.perf_counter() - start
+
+        result, elapsed = await run_cpu(timed)
+        self.decode_s += elapsed
+        return result

