@@ -209,13 +209,24 @@ class BufferedStream:
         return int(seconds * self.context.sample_rate) * 2
 
     async def _decode(self, fn: Callable[..., T], *args: object) -> T:
-        """Run one decode step on the pool and account its time."""
+        """Run one decode step on the pool and account its time.
+
+        Called with `_lock` held. A worker thread cannot be stopped, so when the awaiting task is
+        cancelled (a partial poller cancelled at the end of a transmission) this still waits for
+        the step to finish before the lock is released: the next step must never run on the same
+        decoder at the same time.
+        """
 
         def timed() -> tuple[T, float]:
             start = time.perf_counter()
             result = fn(*args)
             return result, time.perf_counter() - start
 
-        result, elapsed = await run_cpu(timed)
+        future = asyncio.get_running_loop().run_in_executor(stt_executor(), timed)
+        try:
+            result, elapsed = await asyncio.shield(future)
+        except asyncio.CancelledError:
+            await asyncio.wait({future})
+            raise
         self.decode_s += elapsed
         return result
