@@ -29,3 +29,9 @@ class Settings(BaseSettings):
     session_ttl_s: float = Field(default=7200.0, gt=0)  # idle time after which a session is dropped
     tick_interval_s: float = Field(default=0.25, gt=0)  # period of the background session clock
     time_scale: float = Field(default=1.0, gt=0, le=1000)  # >1 compresses controller waits (gateway/clock.py)
+
+    # speech HTTP endpoints (gateway/api/speech.py): base64 audio in JSON bodies outgrows max_body_bytes
+    max_audio_body_bytes: int = Field(default=8 * 1024 * 1024, gt=0)
+    # origins allowed by CORS; "*" lets browser pages on other origins (the OpenSquawk web app
+    # probing 127.0.0.1:8765-8770) call the local gateway
+    cors_origins: list[str] = Field(default_factory=lambda: ["*"])
