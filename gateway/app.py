@@ -20,13 +20,15 @@ from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse
-from starlette.routing import BaseRoute, Mount, Route
+from starlette.routing import BaseRoute, Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 
 from gateway.api import airports, compat, health, sessions
 from gateway.api.errors import ApiError, InternalErrorMiddleware, api_error, http_error, service_error
 from gateway.service import RadioService, ServiceError
 from gateway.settings import Settings
+from gateway.speech.stack import SpeechStack
+from gateway.ws.handler import route_handler as radio_handler
 
 log = logging.getLogger(__name__)
 
@@ -58,22 +60,29 @@ async def run_clock(service: RadioService, interval_s: float) -> None:
             log.debug("session clock fired %d decision(s)", len(fired))
 
 
-def create_app(settings: Settings | None = None, service: RadioService | None = None) -> Starlette:
+def create_app(
+    settings: Settings | None = None, service: RadioService | None = None, speech: SpeechStack | None = None
+) -> Starlette:
     settings = settings or (service.settings if service is not None else Settings())
     service = service or RadioService(settings)
+    speech = speech or SpeechStack(settings)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         clock = asyncio.create_task(run_clock(service, settings.tick_interval_s), name="livefreq-clock")
+        loading = asyncio.create_task(_preload(speech), name="livefreq-speech") if settings.speech_preload else None
         try:
             yield
         finally:
-            clock.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await clock
+            for task in (clock, loading):
+                if task is not None:
+                    task.cancel()
+                    with contextlib.suppress(asyncio.CancelledError, Exception):
+                        await task
 
     routes: list[BaseRoute] = [
-        *health.routes(service),
+        *health.routes(service, speech),
+        WebSocketRoute("/v1/radio", radio_handler(service, speech, settings)),
         *sessions.routes(service, settings.max_body_bytes),
         *compat.routes(service, settings.max_body_bytes),
         *airports.routes(service.airports),
@@ -91,7 +100,16 @@ def create_app(settings: Settings | None = None, service: RadioService | None = 
     )
     app.state.service = service
     app.state.settings = settings
+    app.state.speech = speech
     return app
+
+
+async def _preload(speech: SpeechStack) -> None:
+    """Load the speech models in the background; the text API serves meanwhile."""
+    try:
+        await speech.load()
+    except Exception:
+        return  # logged by the stack; /health shows the error and voice requests report it
 
 
 def _home(settings: Settings) -> BaseRoute:

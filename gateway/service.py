@@ -35,6 +35,7 @@ from engine.session import SessionEngine
 from gateway.airports.repository import AirportRepository, default_repository
 from gateway.flows_source import DirectoryFlowSource
 from gateway.clock import scaled_clock
+from gateway.hub import DecisionHub
 from gateway.settings import Settings
 from gateway.store import AtcEntry, MemorySessionRepository, PilotEntry, SessionRepository, StoredSession
 
@@ -123,6 +124,8 @@ class RadioService:
         self.engine = SessionEngine(self.registry)
         self._probe_router = _RecordingRouter(DeterministicRouter())
         self._probe = SessionEngine(self.registry, router=self._probe_router)
+        self.hub = DecisionHub()  # live listeners (WebSocket connections) per session
+        self._delivered: dict[str, int] = {}  # session id -> last controller seq the pilot received
         self._lock = threading.RLock()
         self._wakeups: dict[str, float | None] = {}  # session id -> when tick_all must visit it
         self._touched: dict[str, float] = {}  # session id -> last client activity
@@ -191,6 +194,25 @@ class RadioService:
             record = self._load(session_id)
             now = self.clock()
             decision = self.engine.telemetry(record.session, dict(data), now)
+            record.touched_at = now
+            self._save(record, [decision] if decision is not None else [])
+        return decision
+
+    def mark_delivered(self, session_id: str, seq: int) -> None:
+        """A controller message reached the pilot (spoken on a socket, or in an HTTP response)."""
+        if seq > self._delivered.get(session_id, 0):
+            self._delivered[session_id] = seq
+
+    def delivered_seq(self, session_id: str) -> int:
+        """The last controller message the pilot has received; later ones are replayed on resume."""
+        return self._delivered.get(session_id, 0)
+
+    def tune(self, session_id: str, frequency: str) -> Decision | None:
+        """The pilot changed frequency (`com1`); guards and triggers may use it."""
+        with self._lock:
+            record = self._load(session_id)
+            now = self.clock()
+            decision = self.engine.tune(record.session, frequency, now)
             record.touched_at = now
             self._save(record, [decision] if decision is not None else [])
         return decision
@@ -410,9 +432,20 @@ class RadioService:
             log.info("session %s expired after %.0f s idle", session_id, ttl)
 
     def _save(self, record: StoredSession, decisions: Iterable[Decision]) -> None:
+        """Store first, then tell the listeners: what a client hears has been saved."""
+        decisions = list(decisions)
         self.repository.put(record)
         self.repository.append_transcript(record.session.session_id, _entries(decisions))
         self._index(record)
+        session_id = record.session.session_id
+        listening = self.hub.listeners(session_id) > 0
+        for decision in decisions:
+            if not listening and decision.cause != "tick":
+                # an HTTP caller got these messages in its response; timer calls nobody heard
+                # stay undelivered until a socket resumes the session (see delivered_seq)
+                for msg in decision.messages:
+                    self.mark_delivered(session_id, msg.seq)
+            self.hub.publish(session_id, decision)
 
     def _index(self, record: StoredSession) -> None:
         session_id = record.session.session_id

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import Field
+from pydantic import AliasChoices, Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -30,6 +30,20 @@ class Settings(BaseSettings):
     tick_interval_s: float = Field(default=0.25, gt=0)  # period of the background session clock
     time_scale: float = Field(default=1.0, gt=0, le=1000)  # >1 compresses controller waits (gateway/clock.py)
 
+    # voice (gateway/speech): engines are loaded in the background at start-up; /health says when ready
+    stt_engine: str = "whisper"  # whisper | sphinx | vosk
+    tts_engine: str = "piper"  # piper | espeak | edge-tts (falls back to piper offline)
+    tts_voice: str | None = None  # engine-specific voice name; None: the engine's default
+    vosk_model_path: Path | None = Field(
+        default=None, validation_alias=AliasChoices("vosk_model_path", "VOSK_MODEL_PATH", "LIVEFREQ_VOSK_MODEL_PATH")
+    )
+    radio_level: int = Field(default=4, ge=1, le=5)  # readability of the radio effect; 5 = clean
+    radio_effect: bool = True
+    speech_preload: bool = True  # load the speech models when the app starts
+    tts_cache_mb: int = Field(default=64, ge=0)
+    max_frame_bytes: int = Field(default=65536, gt=0)  # WebSocket binary frame limit (protocol v1)
+    max_transmission_s: float = Field(default=30.0, gt=0)  # longer ptt/vox audio is cut there
+    audio_pacing: bool = True  # send controller audio at real time (blocking needs it); off: as fast as made
     # speech HTTP endpoints (gateway/api/speech.py): base64 audio in JSON bodies outgrows max_body_bytes
     max_audio_body_bytes: int = Field(default=8 * 1024 * 1024, gt=0)
     # origins allowed by CORS; "*" lets browser pages on other origins (the OpenSquawk web app

@@ -51,8 +51,9 @@ def run_server(app: ASGIApp) -> Iterator[str]:
 @pytest.fixture(scope="session")
 def live_server() -> Iterator[str]:
     from gateway.app import create_app
+    from gateway.settings import Settings
 
-    with run_server(create_app()) as base:
+    with run_server(create_app(Settings(speech_preload=False))) as base:
         yield base
 
 

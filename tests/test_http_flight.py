@@ -18,7 +18,7 @@ from gateway.settings import Settings
 def fast_server():
     from tests.conftest import run_server
 
-    with run_server(create_app(Settings(time_scale=200.0, tick_interval_s=0.05))) as base:
+    with run_server(create_app(Settings(time_scale=200.0, tick_interval_s=0.05, speech_preload=False))) as base:
         yield base
 
 
@@ -77,7 +77,7 @@ def moderate_server():
     """Compressed less, so the tower's 60 s timer fallback cannot beat the test's telemetry."""
     from tests.conftest import run_server
 
-    with run_server(create_app(Settings(time_scale=10.0, tick_interval_s=0.05))) as base:
+    with run_server(create_app(Settings(time_scale=10.0, tick_interval_s=0.05, speech_preload=False))) as base:
         yield base
 
 

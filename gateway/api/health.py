@@ -9,6 +9,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import BaseRoute, Route
 
 from gateway.service import RadioService
+from gateway.speech.stack import SpeechStack
 
 
 def package_version() -> str:
@@ -18,16 +19,16 @@ def package_version() -> str:
         return "0.0.0+unknown"
 
 
-def routes(service: RadioService) -> list[BaseRoute]:
+def routes(service: RadioService, speech: SpeechStack) -> list[BaseRoute]:
     release = package_version()
 
     async def health(request: Request) -> JSONResponse:
-        # No speech engines yet: ready as soon as the flows are loaded (they are, or the app
-        # would not have been built).
+        # ok: the process serves (the text API works); ready: the speech engines are loaded too.
         return JSONResponse(
             {
                 "ok": True,
-                "ready": True,
+                "ready": speech.ready,
+                "speech": speech.describe(),
                 "flows": len(service.registry),
                 "sessions": service.count(),
                 "version": release,

@@ -1,0 +1,412 @@
+"""`WS /v1/radio`: one pilot's radio over one WebSocket (protocol v1, docs/protocol-v1.md).
+
+The connection is a small pipeline: input audio is resampled to 16 kHz and cut into 20 ms frames;
+a transmission (between `ptt.down` and `ptt.up`, or between the VAD's speech start and end in vox
+mode) streams into the STT engine, which sends partial transcripts while the pilot talks; the final
+transcript goes to the session engine through the service. Every decision about the session (from
+this socket, HTTP, the background clock, telemetry) arrives through the service's `DecisionHub`
+and leaves as `decision` and `state` events, while its controller messages go to the session's
+live `Frequency` to be spoken in order. Bad input gets a typed `error` and the socket stays open.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
+
+from engine.models import Decision, Session
+from gateway.audio.pcm import FrameBuffer
+from gateway.audio.resample import StreamResampler
+from gateway.audio.vad import SPEECH_END, SPEECH_START, VoiceActivityDetector
+from gateway.frequency import Frequency
+from gateway.service import RadioService, ServiceError
+from gateway.settings import Settings
+from gateway.speech.stack import SpeechStack, stt_context
+from gateway.speech.stt.base import SttStream
+from gateway.ws import protocol as p
+
+log = logging.getLogger("livefreq.ws")
+
+STT_RATE = 16000
+PARTIAL_EVERY_S = 0.5
+
+
+@dataclass
+class Transmission:
+    """One pilot transmission being recognized."""
+
+    stream: SttStream
+    started: float
+    samples: int = 0
+    partial_task: asyncio.Task[None] | None = None
+    last_partial: str = ""
+    dropped: bool = False  # cut at max length: later audio of this keying is ignored
+
+
+@dataclass
+class Link:
+    """What this socket knows about its session."""
+
+    session_id: str
+    mode: str = "ptt"
+    input_rate: int = 16000
+    output_rate: int = 16000
+    radio_level: int = 4
+    radio_effect: bool = True
+    events: asyncio.Queue[Decision] | None = None
+    delivered_seq: int = 0
+    state_key: tuple[str, str] = ("", "")
+    ptt_keyed: bool = False
+    last_audio_at: float = 0.0
+    stats: dict[str, int] = field(default_factory=lambda: {"frames": 0, "ignored_frames": 0})
+
+
+class RadioConnection:
+    def __init__(self, ws: WebSocket, service: RadioService, speech: SpeechStack, settings: Settings) -> None:
+        self.ws = ws
+        self.service = service
+        self.speech = speech
+        self.settings = settings
+        self.link: Link | None = None
+        self.frequency: Frequency | None = None
+        self.resampler: StreamResampler | None = None
+        self.framer = FrameBuffer(STT_RATE, 20)
+        self.vad: VoiceActivityDetector | None = None
+        self.tx: Transmission | None = None
+        self._send_lock = asyncio.Lock()
+        self._events_task: asyncio.Task[None] | None = None
+        self._closed = False
+
+    # ------------------------------------------------------------------ socket
+
+    async def run(self) -> None:
+        await self.ws.accept()
+        try:
+            while True:
+                message = await self.ws.receive()
+                if message["type"] == "websocket.disconnect":
+                    break
+                if message.get("bytes") is not None:
+                    await self._guard(self._on_audio(message["bytes"]))
+                elif message.get("text") is not None:
+                    await self._guard(self._on_text(message["text"]))
+        except WebSocketDisconnect:
+            pass
+        finally:
+            await self._teardown()
+
+    async def _guard(self, work: Any) -> None:
+        """Run one handler; turn every failure into a typed `error` event, keep the socket."""
+        try:
+            await work
+        except p.ProtocolError as exc:
+            await self.send(p.error(exc.code, exc.message, exc.fatal))
+            if exc.fatal:
+                await self.ws.close(code=1008)
+        except ServiceError as exc:
+            await self.send(p.error(exc.code, exc.message))
+        except (WebSocketDisconnect, RuntimeError) as exc:
+            if self.ws.application_state == WebSocketState.DISCONNECTED or self._closed:
+                return
+            log.exception("radio connection error")
+            await self.send(p.error("internal", f"internal error ({type(exc).__name__}); the session is intact"))
+        except Exception as exc:
+            log.exception("radio connection error")
+            await self.send(p.error("internal", f"internal error ({type(exc).__name__}); the session is intact"))
+
+    async def send(self, event: dict[str, Any]) -> None:
+        async with self._send_lock:
+            if self.ws.application_state == WebSocketState.CONNECTED and not self._closed:
+                await self.ws.send_json(event)
+
+    async def send_audio(self, pcm: bytes) -> None:
+        async with self._send_lock:
+            if self.ws.application_state == WebSocketState.CONNECTED and not self._closed:
+                await self.ws.send_bytes(pcm)
+
+    # ------------------------------------------------------------------ control messages
+
+    async def _on_text(self, text: str) -> None:
+        msg = p.parse_client(text)
+        if isinstance(msg, p.Ping):
+            await self.send({"type": "pong"})
+        elif isinstance(msg, p.SessionStart):
+            await self._start(msg)
+        elif isinstance(msg, p.SessionResume):
+            await self._resume(msg)
+        else:
+            link = self._require()
+            if isinstance(msg, p.PttDown):
+                if link.mode != "ptt":
+                    raise p.ProtocolError("wrong_mode", "ptt.down in vox mode: the voice detector keys the mic")
+                if not link.ptt_keyed:
+                    link.ptt_keyed = True
+                    await self._begin_transmission(b"")
+            elif isinstance(msg, p.PttUp):
+                if not link.ptt_keyed:
+                    raise p.ProtocolError("ptt_not_down", "ptt.up without ptt.down")
+                link.ptt_keyed = False
+                await self._end_transmission()
+            elif isinstance(msg, p.Text):
+                await self._typed(msg.text)
+            elif isinstance(msg, p.Telemetry):
+                self.service.telemetry(link.session_id, msg.model_dump(exclude_none=True, exclude={"type"}))
+            elif isinstance(msg, p.Tune):
+                self.service.tune(link.session_id, msg.frequency)
+                await self._send_state()
+            elif isinstance(msg, p.AudioPlayed):
+                link.stats["played"] = link.stats.get("played", 0) + 1
+
+    def _require(self) -> Link:
+        if self.link is None:
+            raise p.ProtocolError("no_session", "no session on this socket: send session.start or session.resume first")
+        return self.link
+
+    async def _start(self, msg: p.SessionStart) -> None:
+        if self.link is not None:
+            raise p.ProtocolError("session_active", "this socket already has a session; open a new socket for another")
+        session, decision, token = self.service.create(flow=msg.flow, scenario=msg.scenario, seed=msg.seed)
+        await self._attach(
+            session,
+            token,
+            mode=msg.mode,
+            input_rate=msg.input_audio.sample_rate,
+            output_rate=msg.output_audio.sample_rate,
+            radio_level=msg.radio_level or self.settings.radio_level,
+            radio_effect=self.settings.radio_effect if msg.radio_effect is None else msg.radio_effect,
+            resumed=False,
+        )
+        await self._deliver(decision, send_decision=False)
+
+    async def _resume(self, msg: p.SessionResume) -> None:
+        if self.link is not None:
+            raise p.ProtocolError("session_active", "this socket already has a session")
+        if not self.service.check_token(msg.session_id, msg.resume_token):
+            self.service.get(msg.session_id)  # unknown session -> its own typed error
+            raise p.ProtocolError("bad_token", "the resume token does not match this session")
+        session = self.service.get(msg.session_id)
+        await self._attach(
+            session,
+            msg.resume_token,
+            mode=msg.mode or "ptt",
+            input_rate=msg.input_audio.sample_rate if msg.input_audio else 16000,
+            output_rate=msg.output_audio.sample_rate if msg.output_audio else 16000,
+            radio_level=msg.radio_level or self.settings.radio_level,
+            radio_effect=self.settings.radio_effect,
+            resumed=True,
+        )
+        # controller calls made while no socket listened (timers) are spoken now: nothing lost
+        delivered = self.service.delivered_seq(session.session_id)
+        missed = [m for m in session.message_history if m.seq > delivered]
+        if self.frequency is not None and missed:
+            self.frequency.enqueue(missed)
+        await self._send_state()
+
+    async def _attach(self, session: Session, token: str, *, mode: str, input_rate: int, output_rate: int, radio_level: int, radio_effect: bool, resumed: bool) -> None:
+        link = Link(session.session_id, mode, input_rate, output_rate, radio_level, radio_effect)
+        link.state_key = (session.active.flow, session.active.state)
+        self.link = link
+        self.resampler = StreamResampler(input_rate, STT_RATE) if input_rate != STT_RATE else None
+        self.vad = VoiceActivityDetector(sample_rate=STT_RATE) if mode == "vox" else None
+        self.frequency = Frequency(
+            self.send,
+            self.send_audio,
+            self.speech.tts,
+            output_rate=output_rate,
+            radio_level=radio_level,
+            radio_effect=radio_effect,
+            pace=self.settings.audio_pacing,
+            on_sent=lambda m: self.service.mark_delivered(link.session_id, m.seq),
+        )
+        self.frequency.start()
+        link.events = self.service.hub.subscribe(session.session_id)
+        self._events_task = asyncio.create_task(self._consume(link), name="livefreq-ws-events")
+        await self.send(
+            {
+                "type": "session.started",
+                "session_id": session.session_id,
+                "resume_token": token,
+                "resumed": resumed,
+                "flow": session.active.flow,
+                "state": session.active.state,
+                "scenario": session.variables,
+                "station": session.station,
+                "frequency": session.frequency,
+                "mode": mode,
+                "expected_pilot": self.service.expected_pilot(session),
+                "speech": self.speech.describe(),
+            }
+        )
+
+    # ------------------------------------------------------------------ decisions out
+
+    async def _consume(self, link: Link) -> None:
+        assert link.events is not None
+        while True:
+            decision = await link.events.get()
+            try:
+                await self._deliver(decision)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("delivering a decision failed")
+
+    async def _deliver(self, decision: Decision, send_decision: bool = True) -> None:
+        if send_decision:
+            await self.send(p.decision_event(decision))
+        if self.frequency is not None and decision.messages:
+            self.frequency.enqueue(list(decision.messages))
+        await self._send_state()
+
+    async def _send_state(self) -> None:
+        link = self._require()
+        session = self.service.get(link.session_id)
+        link.state_key = (session.active.flow, session.active.state)
+        await self.send(
+            {
+                "type": "state",
+                "flow": session.active.flow,
+                "state": session.active.state,
+                "phase": self.service.phase(session),
+                "station": session.station,
+                "frequency": session.frequency,
+                "completed": session.completed,
+                "expected_pilot": self.service.expected_pilot(session),
+            }
+        )
+
+    # ------------------------------------------------------------------ audio in
+
+    async def _on_audio(self, data: bytes) -> None:
+        link = self._require()
+        if len(data) > self.settings.max_frame_bytes:
+            raise p.ProtocolError("frame_too_large", f"audio frame of {len(data)} bytes; at most {self.settings.max_frame_bytes}")
+        if len(data) % 2:
+            raise p.ProtocolError("bad_audio", "audio frames are PCM16: an even number of bytes")
+        link.stats["frames"] += 1
+        if link.mode == "ptt" and self.tx is None:
+            link.stats["ignored_frames"] += 1  # between transmissions the mic is not keyed
+            return
+        pcm = self.resampler.process(data) if self.resampler is not None else data
+        if link.mode == "ptt":
+            await self._feed(pcm)
+            return
+        assert self.vad is not None
+        for frame in self.framer.push(pcm):
+            event = self.vad.process(frame)
+            if event is None:
+                if self.tx is not None:
+                    await self._feed(frame)
+            elif event.type == SPEECH_START:
+                await self.send({"type": "vad", "speaking": True})
+                await self._begin_transmission(event.audio)
+            elif event.type == SPEECH_END:
+                await self._feed(frame)
+                await self.send({"type": "vad", "speaking": False})
+                await self._end_transmission()
+
+    async def _feed(self, pcm: bytes) -> None:
+        tx = self.tx
+        if tx is None or tx.dropped or not pcm:
+            return
+        tx.stream.feed(pcm)
+        tx.samples += len(pcm) // 2
+        if tx.samples >= self.settings.max_transmission_s * STT_RATE:
+            tx.dropped = True
+            await self.send(p.error("transmission_too_long", f"transmissions end after {self.settings.max_transmission_s:g} s; the rest of this one is ignored"))
+
+    # ------------------------------------------------------------------ transmissions
+
+    async def _begin_transmission(self, preroll: bytes) -> None:
+        link = self._require()
+        if self.tx is not None:
+            return
+        if not self.speech.ready:
+            try:
+                await self.speech.load()
+            except Exception as exc:
+                raise p.ProtocolError("speech_unavailable", f"speech engines are not available: {self.speech.error or exc}") from exc
+        assert self.frequency is not None
+        cut = self.frequency.key()
+        if cut is not None:
+            log.info("session %s: pilot keyed over controller message %s", link.session_id, cut.message_id)
+        session = self.service.get(link.session_id)
+        stream = self.speech.stt.open(stt_context(session, self.service.expected_pilot(session)))
+        self.tx = Transmission(stream, time.monotonic())
+        await self._feed(preroll)
+        self.tx.partial_task = asyncio.create_task(self._partials(self.tx), name="livefreq-partials")
+
+    async def _partials(self, tx: Transmission) -> None:
+        while True:
+            await asyncio.sleep(PARTIAL_EVERY_S)
+            if tx.samples == 0:
+                continue
+            text = await tx.stream.partial()
+            if text and text != tx.last_partial and self.tx is tx:
+                tx.last_partial = text
+                await self.send(p.transcript(None, text, final=False))
+
+    async def _end_transmission(self) -> None:
+        tx, self.tx = self.tx, None
+        if tx is None:
+            return
+        link = self._require()
+        try:
+            if tx.partial_task is not None:
+                tx.partial_task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await tx.partial_task
+            text = (await tx.stream.final()).strip() if tx.samples else ""
+        finally:
+            await tx.stream.aclose()
+            if self.frequency is not None:
+                self.frequency.unkey()
+        if not text:
+            await self.send(p.transcript(None, "", final=True))
+            return
+        await self._transmit(link, text)
+
+    async def _typed(self, text: str) -> None:
+        link = self._require()
+        if self.frequency is not None:
+            self.frequency.key()
+            self.frequency.unkey()
+        await self._transmit(link, text)
+
+    async def _transmit(self, link: Link, text: str) -> None:
+        session = self.service.get(link.session_id)
+        transmission_id = f"{link.session_id}-x{session.transmissions + 1}"
+        await self.send(p.transcript(transmission_id, text, final=True))
+        self.service.transmit(link.session_id, text)  # the decision arrives through the hub
+
+    # ------------------------------------------------------------------ teardown
+
+    async def _teardown(self) -> None:
+        self._closed = True
+        if self.tx is not None:
+            tx, self.tx = self.tx, None
+            if tx.partial_task is not None:
+                tx.partial_task.cancel()
+            with contextlib.suppress(Exception):
+                await tx.stream.aclose()
+        if self._events_task is not None:
+            self._events_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._events_task
+        if self.link is not None and self.link.events is not None:
+            self.service.hub.unsubscribe(self.link.session_id, self.link.events)
+        if self.frequency is not None:
+            await self.frequency.close()
+
+
+def route_handler(service: RadioService, speech: SpeechStack, settings: Settings) -> Any:
+    async def radio(ws: WebSocket) -> None:
+        await RadioConnection(ws, service, speech, settings).run()
+
+    return radio

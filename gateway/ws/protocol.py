@@ -1,0 +1,174 @@
+"""Protocol v1 messages (docs/protocol-v1.md): typed client messages and server event builders.
+
+Client text frames are parsed into one pydantic model per `type`; anything else becomes a typed
+`error` event with a stable code, and the connection stays open. Server events are plain dicts
+built here, so their shapes live in one place.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+
+from engine.models import ControllerMessage, Decision, ReadbackResult
+
+SAMPLE_RATES = (8000, 16000, 24000, 32000, 44100, 48000)
+
+
+class _Msg(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class AudioFormat(_Msg):
+    format: Literal["pcm_s16le"] = "pcm_s16le"
+    sample_rate: Literal[8000, 16000, 24000, 32000, 44100, 48000] = 16000
+    channels: Literal[1] = 1
+
+
+class SessionStart(_Msg):
+    type: Literal["session.start"]
+    flow: str | None = None
+    scenario: dict[str, Any] | None = None
+    seed: int | None = None
+    mode: Literal["ptt", "vox"] = "ptt"
+    input_audio: AudioFormat = Field(default_factory=AudioFormat)
+    output_audio: AudioFormat = Field(default_factory=AudioFormat)
+    radio_level: int | None = Field(default=None, ge=1, le=5)  # extension: readability 1-5
+    radio_effect: bool | None = None  # extension: false for clean audio
+
+
+class SessionResume(_Msg):
+    type: Literal["session.resume"]
+    session_id: str = Field(min_length=1, max_length=100)
+    resume_token: str = Field(min_length=1, max_length=200)
+    mode: Literal["ptt", "vox"] | None = None
+    input_audio: AudioFormat | None = None
+    output_audio: AudioFormat | None = None
+    radio_level: int | None = Field(default=None, ge=1, le=5)
+
+
+class PttDown(_Msg):
+    type: Literal["ptt.down"]
+
+
+class PttUp(_Msg):
+    type: Literal["ptt.up"]
+
+
+class Text(_Msg):
+    type: Literal["text"]
+    text: str = Field(max_length=500)
+
+
+class Telemetry(_Msg):
+    type: Literal["telemetry"]
+    on_ground: bool | None = None
+    altitude_ft: float | None = None
+    ias_kt: float | None = None
+    heading_deg: float | None = None
+    lat: float | None = None
+    lon: float | None = None
+    squawk: str | None = None
+    com1: str | None = None
+
+
+class Tune(_Msg):
+    type: Literal["tune"]
+    frequency: str = Field(min_length=3, max_length=12)
+
+
+class AudioPlayed(_Msg):
+    type: Literal["audio.played"]
+    message_id: str
+
+
+class Ping(_Msg):
+    type: Literal["ping"]
+
+
+ClientMessage = Annotated[
+    SessionStart | SessionResume | PttDown | PttUp | Text | Telemetry | Tune | AudioPlayed | Ping,
+    Field(discriminator="type"),
+]
+_ADAPTER: TypeAdapter[ClientMessage] = TypeAdapter(ClientMessage)
+KNOWN_TYPES = frozenset(
+    {"session.start", "session.resume", "ptt.down", "ptt.up", "text", "telemetry", "tune", "audio.played", "ping"}
+)
+
+
+class ProtocolError(Exception):
+    """A client frame we cannot act on; becomes an `error` event."""
+
+    def __init__(self, code: str, message: str, *, fatal: bool = False) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.fatal = fatal
+
+
+def parse_client(text: str) -> ClientMessage:
+    try:
+        raw = json.loads(text)
+    except (json.JSONDecodeError, RecursionError) as exc:
+        raise ProtocolError("bad_json", f"not valid JSON: {exc}") from exc
+    if not isinstance(raw, dict):
+        raise ProtocolError("bad_message", "a message must be a JSON object with a `type`")
+    kind = raw.get("type")
+    if kind not in KNOWN_TYPES:
+        raise ProtocolError("unknown_type", f"unknown message type {kind!r}; known: {', '.join(sorted(KNOWN_TYPES))}")
+    try:
+        return _ADAPTER.validate_python(raw)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"][1:]) or kind
+        raise ProtocolError("bad_message", f"{kind}: {where}: {first['msg']}") from exc
+
+
+# ---------------------------------------------------------------------------- server events
+
+
+def error(code: str, message: str, fatal: bool = False) -> dict[str, Any]:
+    return {"type": "error", "code": code, "message": message, "fatal": fatal}
+
+
+def readback_view(rb: ReadbackResult | None) -> dict[str, Any] | None:
+    return None if rb is None else rb.model_dump(mode="json")
+
+
+def atc_message(msg: ControllerMessage, sample_rate: int) -> dict[str, Any]:
+    return {
+        "type": "atc.message",
+        "message_id": msg.message_id,
+        "seq": msg.seq,
+        "station": msg.station,
+        "frequency": msg.frequency,
+        "text": msg.text,
+        "speech": msg.speech,
+        "audio": {"format": "pcm_s16le", "sample_rate": sample_rate},
+    }
+
+
+def atc_message_end(msg: ControllerMessage, interrupted: bool) -> dict[str, Any]:
+    return {"type": "atc.message.end", "message_id": msg.message_id, "seq": msg.seq, "interrupted": interrupted}
+
+
+def decision_event(d: Decision) -> dict[str, Any]:
+    return {
+        "type": "decision",
+        "transmission_id": d.transmission_id,
+        "cause": d.cause,
+        "from_state": d.from_state,
+        "to_state": d.to_state,
+        "from_flow": d.from_flow,
+        "to_flow": d.to_flow,
+        "recognized": d.recognized,
+        "intent": d.intent,
+        "readback": readback_view(d.readback),
+        "trace": d.trace.model_dump(mode="json"),
+    }
+
+
+def transcript(transmission_id: str | None, text: str, final: bool) -> dict[str, Any]:
+    return {"type": "transcript", "transmission_id": transmission_id, "text": text, "final": final}

@@ -1,0 +1,241 @@
+"""The voice gateway end to end: a real uvicorn server on loopback, a real WebSocket client
+streaming recordings synthesized with the piper voice through the radio effect with noise, the
+real whisper recognizer and piper synthesizer on the server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import httpx
+import pytest
+
+from engine.phraseology import normalize_transcript
+from gateway.app import create_app
+from gateway.settings import Settings
+from gateway.speech.stack import SpeechStack
+from tests.conftest import run_server
+from tests.support.pilot_audio import pilot_pcm
+from tests.support.radio_client import RadioClient
+
+SCENARIO = {"callsign": "DLH359", "callsign_spoken": "Lufthansa 359"}
+
+
+@pytest.fixture(scope="module")
+def speech() -> SpeechStack:
+    stack = SpeechStack(Settings())
+    asyncio.run(stack.load())
+    return stack
+
+
+def _server(speech: SpeechStack, **settings):
+    return run_server(create_app(Settings(speech_preload=False, **settings), speech=speech))
+
+
+@pytest.fixture(scope="module")
+def server(speech):
+    with _server(speech, audio_pacing=False) as base:
+        yield base
+
+
+def run(coro):
+    return asyncio.run(asyncio.wait_for(coro, 240))
+
+
+async def _start(base: str, **extra) -> tuple[RadioClient, dict]:
+    client = await RadioClient.connect(base)
+    await client.send({"type": "session.start", "flow": "clearance", "seed": 7, "scenario": SCENARIO, **extra})
+    started = await client.wait_type("session.started")
+    await client.wait_type("state")
+    return client, started
+
+
+def _messages_well_ordered(client: RadioClient) -> list[dict]:
+    """Every atc.message is followed by its audio and its end before the next one starts."""
+    seqs, open_msg = [], None
+    for item in client.rx.order:
+        if isinstance(item, tuple):
+            assert open_msg is not None, "audio outside a controller message"
+            continue
+        if item["type"] == "atc.message":
+            assert open_msg is None, "controller messages interleaved"
+            open_msg = item
+            seqs.append(item["seq"])
+        elif item["type"] == "atc.message.end":
+            assert open_msg is not None and item["message_id"] == open_msg["message_id"]
+            open_msg = None
+    assert seqs == list(range(seqs[0], seqs[0] + len(seqs))) if seqs else True, seqs
+    return [e for e in client.rx.events if e["type"] == "atc.message"]
+
+
+def test_voice_readbacks_correct_and_wrong(server):
+    async def scenario():
+        client, started = await _start(server)
+        assert started["expected_pilot"]
+        # the initial call, spoken into the mic
+        mark = client.mark()
+        await client.transmit_audio(pilot_pcm(started["expected_pilot"][0]), 16000)
+        final = await client.wait_type("transcript", final=True, start=mark)
+        assert "clearance" in normalize_transcript(final["text"])
+        decision = await client.wait_type("decision", start=mark)
+        assert decision["to_state"] == "CD_READBACK" and decision["transmission_id"] == final["transmission_id"]
+        clearance = await client.wait_type("atc.message", start=mark)
+        end = await client.wait_type("atc.message.end", start=mark)
+        assert not end["interrupted"]
+        seconds = client.rx.audio[clearance["message_id"]] / 2 / 16000
+        assert 3.0 < seconds < 20.0, seconds
+        state = await client.wait_type("state", start=mark)
+        readback = state["expected_pilot"][0]
+        squawk = started["scenario"]["squawk"]
+        wrong = readback.replace(squawk, squawk[:2] + squawk[3] + squawk[2])
+        assert wrong != readback
+        # a wrong squawk is caught even though the recognizer is biased towards the right one
+        mark = client.mark()
+        await client.transmit_audio(pilot_pcm(wrong), 16000)
+        bad = await client.wait_type("decision", start=mark)
+        assert bad["readback"]["ok"] is False and bad["readback"]["fields"]["squawk"] == "wrong"
+        correction = await client.wait_type("atc.message", start=mark)
+        assert "negative" in correction["text"]
+        await client.wait_type("atc.message.end", start=mark)
+        # the right readback advances
+        mark = client.mark()
+        await client.transmit_audio(pilot_pcm(readback), 16000)
+        good = await client.wait_type("decision", start=mark)
+        assert good["readback"]["ok"] is True, good["readback"]
+        await client.wait_type("atc.message.end", start=mark)
+        messages = _messages_well_ordered(client)
+        assert [m["seq"] for m in messages] == [1, 2, 3]
+        await client.close()
+
+    run(scenario())
+
+
+def test_input_at_48khz_with_partials(server):
+    async def scenario():
+        client, started = await _start(server, input_audio={"format": "pcm_s16le", "sample_rate": 48000, "channels": 1})
+        mark = client.mark()
+        await client.transmit_audio(pilot_pcm(started["expected_pilot"][0], 48000), 48000, realtime=True)
+        final = await client.wait_type("transcript", final=True, start=mark)
+        partials = [e for e in client.rx.events[mark:] if e["type"] == "transcript" and not e["final"]]
+        assert partials, "no partial transcript while the pilot talked"
+        assert "delivery" in normalize_transcript(final["text"])
+        await client.wait_type("decision", start=mark)
+        await client.close()
+
+    run(scenario())
+
+
+def test_bad_input_gets_typed_errors_and_the_session_survives(server):
+    async def scenario():
+        client = await RadioClient.connect(server)
+        await client.send(b"\x00\x00")
+        assert (await client.wait_type("error"))["code"] == "no_session"
+        await client.send({"type": "session.start", "flow": "clearance", "seed": 7, "scenario": SCENARIO})
+        await client.wait_type("state")
+        cases = [
+            ("{not json", "bad_json"),
+            (json.dumps({"type": "warp.drive"}), "unknown_type"),
+            (json.dumps([1, 2]), "bad_message"),
+            (json.dumps({"type": "text"}), "bad_message"),
+            (json.dumps({"type": "session.start", "input_audio": {"sample_rate": 11025}}), "bad_message"),
+            (json.dumps({"type": "ptt.up"}), "ptt_not_down"),
+            (b"\x01\x02\x03", "bad_audio"),
+            (b"\x00" * 70000, "frame_too_large"),
+            (json.dumps({"type": "session.start"}), "session_active"),
+        ]
+        for frame, code in cases:
+            mark = client.mark()
+            await client.send(frame)
+            error = await client.wait_type("error", start=mark)
+            assert error["code"] == code and error["fatal"] is False, (frame, error)
+        await client.send({"type": "ping"})
+        await client.wait_type("pong")
+        mark = client.mark()
+        await client.send({"type": "text", "text": "Frankfurt delivery Lufthansa 359 information K request IFR clearance"})
+        decision = await client.wait_type("decision", start=mark)
+        assert decision["to_state"] == "CD_READBACK"
+        await client.close()
+
+    run(scenario())
+    assert httpx.get(f"{server}/health").json()["ok"] is True
+
+
+def test_resume_after_disconnect_keeps_state_and_rejects_bad_tokens(server):
+    async def scenario():
+        client, started = await _start(server)
+        await client.send({"type": "text", "text": "Frankfurt delivery Lufthansa 359 information K request IFR clearance"})
+        await client.wait_type("atc.message.end")
+        await client.close()
+        other = await RadioClient.connect(server)
+        await other.send({"type": "session.resume", "session_id": started["session_id"], "resume_token": "wrong"})
+        assert (await other.wait_type("error"))["code"] == "bad_token"
+        await other.send({"type": "session.resume", "session_id": "nope", "resume_token": "x"})
+        assert (await other.wait_type("error", start=1))["code"] in ("unknown_session", "not_found")
+        await other.send({"type": "session.resume", "session_id": started["session_id"], "resume_token": started["resume_token"]})
+        resumed = await other.wait_type("session.started")
+        assert resumed["resumed"] is True and resumed["state"] == "CD_READBACK"
+        state = await other.wait_type("state")
+        assert state["expected_pilot"][0].startswith("Cleared to")
+        await other.close()
+
+    run(scenario())
+
+
+def test_timers_fire_without_client_action(speech):
+    """A silence prompt (15 s of scenario time, compressed 30x) arrives with no client input."""
+
+    async def scenario(base):
+        client, _ = await _start(base)
+        await client.send({"type": "text", "text": "Frankfurt delivery Lufthansa 359 information K request IFR clearance"})
+        await client.wait_type("atc.message.end")
+        mark = client.mark()
+        prompt = await client.wait_type("atc.message", start=mark, timeout=30)
+        assert "how do you read" in prompt["text"]
+        await client.wait_type("atc.message.end", start=mark)
+        _messages_well_ordered(client)
+        await client.close()
+
+    with _server(speech, audio_pacing=False, time_scale=30.0, tick_interval_s=0.05) as base:
+        run(scenario(base))
+
+
+def test_vox_mode_detects_the_transmission(server):
+    async def scenario():
+        client, started = await _start(server, mode="vox")
+        mark = client.mark()
+        await client.stream(pilot_pcm(started["expected_pilot"][0]) + b"\x00" * 32000, 16000, realtime=False)
+        assert (await client.wait_type("vad", start=mark))["speaking"] is True
+        await client.wait_type("vad", start=mark, speaking=False)
+        decision = await client.wait_type("decision", start=mark)
+        assert decision["to_state"] == "CD_READBACK"
+        mark = client.mark()
+        await client.send({"type": "ptt.down"})
+        assert (await client.wait_type("error", start=mark))["code"] == "wrong_mode"
+        await client.close()
+
+    run(scenario())
+
+
+def test_pilot_keying_over_the_controller_stops_it(speech):
+    """With real-time pacing, keying the mic during the clearance cuts it; the pilot is answered."""
+
+    async def scenario(base):
+        client, started = await _start(base)
+        await client.send({"type": "text", "text": "Frankfurt delivery Lufthansa 359 information K request IFR clearance"})
+        clearance = await client.wait_type("atc.message")
+        await asyncio.sleep(1.0)  # the controller is on air (paced audio)
+        mark = client.mark()
+        await client.send({"type": "ptt.down"})
+        end = await client.wait_type("atc.message.end", start=0)
+        assert end["message_id"] == clearance["message_id"] and end["interrupted"] is True
+        await client.stream(pilot_pcm("Lufthansa 359, say again"), 16000)
+        await client.send({"type": "ptt.up"})
+        decision = await client.wait_type("decision", start=mark)
+        assert decision["intent"] == "say_again"
+        repeat = await client.wait_type("atc.message", start=mark)
+        assert repeat["text"] == clearance["text"] and repeat["seq"] == clearance["seq"] + 1
+        await client.close()
+
+    with _server(speech, audio_pacing=True) as base:
+        run(scenario(base))
