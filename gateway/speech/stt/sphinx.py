@@ -28,6 +28,7 @@ How the pieces are shared, and why:
 
 from __future__ import annotations
 
+import functools
 import os
 import tempfile
 import threading
@@ -104,6 +105,12 @@ class Lexicon:
             if head and tail:
                 return [f"{head[0]} {tail[0]}"]
         return []
+
+
+@functools.lru_cache(maxsize=4)
+def shared_lexicon(dict_path: Path) -> Lexicon:
+    """One parsed dictionary per file and process (CMUdict: about 0.2 s and 30 MB)."""
+    return Lexicon(dict_path)
 
 
 class _PooledDecoder:
@@ -183,7 +190,7 @@ class SphinxEngine:
     def load(self) -> None:
         with self._load_lock:
             if self._lexicon is None:
-                self._lexicon = Lexicon(self.dict_path)
+                self._lexicon = shared_lexicon(self.dict_path)
                 self._pool.release(self._pool.acquire())  # the acoustic model, loaded once now
 
     @property
