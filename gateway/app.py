@@ -24,6 +24,7 @@ from starlette.routing import BaseRoute, Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 
 from gateway.api import airports, compat, health, sessions
+from gateway.api import speech as speech_api
 from gateway.api.errors import ApiError, InternalErrorMiddleware, api_error, http_error, service_error
 from gateway.service import RadioService, ServiceError
 from gateway.settings import Settings
@@ -83,6 +84,7 @@ def create_app(
     routes: list[BaseRoute] = [
         *health.routes(service, speech),
         WebSocketRoute("/v1/radio", radio_handler(service, speech, settings)),
+        *speech_api.routes(speech, settings),
         *sessions.routes(service, settings.max_body_bytes),
         *compat.routes(service, settings.max_body_bytes),
         *airports.routes(service.airports),
@@ -90,7 +92,7 @@ def create_app(
     ]
     app = Starlette(
         routes=routes,
-        middleware=[Middleware(InternalErrorMiddleware)],
+        middleware=[speech_api.cors_middleware(settings), Middleware(InternalErrorMiddleware)],
         exception_handlers={
             ApiError: api_error,
             ServiceError: service_error,
