@@ -29,6 +29,7 @@ class Candidate:
     examples: list[str] = field(default_factory=list)  # rendered example pilot phrases
     score: float = 0.0
     trigger_hit: bool = False
+    heard: str | None = None  # which trigger was heard (intent name or pattern)
     eliminated: bool = False
     reason: str | None = None
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
 
+from engine.scenario import DERIVED_VARIABLES, SCENARIO_VARIABLES
 from engine.models import SCHEMA_VERSION, Flow, FlowMode, InterruptSpec
 
 __all__ = [
@@ -19,53 +20,11 @@ __all__ = [
     "PREFERRED_MAIN_FLOWS",
 ]
 
-# The shared vocabulary of ARCHITECTURE.md ("Scenario variables") plus the values the engine
-# derives or fills (spoken callsign, station names, arrival leg, corrections for readbacks).
-KNOWN_SCENARIO_VARIABLES: frozenset[str] = frozenset(
-    {
-        "callsign",
-        "callsign_spoken",
-        "airport",
-        "airport_name",
-        "destination",
-        "destination_name",
-        "runway",
-        "sid",
-        "initial_altitude_ft",
-        "squawk",
-        "stand",
-        "taxi_route",
-        "holding_point",
-        "qnh",
-        "atis_letter",
-        "wind",
-        "delivery_freq",
-        "ground_freq",
-        "tower_freq",
-        "departure_freq",
-        "approach_freq",
-        "center_freq",
-        "station_name",
-        "corrections",
-        "arrival_runway",
-        "arrival_stand",
-        "arrival_taxi_route",
-        "arrival_holding_point",
-        "approach_type",
-        "cruise_level",
-        "heading",
-        "cleared_altitude_ft",
-        "arrival_altitude_ft",
-        "arrival_qnh",
-        # also filled by engine.scenario for flows beyond the departure
-        "atis_freq",
-        "arrival_wind",
-        "dest_approach_freq",
-        "dest_tower_freq",
-        "dest_ground_freq",
-        "station_freq",
-    }
-)
+# Variables a flow may use: the scenario vocabulary the resolver fills (ARCHITECTURE.md "Scenario
+# variables" and the derived arrival/en-route values, one list in engine.scenario) plus what the
+# engine derives per message or decision.
+ENGINE_VARIABLES: frozenset[str] = frozenset({"station_name", "station_freq", "corrections", "interrupt_intent"})
+KNOWN_SCENARIO_VARIABLES: frozenset[str] = frozenset({*SCENARIO_VARIABLES, *DERIVED_VARIABLES, *ENGINE_VARIABLES})
 
 # Telemetry keys a client may send (protocol-v1.md, `telemetry` message).
 KNOWN_TELEMETRY: frozenset[str] = frozenset(

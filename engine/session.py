@@ -35,7 +35,7 @@ from engine.orchestrator import FlowChange, FlowOrchestrator
 from engine.readback import ReadbackEvaluator
 from engine.registry import FlowRegistry
 from engine.router import DeterministicRouter, RouteRequest, Router
-from engine.triggers import any_word_hit, intent_hit, telemetry_true, word_triggers
+from engine.triggers import first_word_hit, intent_hit, telemetry_true, word_triggers
 
 MAX_HOPS = 40
 HISTORY_LIMIT = 500
@@ -225,6 +225,8 @@ class SessionEngine:
         d.intent = chosen.transition.intent or chosen.transition.label or chosen.transition.kind.value
         d.trace.add("select", f"selected {chosen.id} ({chosen.transition.kind.value}, {chosen.origin}) score {chosen.score:g}")
         if chosen.origin == "interrupt":
+            session.variables["interrupt_intent"] = chosen.heard  # e.g. "mayday" vs "pan_pan"
+            d.updates["interrupt_intent"] = chosen.heard
             change = self.orchestrator.enter(session, chosen.target_flow, None, FlowMode.INTERRUPT)
             self._after_change(session, d, change, now)
             return
@@ -248,7 +250,8 @@ class SessionEngine:
                     return
         words = word_triggers(t.triggers)
         if words:
-            c.trigger_hit = any_word_hit(words, norm)
+            c.heard = first_word_hit(words, norm)
+            c.trigger_hit = c.heard is not None
         if c.origin == "interrupt":
             if not c.trigger_hit:
                 c.eliminate("interrupt trigger not heard")

@@ -61,7 +61,15 @@ def word_triggers(triggers: list[Trigger]) -> list[Trigger]:
 
 
 def any_word_hit(triggers: list[Trigger], normalized: str) -> bool:
-    return any(regex_hit(t, normalized) for t in triggers)
+    return first_word_hit(triggers, normalized) is not None
+
+
+def first_word_hit(triggers: list[Trigger], normalized: str) -> str | None:
+    """The name of the first trigger heard: its intent, else its pattern; None when none is."""
+    for t in triggers:
+        if regex_hit(t, normalized):
+            return t.intent or t.pattern or ""
+    return None
 
 
 TriggerFn = Callable[[Trigger, str], bool]
