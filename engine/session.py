@@ -10,6 +10,7 @@ clock and the gateway its event loop's clock.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 from engine import phraseology, timers
@@ -42,6 +43,15 @@ HISTORY_LIMIT = 500
 TELEMETRY_KEYS = ("on_ground", "altitude_ft", "ias_kt", "heading_deg", "lat", "lon", "squawk", "com1")
 _SAY_AGAIN_MAX_WORDS = 8
 _OPEN_KINDS = (TransitionKind.NEXT, TransitionKind.AUTO, TransitionKind.OK, TransitionKind.RETURN)
+
+
+_NOISE_KEYS = ("callsign_spoken", "station_name", "airport_name", "destination_name")
+
+
+@lru_cache(maxsize=4096)
+def _noise_words_of(names: tuple[str, ...]) -> frozenset[str]:
+    """Words of the callsign and station names: they say who talks, not what is wanted."""
+    return frozenset(w for name in names for w in phraseology.normalize_transcript(name).split())
 
 
 class SessionEngine:
@@ -710,12 +720,8 @@ class SessionEngine:
         return self.registry.get(session.flow_stack[-1].flow)
 
     def _noise_words(self, session: Session, ctx: dict[str, Any]) -> frozenset[str]:
-        words: set[str] = set()
-        for key in ("callsign_spoken", "station_name", "airport_name", "destination_name"):
-            value = ctx.get(key)
-            if isinstance(value, str):
-                words.update(phraseology.normalize_transcript(value).split())
-        return frozenset(words)
+        names = tuple(ctx.get(k) if isinstance(ctx.get(k), str) else "" for k in _NOISE_KEYS)
+        return _noise_words_of(names)
 
     def _loop_error(self, d: Decision, message: str) -> None:
         d.trace.add("error", message)
