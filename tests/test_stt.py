@@ -18,7 +18,7 @@ from engine.phraseology import normalize_transcript
 from gateway.audio.pcm import float_to_pcm, silence
 from gateway.audio.resample import resample
 from gateway.speech.stt import SttConfigError, SttContext, SttEngine, SttStream, make_stt, transcribe
-from gateway.speech.stt.base import ICAO_WORDS, corpus_sentences, words_of
+from gateway.speech.stt.base import ICAO_WORDS, corpus_sentences, value_variants, words_of
 from gateway.speech.stt.sphinx import Lexicon, SphinxEngine
 from gateway.speech.stt.whisper import WhisperEngine, build_prompt
 from gateway.speech.tts.espeak import EspeakTts
@@ -28,7 +28,7 @@ FRAME = 640  # 20 ms of 16 kHz PCM16
 
 RIGHT = "Lufthansa three five nine, runway two five right, cleared for takeoff"
 LEFT = "Lufthansa three five nine, runway two five left, cleared for takeoff"
-SHORT = "runway two five right, Lufthansa three five nine"  # about 3 s
+SHORT = "Lufthansa three five nine, runway two five right"  # about 3 s
 CONTEXT = SttContext(
     expected_phrases=["DLH359, runway 25R, cleared for takeoff"],
     vocabulary=["Lufthansa", "DLH359", "25R"],
@@ -165,8 +165,8 @@ def test_sphinx_streams_partials_before_the_final(sphinx: SphinxEngine, clips: d
     assert 2.5 <= stream.audio_s <= 4.5
     assert len(partials) >= 3  # a new hypothesis every few 200 ms steps while the pilot talks
     assert partials[-1] != final or len(partials) > 1
-    assert "runway 25 right" in normalize_transcript(final)
-    assert "lufthansa" in normalize_transcript(final)
+    heard = normalize_transcript(final)
+    assert "lufthansa" in heard and "25 right" in heard
 
 
 def test_sphinx_keeps_a_wrong_readback_wrong(sphinx: SphinxEngine, clips: dict[str, bytes]) -> None:
@@ -221,12 +221,18 @@ def test_sphinx_reports_words_it_cannot_recognize(sphinx: SphinxEngine, clips: d
 # --- shared pieces --------------------------------------------------------------------------------
 
 
-def test_corpus_has_both_digit_forms_and_every_alternative_value() -> None:
-    sentences = corpus_sentences(CONTEXT)
-    assert sentences[0] == words_of("Lufthansa tree fife niner runway two fife right cleared for takeoff")
-    assert sentences[1] == words_of("Lufthansa three five nine runway two five right cleared for takeoff")
-    singles = {s[0] for s in sentences if len(s) == 1}
-    assert {"left", "right", "center", "niner", "nine", "zero", "decimal", "juliett"} <= singles
+def test_corpus_biases_the_wording_never_the_values() -> None:
+    right = corpus_sentences(CONTEXT)
+    wrong = SttContext(["DLH359, runway 25L, cleared for takeoff"], vocabulary=["Lufthansa", "DLH359", "25L"])
+    assert corpus_sentences(wrong) == right  # the same model whatever runway side was issued
+    phrases = [s for s in right if len(s) == 11]
+    assert {s[7] for s in phrases} == {"left", "right", "center"}  # "... runway two fife <side>"
+    assert all(s[0] == "lufthansa" and s[4] == "runway" and s[-3:] == ["cleared", "for", "takeoff"] for s in phrases)
+    assert {s[1] for s in phrases} >= {"tree", "three", "niner", "nine", "zero"}  # both digit forms
+    singles = [s[0] for s in right if len(s) == 1]
+    assert len(singles) == len(set(singles))
+    assert {"lufthansa", "left", "right", "center", "niner", "nine", "zero", "decimal", "juliett"} <= set(singles)
+    assert value_variants(words_of("cleared for takeoff")) == [["cleared", "for", "takeoff"]]
 
 
 def test_make_stt_names_the_engines() -> None:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from engine.phraseology import DIGIT_WORDS
 from gateway.audio.resample import resample
 from gateway.speech.stt import SttConfigError, SttContext, make_stt
 from gateway.speech.stt.vosk import MODEL_PATH_SETTING, VoskEngine, build_grammar, supports_grammar
@@ -51,17 +52,16 @@ def test_files_vosk_cannot_load_are_a_startup_error(tmp_path: Path) -> None:
         engine.load()
 
 
-def test_grammar_keeps_known_words_phrases_first() -> None:
+def test_grammar_holds_the_wording_with_every_value_and_only_known_words() -> None:
     context = SttContext(expected_phrases=["DLH359, runway 25R"], vocabulary=["Lufthansa", "Zzxqv"])
-    vocabulary = {"lufthansa", "tree", "three", "fife", "five", "niner", "nine", "runway", "two", "right", "left"}
-    vocabulary.add("[unk]")
-    grammar = build_grammar(context, vocabulary.__contains__)
-    assert grammar[:2] == [
-        "lufthansa tree fife niner runway two fife right",
-        "lufthansa three five nine runway two five right",
-    ]
-    assert "left" in grammar and "zzxqv" not in " ".join(grammar)
-    assert grammar[-1] == "[unk]" and len(grammar) == len(set(grammar))
+    known = {"lufthansa", "runway", "right", "left", "[unk]", *DIGIT_WORDS, "three", "five", "nine"}
+    grammar = build_grammar(context, known.__contains__)
+    phrases = [phrase.split() for phrase in grammar if phrase.startswith("lufthansa")]
+    assert {p[-1] for p in phrases if len(p) == 8} == {"left", "right"}  # "center" is unknown to this model
+    assert all(set(phrase.split()) <= known for phrase in grammar)
+    assert grammar[-1] == "[unk]" and "zzxqv" not in " ".join(grammar) and len(grammar) == len(set(grammar))
+    wrong = SttContext(expected_phrases=["DLH359, runway 25L"], vocabulary=["Lufthansa", "Zzxqv"])
+    assert build_grammar(wrong, known.__contains__) == grammar  # the grammar never favours the issued value
     assert build_grammar(context, lambda word: False) == []
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import os
+import random
 import re
 import threading
 import time
@@ -24,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Protocol, TypeVar, runtime_checkable
 
 from engine.phraseology import DIGIT_WORDS, speak_text
+from engine.phraseology.alphabet import LETTER_WORDS
 from gateway.audio.pcm import check_pcm
 
 T = TypeVar("T")
@@ -45,6 +47,17 @@ ICAO_WORDS: tuple[str, ...] = (
 )
 
 _PLAIN_DIGITS = {"tree": "three", "fife": "five", "niner": "nine"}
+
+# Words that carry a readback's values. A language model or grammar built from the expected phrase
+# gives every member of a class the same weight wherever the phrase has one, so it biases towards
+# the phrase's wording, never towards its values ("two fife left" is as likely as "... right").
+VARIANTS_PER_MEMBER = 8  # sampled sentences per member of the largest class in a phrase
+VALUE_CLASSES: tuple[frozenset[str], ...] = (
+    frozenset(DIGIT_WORDS) | frozenset(_PLAIN_DIGITS.values()),
+    frozenset({"left", "right", "center"}),
+    frozenset(word.lower() for word in LETTER_WORDS.values()),
+    frozenset({"climb", "descend"}),
+)
 _WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?|\d")  # letters of any script, or one digit
 
 
@@ -90,17 +103,42 @@ def corpus_sentences(context: SttContext) -> list[list[str]]:
     """Word sequences a closed-vocabulary engine should know, most specific first.
 
     Each expected phrase comes in two forms, with ICAO digits ("tree fife niner") and plain ones
-    ("three five nine"), because trainees say both; then each vocabulary item; then `ICAO_WORDS`
-    one word at a time, so "left" stays recognizable when "right" is expected.
+    ("three five nine"), because trainees say both, each as its `value_variants`; then every word
+    of the vocabulary and of `ICAO_WORDS` once, alone and sorted, so any word stays recognizable
+    and an issued value ("25R" in the vocabulary) adds no count to its own words. The result is
+    the same for any values the context expects, as long as its wording is the same.
     """
     sentences: list[list[str]] = []
     for phrase in context.spoken_phrases():
         words = words_of(phrase)
         plain = [_PLAIN_DIGITS.get(w, w) for w in words]
-        sentences.extend([words, plain] if plain != words else [words])
-    sentences.extend(words for item in context.spoken_vocabulary() if (words := words_of(item)))
-    sentences.extend([[w] for line in ICAO_WORDS for w in line.split()])
+        for form in [words, plain] if plain != words else [words]:
+            sentences.extend(value_variants(form))
+    singles = {w for item in context.spoken_vocabulary() for w in words_of(item)}
+    singles.update(w for line in ICAO_WORDS for w in line.split())
+    sentences.extend([w] for w in sorted(singles))
     return [s for s in sentences if s]
+
+
+def value_variants(words: list[str]) -> list[list[str]]:
+    """Copies of `words` with every value word drawn independently and uniformly from its class.
+
+    Only the wording survives: each value position is equally likely to hold any member of its
+    class. The sampling is seeded with the wording alone (values masked), so "runway two fife
+    right" and "runway two fife left" give the very same sentences: whatever the expected value,
+    the model is the same, and cannot favour it. A phrase without value words is its own only
+    variant.
+    """
+    classes = [next((sorted(c) for c in VALUE_CLASSES if word in c), None) for word in words]
+    sizes = [len(members) for members in classes if members]
+    if not sizes:
+        return [list(words)]
+    wording = " ".join(f"<{members[0]}>" if members else word for word, members in zip(words, classes, strict=True))
+    rng = random.Random(wording)
+    return [
+        [rng.choice(members) if members else word for word, members in zip(words, classes, strict=True)]
+        for _ in range(VARIANTS_PER_MEMBER * max(sizes))
+    ]
 
 
 @runtime_checkable
