@@ -5,9 +5,12 @@ only appends), asks for `partial()` transcripts while the pilot talks, and await
 transmission ends. Decoding is CPU work; it runs on `stt_executor()`, never on the event loop.
 
 `SttContext` carries what the current state expects, so engines can bias recognition towards it.
-Biasing is also a risk (a biased recognizer can "hear" a correct readback that was wrong), so
-engines bias towards the expected phrases *and* keep every alternative value representable:
-`corpus_sentences` always adds the digits, the phonetic alphabet and the ICAO words below.
+Biasing is also a risk (a biased recognizer can "hear" a correct readback that was wrong). The
+closed-vocabulary engines (sphinx, vosk) therefore bias the wording only: `corpus_sentences`
+turns each expected phrase into `value_variants` whose digits, sides, letters and climb/descend
+are drawn uniformly from their class, and adds every ICAO word once. On synthesized readbacks
+(piper voice through the radio effect, levels 3-5) the earlier value-biased model turned
+"two five left" into the expected "right" and FL120 into FL100; this one never did.
 """
 
 from __future__ import annotations

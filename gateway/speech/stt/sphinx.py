@@ -2,8 +2,8 @@
 
 The `pocketsphinx` wheel carries a US-English acoustic model and CMUdict. For each transmission we
 build an ARPA trigram model (pocketsphinx's own `ArpaBoLM`) from `corpus_sentences(context)`: the
-expected phrases (ICAO and plain digits) bias the search, and the vocabulary and `ICAO_WORDS`
-unigrams keep a wrong value ("left" for "right") recognizable.
+wording of the expected phrases (ICAO and plain digits) biases the search while their values are
+sampled uniformly, and every vocabulary and `ICAO_WORDS` word stays recognizable on its own.
 
 How the pieces are shared, and why:
 
@@ -50,9 +50,8 @@ CHUNK_S = 0.1
 MAX_DECODER_WORDS = 5000  # a pooled decoder whose dictionary grew past this is dropped
 MAX_SPEAKERS = 512  # cepstral means remembered (least recently used dropped first)
 SEARCH = "context"
-# Probability left for words off the expected phrases (ArpaBoLM's default). On synthesized
-# readbacks, 0.15..0.5 and repeating the phrases 3x gave the same transcripts: the unigram
-# back-off is what keeps wrong values recognizable, the phrase trigrams fix the word order.
+# Probability left for word sequences off the expected wording (ArpaBoLM's default); on
+# synthesized readbacks 0.15..0.5 gave the same transcripts.
 DISCOUNT_MASS = 0.5
 
 # ARPAbet (CMUdict's phone set) for ICAO words CMUdict lacks.

@@ -6,9 +6,10 @@ error naming the setting.
 
 Runtime grammars work only with "lookahead" models (``graph/HCLr.fst`` + ``graph/Gr.fst``, e.g.
 the small models); a model with a static ``HCLG.fst`` decodes with its own language model. The
-grammar is a list of phrases that Vosk loops over: the expected phrases bias, and the vocabulary
-and `ICAO_WORDS` as one-word phrases keep any other value representable. Words the model does not
-know are dropped first (`Model.vosk_model_find_word`), because Vosk would drop them silently.
+grammar is a list of phrases that Vosk loops over, from `corpus_sentences`: the expected wording
+with values drawn uniformly from their class (so the grammar is the same for 25L and 25R), and
+every vocabulary and ICAO word as a one-word phrase. Words the model does not know are dropped
+first (`Model.vosk_model_find_word`), because Vosk would drop them silently.
 """
 
 from __future__ import annotations
