@@ -309,7 +309,10 @@ function stateChanged(msg) {
   if (msg.frequency) {
     state.serverFreq = msg.frequency;
     if (!state.activeFreq) state.activeFreq = msg.frequency;
-    else if (msg.frequency !== state.activeFreq) state.standbyFreq = msg.frequency; // handoff: preset standby
+    else if (msg.frequency !== state.activeFreq && msg.frequency !== normalizeFreq(state.standbyFreq)) {
+      state.standbyFreq = msg.frequency; // a handoff: preset the standby, the pilot swaps
+      log.system(`Handoff: ${stationLabel(null, msg.frequency) || "the next station"} ${msg.frequency} is on standby — press ⇄ to change frequency.`);
+    }
   }
   renderState();
   renderRadio();
