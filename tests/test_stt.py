@@ -111,6 +111,38 @@ def test_whisper_partials_re_transcribe_the_growing_buffer(whisper: WhisperEngin
     assert stream.partials == len(partials) and stream.decode_s > 0
 
 
+def test_whisper_final_is_the_last_partial_when_only_silence_followed(
+    whisper: WhisperEngine, clips: dict[str, bytes]
+) -> None:
+    async def scenario() -> tuple[str | None, str, bool]:
+        stream = whisper.open(CONTEXT)
+        stream.feed(clips["short"])
+        partial = await stream.partial()
+        stream.feed(silence(0.4, RATE))  # the VAD hang-over, or the pause before releasing PTT
+        final = await stream.final()
+        return partial, final, stream.reused_partial
+
+    partial, final, reused = run(scenario())
+    assert reused and final == partial
+    assert "runway 25 right" in normalize_transcript(final)
+
+
+def test_whisper_final_decodes_again_when_speech_followed_the_partial(
+    whisper: WhisperEngine, clips: dict[str, bytes]
+) -> None:
+    async def scenario() -> tuple[str | None, str, bool]:
+        stream = whisper.open(CONTEXT)
+        half = len(clips["short"]) // 2 // FRAME * FRAME
+        stream.feed(clips["short"][:half])
+        partial = await stream.partial()
+        stream.feed(clips["short"][half:])
+        return partial, await stream.final(), stream.reused_partial
+
+    partial, final, reused = run(scenario())
+    assert not reused and partial != final
+    assert "runway 25 right" in normalize_transcript(final)
+
+
 def test_whisper_finals_only(clips: dict[str, bytes], whisper: WhisperEngine) -> None:
     engine = WhisperEngine(partial_every_s=None)  # shares the loaded model
     engine.load()

@@ -8,9 +8,9 @@ prompt keeps a spoken "left" as "left" when "right" was expected: it fixes spell
 Choices, measured on a 2-core machine with espeak-ng readbacks of about 3.5 s:
 
 - One `WhisperModel` per process (`load`) decoding one request at a time on all cores
-  (`cpu_threads` = cores, `num_workers=1`): a tiny.en decode costs the same for 1 s or 25 s of
-  audio (the encoder always sees a 30 s window), about 0.6 s on 2 threads against 0.8 s on 1,
-  and two decodes side by side on 1 thread each finish no sooner than one after the other.
+  (`cpu_threads` = cores, `num_workers=1`). The encoder always sees a 30 s window, so a 3.6 s
+  readback costs 0.6-0.8 s and a 10 s one 1.8 s (the decoder grows with the words); two decodes
+  side by side on one thread each finish no sooner than one after the other.
 - `beam_size=2`, `temperature=0.0` (no fallback re-decodes: predictable latency),
   `without_timestamps=True`, `language="en"`, `vad_filter=False` (our VAD cut the audio).
 - Hallucination guards: segments whisper itself rates as probably not speech
@@ -20,8 +20,11 @@ Choices, measured on a 2-core machine with espeak-ng readbacks of about 3.5 s:
 - Partials re-transcribe the whole buffer at most once per `partial_every_s` (0.7 s) of new
   audio, and never while the previous decode of the stream is still running (a partial about
   every 0.8 s, the first about 1.4 s in). That keeps the CPU busy for as long as the pilot
-  talks, and the final waits for the partial in flight: about 0.9 s after the last frame
-  instead of 0.6 s. `partial_every_s=None` gives finals only, for busy servers.
+  talks, and the final waits for the partial in flight. When the audio after the last partial's
+  snapshot is silence (every 20 ms of it `TAIL_SILENCE_DB` below the loudest 20 ms before it,
+  e.g. the VAD hang-over or the pause before the PTT release), that partial *is* the final and
+  no decode is spent; otherwise the final decodes the whole buffer. `partial_every_s=None`
+  gives finals only, for busy servers.
 """
 
 from __future__ import annotations
@@ -30,7 +33,9 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from gateway.audio.pcm import pcm_to_float32
+import numpy as np
+
+from gateway.audio.pcm import pcm_to_float32, pcm_to_int16
 from gateway.speech.stt.base import (
     STT_SAMPLE_RATE,
     BufferedStream,
@@ -47,6 +52,7 @@ NO_SPEECH_MAX = 0.6
 COMPRESSION_RATIO_MAX = 2.4
 TOKENS_PER_SECOND = 8  # generous for speech (~3 words/s); caps a runaway repetition loop
 MIN_NEW_TOKENS = 12
+TAIL_SILENCE_DB = 35.0  # audio this far below the utterance's loudest 20 ms holds no words
 
 _models: dict[tuple[str, str, int, int], Any] = {}
 _models_lock = threading.Lock()
@@ -191,8 +197,10 @@ class WhisperStream(BufferedStream):
         self.engine = engine
         self.prompt = build_prompt(context)
         self._partial_at = 0  # buffer length (bytes) at the last partial decode
+        self._partial_text: str | None = None  # what that decode heard
         self._last_partial: str | None = None
         self._final: str | None = None
+        self.reused_partial = False  # the final was the last partial (a silent tail)
 
     async def partial(self) -> str | None:
         every = self.engine.partial_every_s
@@ -204,6 +212,7 @@ class WhisperStream(BufferedStream):
             snapshot = bytes(self._pcm)
             self._partial_at = len(snapshot)
             text = await self._decode(self.engine.decode, snapshot, self.prompt)
+            self._partial_text = text
         if not text or text == self._last_partial or self._finished:
             return None
         self._last_partial = text
@@ -214,8 +223,31 @@ class WhisperStream(BufferedStream):
         async with self._lock:
             self._finished = True
             if self._final is None:
-                self._final = await self._decode(self.engine.decode, bytes(self._pcm), self.prompt) if self._pcm else ""
+                pcm = bytes(self._pcm)
+                if self._partial_text is not None and silent_tail(pcm, self._partial_at):
+                    self._final, self.reused_partial = self._partial_text, True
+                else:
+                    self._final = await self._decode(self.engine.decode, pcm, self.prompt) if pcm else ""
             return self._final
 
     async def aclose(self) -> None:
         self._finished = True
+
+
+def silent_tail(pcm: bytes, start: int, frame_bytes: int = 640) -> bool:
+    """Whether `pcm[start:]` is silence next to `pcm[:start]`: every 20 ms of it at least
+    `TAIL_SILENCE_DB` below the loudest 20 ms before it (radio hiss that loud never is)."""
+    head, tail = pcm_to_int16(pcm[:start]), pcm_to_int16(pcm[start:])
+    if tail.size == 0:
+        return True
+    if head.size == 0:
+        return False
+    step = frame_bytes // 2
+
+    def frame_power(samples: np.ndarray) -> np.ndarray:
+        padded = np.zeros(-(-samples.size // step) * step, dtype=np.float64)
+        padded[: samples.size] = samples
+        return np.mean(np.square(padded.reshape(-1, step)), axis=1)
+
+    ratio = 10.0 ** (TAIL_SILENCE_DB / 10.0)
+    return bool(np.max(frame_power(tail)) * ratio < np.max(frame_power(head)))
