@@ -9,8 +9,8 @@ Choices, measured on a 2-core machine with espeak-ng readbacks of about 3.5 s:
 
 - One `WhisperModel` per process (`load`) decoding one request at a time on all cores
   (`cpu_threads` = cores, `num_workers=1`). The encoder always sees a 30 s window, so a 3.6 s
-  readback costs 0.6-0.8 s and a 10 s one 1.8 s (the decoder grows with the words); two decodes
-  side by side on one thread each finish no sooner than one after the other.
+  readback costs 0.6-0.9 s and a 10 s one about 1 s (twice that while other processes load the
+  machine); two decodes side by side on one thread each finish no sooner than one after the other.
 - `beam_size=2`, `temperature=0.0` (no fallback re-decodes: predictable latency),
   `without_timestamps=True`, `language="en"`, `vad_filter=False` (our VAD cut the audio).
 - Hallucination guards: segments whisper itself rates as probably not speech
