@@ -104,8 +104,8 @@ def _percentile(sorted_values: list[float], pct: float) -> float:
 class Progress:
     """One progress line on stderr: rewritten in place on a terminal, every 10 % in a log."""
 
-    def __init__(self, label: str, total: int, stream: TextIO | None = None) -> None:
-        self.label, self.total = label, total
+    def __init__(self, label: str, total: int, stream: TextIO | None = None, unit: str = "transmissions") -> None:
+        self.label, self.total, self.unit = label, total, unit
         self.stream = stream or sys.stderr
         self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
         self._next_step = 1  # in tenths of the total
@@ -116,9 +116,9 @@ class Progress:
             now = time.monotonic()
             if now - self._last >= 0.1 or done >= self.total:
                 self._last = now
-                print(f"\r{self.label}: {done}/{self.total} transmissions", end="", file=self.stream, flush=True)
+                print(f"\r{self.label}: {done}/{self.total} {self.unit}", end="", file=self.stream, flush=True)
         elif done * 10 >= self._next_step * self.total:
-            print(f"{self.label}: {done}/{self.total} transmissions", file=self.stream, flush=True)
+            print(f"{self.label}: {done}/{self.total} {self.unit}", file=self.stream, flush=True)
             self._next_step = done * 10 // self.total + 1
 
     def done(self) -> None:

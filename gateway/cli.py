@@ -1,4 +1,4 @@
-"""`livefreq`: the command line of the gateway (serve, flows, chat, bench).
+"""`livefreq`: the command line of the gateway (serve, flows, chat, bench, fly).
 
 One argparse parser, one small function per subcommand. Heavy imports (uvicorn, the app, the
 service) happen inside the commands, so `livefreq flows lint` in CI stays quick and does not need
@@ -33,6 +33,7 @@ CHAT_SESSION_TTL_S = 10.0 * 365 * 24 * 3600
 PROFILE_MAX_TX = 1000  # a profiled run is ~3x slower; this many transmissions show the picture
 BENCHMARKS: dict[str, str] = {
     "engine": "transmissions per second and decision time: in process, and over HTTP with --http",
+    "voice": "STT real-time factor and WER, TTS time to first audio, PTT release to first ATC audio byte",
 }
 
 
@@ -138,6 +139,39 @@ def build_parser() -> argparse.ArgumentParser:
         "--dir", dest="flows_dir", default=None, help="flow directory (default: LIVEFREQ_FLOWS_DIR or flows)"
     )
     engine.set_defaults(handler=cmd_bench_engine)
+    voice = bench_sub.add_parser(
+        "voice",
+        help=BENCHMARKS["voice"],
+        description="Measure the voice path with the configured engines on synthesized pilot recordings: "
+        "STT real-time factor, final-transcript delay and word error rate; TTS time to first audio and "
+        "real-time factor (cold and cached); and, for one pilot on WS /v1/radio of a loopback gateway "
+        "started here (or --url), PTT release to final transcript, decision and first ATC audio byte. "
+        "Progress on stderr, a table on stdout, a JSON report and a PNG histogram.",
+    )
+    voice.add_argument("--n", type=_positive_int, default=10, help="samples per measurement (default: 10)")
+    voice.add_argument(
+        "--url", default=None, help="measure a running gateway at this base URL instead of starting one on loopback"
+    )
+    voice.add_argument(
+        "--json",
+        dest="json_path",
+        default="reports/bench-voice.json",
+        metavar="PATH",
+        help="where to write the JSON report (default: %(default)s)",
+    )
+    voice.add_argument(
+        "--png",
+        dest="png_path",
+        default="reports/bench-voice.png",
+        metavar="PATH",
+        help="where to write the latency histogram (default: %(default)s)",
+    )
+    voice.add_argument("--stt", default=None, help="STT engine: whisper, sphinx or vosk (default: LIVEFREQ_STT_ENGINE or whisper)")
+    voice.add_argument("--tts", default=None, help="TTS engine: piper, espeak or edge-tts (default: LIVEFREQ_TTS_ENGINE or piper)")
+    voice.add_argument(
+        "--dir", dest="flows_dir", default=None, help="flow directory (default: LIVEFREQ_FLOWS_DIR or flows)"
+    )
+    voice.set_defaults(handler=cmd_bench_voice)
     bench.set_defaults(handler=cmd_bench_list)
 
     fly = sub.add_parser(
@@ -454,6 +488,34 @@ def cmd_bench_engine(args: argparse.Namespace) -> int:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     print(f"wrote {path}")
+    return EXIT_OK
+
+
+def cmd_bench_voice(args: argparse.Namespace) -> int:
+    """Measure the voice path, print the table, write the JSON report and the PNG histogram."""
+    from gateway.bench import BenchError
+    from gateway.bench_voice import format_table, run_voice_bench, write_histogram
+    from gateway.speech.stt.base import SttError
+    from gateway.speech.tts.base import TtsError
+
+    settings = _settings(flows_dir=args.flows_dir, stt_engine=args.stt, tts_engine=args.tts)
+    try:
+        report = run_voice_bench(settings, args.n, url=args.url)
+    except (BenchError, SttError, TtsError, ValueError) as exc:
+        raise CliError(str(exc)) from None
+    _table(("metric", "n", "p50", "p95", "mean"), format_table(report), sys.stdout, right=(1, 2, 3, 4))
+    first_audio = report["metrics"]["ptt_up_to_first_audio_ms"]
+    if first_audio["n"]:
+        print(
+            f"PTT release -> first ATC audio byte, one session: p50 {first_audio['p50']:.0f} ms, "
+            f"p95 {first_audio['p95']:.0f} ms over {first_audio['n']} controller replies"
+        )
+    png = write_histogram(report, Path(args.png_path))
+    report["png"] = str(png)
+    path = Path(args.json_path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    print(f"wrote {path} and {png}")
     return EXIT_OK
 
 

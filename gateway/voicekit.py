@@ -1,0 +1,431 @@
+"""A synthetic pilot for measuring and testing the voice gateway: recordings, a protocol-v1 client,
+word error rate, and a pilot that flies a session by voice over `WS /v1/radio`.
+
+The benchmark (`livefreq bench voice`), the tests and later load tools all need the same pieces,
+so they live in the package rather than in the tests:
+
+- `pilot_pcm`: a pilot transmission as a real one sounds (the piper voice speaking the ICAO form
+  of a phrase, through the radio effect, with band noise, padded with silence), synthesized by the
+  project's own engines, so no audio file is kept in the repository.
+- `RadioClient`: a protocol-v1 WebSocket client that records every event and audio frame in
+  arrival order, with arrival times, and streams PCM in real time on a fixed 20 ms schedule.
+- `word_errors`: WER of a transcript against the phrase as spoken, both normalized the way the
+  engine reads transcripts, so "tree fife" and "35" count as the same words.
+- `VoicePilot`: one pilot flying exchanges (push-to-talk, wait for the controller like a person,
+  answer what the state expects) and timing each from the release of the PTT key.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import json
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any, Self, TypeVar
+
+import numpy as np
+import websockets
+from rapidfuzz.distance import Levenshtein
+
+from engine.phraseology import normalize_transcript, speak_text
+from gateway.audio.radio import apply_radio
+from gateway.audio.resample import resample
+from gateway.speech.tts.piper import PiperTts
+
+__all__ = [
+    "FRAME_MS",
+    "Exchange",
+    "RadioClient",
+    "Received",
+    "VoicePilot",
+    "frames",
+    "pilot_pcm",
+    "word_errors",
+]
+
+T = TypeVar("T")
+
+FRAME_MS = 20  # what a microphone client sends: 20 ms of PCM per binary frame
+LEAD_SILENCE_S = 0.3
+TRAIL_SILENCE_S = 0.5
+
+_voice: PiperTts | None = None
+_voice_lock = threading.Lock()
+
+
+def _pilot_voice() -> PiperTts:
+    global _voice
+    with _voice_lock:
+        if _voice is None:
+            _voice = PiperTts()
+        return _voice
+
+
+@functools.lru_cache(maxsize=128)
+def pilot_pcm(phrase: str, rate: int = 16000, *, radio_level: int = 4, noise_dbfs: float = -45.0, seed: int = 1) -> bytes:
+    """PCM16 mono at `rate`: 0.3 s silence, the phrase spoken in ICAO form, 0.5 s silence.
+
+    Blocking (piper synthesis, ~0.1-0.5 s): callable inside or outside an event loop; cached per
+    phrase and options, so a test or benchmark pays each phrase once.
+    """
+    tts = _pilot_voice()
+    speech = tts.synthesize_sync(speak_text(phrase))
+    speech = apply_radio(speech, tts.sample_rate, level=radio_level, seed=seed, squelch=False)
+    pcm = resample(speech, tts.sample_rate, rate)
+    samples = np.frombuffer(pcm, dtype=np.int16).astype(np.float32)
+    samples = np.concatenate(
+        [
+            np.zeros(int(rate * LEAD_SILENCE_S), dtype=np.float32),
+            samples,
+            np.zeros(int(rate * TRAIL_SILENCE_S), dtype=np.float32),
+        ]
+    )
+    rng = np.random.default_rng(seed)
+    samples += rng.normal(0.0, 32767.0 * 10 ** (noise_dbfs / 20), samples.size)
+    return np.clip(samples, -32768, 32767).astype(np.int16).tobytes()
+
+
+def frames(pcm: bytes, rate: int, ms: int = FRAME_MS) -> list[bytes]:
+    """`pcm` cut into frames of `ms` milliseconds (the last one may be shorter)."""
+    step = rate * ms // 1000 * 2
+    return [pcm[i : i + step] for i in range(0, len(pcm), step)]
+
+
+def pcm_seconds(pcm: bytes, rate: int) -> float:
+    return len(pcm) / 2 / rate
+
+
+def word_errors(reference: str, hypothesis: str) -> tuple[int, int]:
+    """(word edits, reference words) of `hypothesis` against what saying `reference` sounds like.
+
+    The reference is taken in its ICAO spoken form first (`speak_text`: "25R" -> "two fife
+    right", "E14" -> "Echo one four"), because that is what the recording says; then both sides
+    go through `normalize_transcript`, so "tree fife" and "35" are the same words. The edit
+    distance counts substitutions, insertions and deletions of whole words: `edits / words` is
+    the word error rate, and summing both over a corpus gives the corpus WER.
+    """
+    ref = normalize_transcript(speak_text(reference)).split()
+    hyp = normalize_transcript(hypothesis).split()
+    return Levenshtein.distance(ref, hyp), len(ref)
+
+
+def wer(reference: str, hypothesis: str) -> float:
+    """Word error rate of one transcript (0.0 perfect; may exceed 1.0 with many insertions)."""
+    edits, words = word_errors(reference, hypothesis)
+    return edits / words if words else float(edits > 0)
+
+
+# --------------------------------------------------------------------------- protocol client
+
+
+@dataclass
+class Received:
+    """Everything a `RadioClient` received, in order, with `time.perf_counter()` arrival times."""
+
+    events: list[dict[str, Any]] = field(default_factory=list)
+    event_times: list[float] = field(default_factory=list)  # parallel to `events`
+    order: list[Any] = field(default_factory=list)  # event dicts and ("audio", nbytes) in arrival order
+    audio: dict[str, int] = field(default_factory=dict)  # message_id -> bytes of audio
+    first_audio_at: dict[str, float] = field(default_factory=dict)  # message_id -> first binary frame
+
+
+class RadioClient:
+    """A protocol-v1 client on `WS /v1/radio` (docs/protocol-v1.md).
+
+    A reader task records every event and audio frame as it arrives; `wait_for`/`wait_type`
+    look for events from an index on (`mark()` before acting, then wait from the mark).
+    """
+
+    def __init__(self, ws: websockets.ClientConnection) -> None:
+        self.ws = ws
+        self.rx = Received()
+        self._current: str | None = None
+        self._new = asyncio.Event()
+        self._reader = asyncio.create_task(self._read(), name="radio-client-reader")
+
+    @classmethod
+    async def connect(cls, base_url: str) -> RadioClient:
+        """Connect to the gateway at `base_url` (http://host:port; ws:// works too)."""
+        url = base_url.rstrip("/").replace("http", "ws", 1) + "/v1/radio"
+        ws = await websockets.connect(url, max_size=None)
+        return cls(ws)
+
+    async def close(self) -> None:
+        await self.ws.close()
+        self._reader.cancel()
+
+    @property
+    def closed(self) -> bool:
+        return self._reader.done()
+
+    async def _read(self) -> None:
+        try:
+            async for frame in self.ws:
+                now = time.perf_counter()
+                if isinstance(frame, bytes):
+                    self.rx.order.append(("audio", len(frame)))
+                    if self._current is not None:
+                        self.rx.audio[self._current] = self.rx.audio.get(self._current, 0) + len(frame)
+                        self.rx.first_audio_at.setdefault(self._current, now)
+                else:
+                    event = json.loads(frame)
+                    self.rx.events.append(event)
+                    self.rx.event_times.append(now)
+                    self.rx.order.append(event)
+                    if event["type"] == "atc.message":
+                        self._current = event["message_id"]
+                    elif event["type"] == "atc.message.end":
+                        self._current = None
+                self._new.set()
+        except websockets.ConnectionClosed:
+            pass
+        finally:
+            self._new.set()
+
+    async def send(self, message: dict[str, Any] | bytes | str) -> None:
+        await self.ws.send(json.dumps(message) if isinstance(message, dict) else message)
+
+    def mark(self) -> int:
+        """Index of the next event to arrive: wait from here for the answer to what you send next."""
+        return len(self.rx.events)
+
+    async def until(self, condition: Callable[[], T | None], timeout: float = 60.0, what: str = "condition") -> T:
+        """Wait until `condition()` returns something other than None (checked on every frame
+        received) and return it."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while True:
+            value = condition()
+            if value is not None:
+                return value
+            if self.closed:
+                raise ConnectionError(f"the gateway closed the socket while waiting for {what}")
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                raise TimeoutError(f"no {what} within {timeout:g} s; last events: {[e['type'] for e in self.rx.events[-8:]]}")
+            self._new.clear()
+            try:
+                await asyncio.wait_for(self._new.wait(), remaining)
+            except TimeoutError:
+                pass
+
+    def find(self, predicate: Callable[[dict[str, Any]], bool], start: int = 0) -> int | None:
+        """Index of the first event from `start` on that satisfies `predicate`, or None."""
+        for index in range(start, len(self.rx.events)):
+            if predicate(self.rx.events[index]):
+                return index
+        return None
+
+    async def wait_index(self, predicate: Callable[[dict[str, Any]], bool], timeout: float = 60.0, start: int = 0) -> int:
+        """Index of the first event from `start` on that satisfies `predicate` (waits for it)."""
+        return await self.until(lambda: self.find(predicate, start), timeout, "matching event")
+
+    async def wait_for(self, predicate: Callable[[dict[str, Any]], bool], timeout: float = 60.0, start: int = 0) -> dict[str, Any]:
+        """The first event from index `start` on that satisfies `predicate`."""
+        return self.rx.events[await self.wait_index(predicate, timeout, start)]
+
+    async def wait_type(self, kind: str, timeout: float = 60.0, start: int = 0, **fields: Any) -> dict[str, Any]:
+        """The first event of type `kind` (with these field values) from index `start` on."""
+        return await self.wait_for(lambda e: e["type"] == kind and all(e.get(k) == v for k, v in fields.items()), timeout, start)
+
+    async def transmit_audio(self, pcm: bytes, rate: int, *, realtime: bool = False, frame_ms: int = FRAME_MS) -> float:
+        """Push-to-talk one recording: ptt.down, frames, ptt.up. Returns when ptt.up was sent
+        (`time.perf_counter()` just before sending it)."""
+        await self.send({"type": "ptt.down"})
+        await self.stream(pcm, rate, realtime=realtime, frame_ms=frame_ms)
+        released = time.perf_counter()
+        await self.send({"type": "ptt.up"})
+        return released
+
+    async def stream(self, pcm: bytes, rate: int, *, realtime: bool = False, frame_ms: int = FRAME_MS) -> None:
+        """Send `pcm` as `frame_ms` frames; in real time, frame k leaves at start + k * frame_ms
+        (a fixed schedule: time spent sending never accumulates into drift)."""
+        loop = asyncio.get_running_loop()
+        start = loop.time()
+        for k, chunk in enumerate(frames(pcm, rate, frame_ms)):
+            if realtime:
+                delay = start + k * frame_ms / 1000 - loop.time()
+                if delay > 0:
+                    await asyncio.sleep(delay)
+            else:
+                await asyncio.sleep(0)
+            await self.ws.send(chunk)
+        if realtime:  # the last frame's audio lasts until its end: release the key then
+            delay = start + len(pcm) / 2 / rate - loop.time()
+            if delay > 0:
+                await asyncio.sleep(delay)
+
+
+# --------------------------------------------------------------------------- a pilot flying by voice
+
+
+@dataclass
+class Exchange:
+    """One pilot transmission and the gateway's answer, timed from the release of the PTT key.
+
+    Latencies are milliseconds from `ptt.up` to the arrival of: the final transcript, the
+    decision, and the first audio byte of the controller's reply (None when the state gives no
+    spoken reply to this transmission, e.g. a readback the controller does not acknowledge).
+    """
+
+    session_id: str
+    flow: str
+    state: str
+    phrase: str
+    audio_s: float
+    transcript: str = ""
+    transmission_id: str | None = None
+    final_ms: float | None = None
+    decision_ms: float | None = None
+    first_audio_ms: float | None = None
+    reply_seq: int | None = None
+    reply_text: str | None = None
+    spoken_before_reply: int = 0  # other controller messages (timer calls) that went first
+    to_state: str | None = None
+    recognized: bool | None = None
+    readback_ok: bool | None = None
+    word_errors: int = 0
+    words: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class VoicePilot:
+    """One pilot on one socket: starts a session and answers each state's first expected phrase
+    by voice, streamed in real time as 20 ms frames between ptt.down and ptt.up.
+
+    Like a person it waits for the controller to finish (every reply's `atc.message.end`) before
+    keying again. A controller call that was queued before the reply (a silence prompt that fell
+    due while the pilot talked) goes out first: the reply's latency includes it, and
+    `Exchange.spoken_before_reply` says so. Which controller messages answer a transmission is read from the session's
+    HTTP transcript (the controller entries after that pilot entry), so a transmission without a
+    spoken reply is known at once instead of after a timeout.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        flow: str | None = None,
+        seed: int | None = None,
+        scenario: dict[str, Any] | None = None,
+        rate: int = 16000,
+        timeout_s: float = 60.0,
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.flow, self.seed, self.scenario = flow, seed, scenario
+        self.rate = rate
+        self.timeout_s = timeout_s
+        self.client: RadioClient | None = None
+        self.started: dict[str, Any] = {}
+        self.state: dict[str, Any] = {}
+        self._http: Any = None
+
+    async def __aenter__(self) -> Self:
+        import httpx
+
+        self._http = httpx.AsyncClient(base_url=self.base_url, timeout=self.timeout_s)
+        self.client = await RadioClient.connect(self.base_url)
+        start: dict[str, Any] = {"type": "session.start"}
+        start.update({k: v for k, v in (("flow", self.flow), ("seed", self.seed), ("scenario", self.scenario)) if v is not None})
+        if self.rate != 16000:
+            start["input_audio"] = {"format": "pcm_s16le", "sample_rate": self.rate, "channels": 1}
+        await self.client.send(start)
+        self.started = await self.client.wait_type("session.started", self.timeout_s)
+        self.state = await self.client.wait_type("state", self.timeout_s)
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self.client is not None:
+            await self.client.close()
+        if self._http is not None:
+            await self._http.aclose()
+
+    @property
+    def session_id(self) -> str:
+        return str(self.started["session_id"])
+
+    @property
+    def expected(self) -> list[str]:
+        return list(self.state.get("expected_pilot") or [])
+
+    @property
+    def completed(self) -> bool:
+        return bool(self.state.get("completed"))
+
+    async def say(self, phrase: str) -> Exchange:
+        """Transmit `phrase` by voice and wait for the whole answer; the timed `Exchange`."""
+        client = self._client()
+        pcm = await asyncio.to_thread(pilot_pcm, phrase, self.rate)
+        exchange = Exchange(
+            session_id=self.session_id,
+            flow=str(self.state.get("flow")),
+            state=str(self.state.get("state")),
+            phrase=phrase,
+            audio_s=round(pcm_seconds(pcm, self.rate), 3),
+        )
+        mark = client.mark()
+        released = await client.transmit_audio(pcm, self.rate, realtime=True)
+        final_at = await client.wait_index(lambda e: e["type"] == "transcript" and e.get("final"), self.timeout_s, mark)
+        final = client.rx.events[final_at]
+        exchange.transcript = str(final.get("text") or "")
+        exchange.final_ms = _ms(client.rx.event_times[final_at] - released)
+        exchange.word_errors, exchange.words = word_errors(phrase, exchange.transcript)
+        exchange.transmission_id = final.get("transmission_id")
+        if exchange.transmission_id is None:
+            return exchange  # nothing was heard: no decision follows
+        tx_id = exchange.transmission_id
+        decided_at = await client.wait_index(lambda e: e["type"] == "decision" and e.get("transmission_id") == tx_id, self.timeout_s, final_at)
+        decision = client.rx.events[decided_at]
+        exchange.decision_ms = _ms(client.rx.event_times[decided_at] - released)
+        exchange.to_state = decision.get("to_state")
+        exchange.recognized = decision.get("recognized")
+        readback = decision.get("readback")
+        exchange.readback_ok = None if readback is None else bool(readback.get("ok"))
+        state_at = await client.wait_index(lambda e: e["type"] == "state", self.timeout_s, decided_at)
+        self.state = client.rx.events[state_at]
+        replies = await self._replies(tx_id)
+        if replies:
+            first_seq = replies[0]["seq"]
+            exchange.reply_seq, exchange.reply_text = first_seq, replies[0].get("text")
+            index = await client.wait_index(lambda e: e["type"] == "atc.message" and e.get("seq") == first_seq, self.timeout_s, mark)
+            message_id = client.rx.events[index]["message_id"]
+            exchange.spoken_before_reply = sum(1 for e in client.rx.events[mark:index] if e["type"] == "atc.message")
+            first_audio = await client.until(lambda: client.rx.first_audio_at.get(message_id), self.timeout_s, "controller audio")
+            exchange.first_audio_ms = _ms(first_audio - released)
+            last_seq = replies[-1]["seq"]
+            await client.wait_index(lambda e: e["type"] == "atc.message.end" and e.get("seq") == last_seq, self.timeout_s * 2, mark)
+        latest = client.find(lambda e: e["type"] == "state", state_at + 1)
+        while latest is not None:  # a later state (e.g. after a timer) is the one to answer
+            self.state = client.rx.events[latest]
+            latest = client.find(lambda e: e["type"] == "state", latest + 1)
+        return exchange
+
+    async def _replies(self, transmission_id: str) -> list[dict[str, Any]]:
+        """The controller entries that answered `transmission_id`, from the session transcript."""
+        response = await self._http.get(f"/api/radio/sessions/{self.session_id}/transcript")
+        response.raise_for_status()
+        entries = response.json()["entries"]
+        replies: list[dict[str, Any]] = []
+        found = False
+        for entry in entries:
+            if entry.get("role") == "pilot" and entry.get("transmission_id") == transmission_id:
+                found = True
+            elif found and entry.get("role") == "atc" and entry.get("cause") == "transmit":
+                replies.append(entry)
+            elif found:
+                break
+        return replies
+
+    def _client(self) -> RadioClient:
+        if self.client is None:
+            raise RuntimeError("VoicePilot is used outside `async with`")
+        return self.client
+
+
+def _ms(seconds: float) -> float:
+    return round(seconds * 1000.0, 1)
