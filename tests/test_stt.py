@@ -127,6 +127,24 @@ def test_whisper_final_is_the_last_partial_when_only_silence_followed(
     assert "runway 25 right" in normalize_transcript(final)
 
 
+def test_whisper_final_reuses_a_partial_cancelled_when_the_transmission_ended(
+    whisper: WhisperEngine, clips: dict[str, bytes]
+) -> None:
+    async def scenario() -> tuple[str, bool]:
+        stream = whisper.open(CONTEXT)
+        stream.feed(clips["short"])
+        poller = asyncio.create_task(stream.partial())
+        for _ in range(3):  # let the partial reach the worker pool
+            await asyncio.sleep(0)
+        stream.feed(silence(0.4, RATE))
+        poller.cancel()  # what the audio path does with its partial poller at the end
+        return await stream.final(), stream.reused_partial
+
+    final, reused = run(scenario())
+    assert reused
+    assert "runway 25 right" in normalize_transcript(final)
+
+
 def test_whisper_final_decodes_again_when_speech_followed_the_partial(
     whisper: WhisperEngine, clips: dict[str, bytes]
 ) -> None:

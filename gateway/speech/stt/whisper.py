@@ -196,8 +196,8 @@ class WhisperStream(BufferedStream):
         super().__init__(context)
         self.engine = engine
         self.prompt = build_prompt(context)
-        self._partial_at = 0  # buffer length (bytes) at the last partial decode
-        self._partial_text: str | None = None  # what that decode heard
+        self._partial_at = 0  # buffer length (bytes) when the last partial decode started
+        self._covered: tuple[int, str] | None = None  # (bytes, text) of the last finished decode
         self._last_partial: str | None = None
         self._final: str | None = None
         self.reused_partial = False  # the final was the last partial (a silent tail)
@@ -211,8 +211,15 @@ class WhisperStream(BufferedStream):
         async with self._lock:
             snapshot = bytes(self._pcm)
             self._partial_at = len(snapshot)
-            text = await self._decode(self.engine.decode, snapshot, self.prompt)
-            self._partial_text = text
+
+            def decode_prefix() -> str:
+                text = self.engine.decode(snapshot, self.prompt)
+                # Recorded by the worker itself: a partial whose caller was cancelled (the
+                # transmission ended) still finishes, and the final may reuse its text.
+                self._covered = (len(snapshot), text)
+                return text
+
+            text = await self._decode(decode_prefix)
         if not text or text == self._last_partial or self._finished:
             return None
         self._last_partial = text
@@ -224,8 +231,8 @@ class WhisperStream(BufferedStream):
             self._finished = True
             if self._final is None:
                 pcm = bytes(self._pcm)
-                if self._partial_text is not None and silent_tail(pcm, self._partial_at):
-                    self._final, self.reused_partial = self._partial_text, True
+                if self._covered is not None and silent_tail(pcm, self._covered[0]):
+                    self._final, self.reused_partial = self._covered[1], True
                 else:
                     self._final = await self._decode(self.engine.decode, pcm, self.prompt) if pcm else ""
             return self._final
