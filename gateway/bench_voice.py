@@ -561,19 +561,30 @@ def _fmt(value: float | None, unit: str) -> str:
 
 
 def write_histogram(report: dict[str, Any], path: Path) -> Path:
-    """A PNG histogram of PTT release -> first controller audio byte, with p50 and p95 marked."""
+    """A PNG histogram of PTT release -> first controller audio byte, with p50 and p95 marked;
+    replies that waited behind another controller call are stacked in their own colour."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     from matplotlib.ticker import MaxNLocator
 
-    latencies = [e["first_audio_ms"] for e in report["radio"]["exchanges"] if e["first_audio_ms"] is not None]
+    replied = [e for e in report["radio"]["exchanges"] if e["first_audio_ms"] is not None]
+    latencies = [e["first_audio_ms"] for e in replied]
+    direct = [e["first_audio_ms"] for e in replied if not e.get("spoken_before_reply")]
+    queued = [e["first_audio_ms"] for e in replied if e.get("spoken_before_reply")]
     metric = report["metrics"]["ptt_up_to_first_audio_ms"]
     fig, ax = plt.subplots(figsize=(8, 4.5), dpi=100)
     try:
         if latencies:
-            ax.hist(latencies, bins=min(30, max(5, len(latencies))), color="#4c78a8", edgecolor="white")
+            ax.hist(
+                [direct, queued],
+                bins=max(20, min(60, 4 * len(latencies))),
+                stacked=True,
+                color=["#4c78a8", "#f58518"],
+                edgecolor="white",
+                label=["reply spoken first", "after another controller call (e.g. a silence prompt)"],
+            )
             for key, style in (("p50", "-"), ("p95", "--")):
                 ax.axvline(metric[key], color="#e45756", linestyle=style, label=f"{key} {metric[key]:.0f} ms")
             ax.legend()
