@@ -187,6 +187,22 @@ class SessionEngine:
                     out.append(text)
         return out
 
+    def defer_silence(self, session: Session, now: float) -> bool:
+        """Restart the silence clock of the pilot's turn from `now`.
+
+        The gateway calls it when the controller's audio ends (the pilot cannot answer a call
+        still being spoken) and while the pilot holds the key; True when a prompt was pending.
+        """
+        moved = False
+        for rec in timers.pending(session):
+            if rec.kind != "silence" or self._locate(session, rec.flow, rec.state) is None:
+                continue
+            due = now + self.registry.get(rec.flow).policies.silence_prompt_s
+            if due != rec.due:
+                rec.due = due
+                moved = True
+        return moved
+
     def next_wakeup(self, session: Session) -> float | None:
         """When the gateway's clock must call `tick` next (timer due or telemetry hold end)."""
         cands = [t for t in [timers.next_due(session)] if t is not None]

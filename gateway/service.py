@@ -198,6 +198,17 @@ class RadioService:
             self._save(record, [decision] if decision is not None else [])
         return decision
 
+    def defer_silence(self, session_id: str, extra_s: float = 0.0) -> None:
+        """Silence prompts count from now (+ `extra_s`): the controller just finished talking, or
+        the pilot is transmitting (see SessionEngine.defer_silence)."""
+        with self._lock:
+            record = self.repository.get(session_id)
+            if record is None:
+                return
+            if self.engine.defer_silence(record.session, self.clock() + extra_s * self.settings.time_scale):
+                self.repository.put(record)
+                self._index(record)
+
     def mark_delivered(self, session_id: str, seq: int) -> None:
         """A controller message reached the pilot (spoken on a socket, or in an HTTP response)."""
         if seq > self._delivered.get(session_id, 0):

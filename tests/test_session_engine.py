@@ -298,6 +298,15 @@ def test_silence_prompts_stop_after_max(engine):
     assert [d.intent for d in engine.tick(session2, 15.0)] == ["silence_prompt"]
 
 
+def test_silence_clock_restarts_when_the_controller_stops_talking(engine):
+    session = _at_readback(engine)  # ATC call decided at t=1; prompt due at 11
+    assert engine.next_wakeup(session) == 11.0
+    assert engine.defer_silence(session, 6.0)  # its audio ended at t=6
+    assert engine.tick(session, 11.0) == []
+    assert [d.intent for d in engine.tick(session, 16.0)] == ["silence_prompt"]
+    assert not engine.defer_silence(_at_readback(engine), 1.0)  # nothing to move
+
+
 def test_main_flow_switch_and_telemetry_hold(engine):
     session = _at_readback(engine)
     engine.transmit(session, "runway 25R holding point A12 via N3 U4 Lufthansa 359", 10.0)

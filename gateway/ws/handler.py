@@ -222,7 +222,7 @@ class RadioConnection:
             radio_level=radio_level,
             radio_effect=radio_effect,
             pace=self.settings.audio_pacing,
-            on_sent=lambda m: self.service.mark_delivered(link.session_id, m.seq),
+            on_sent=lambda m: self._message_done(link.session_id, m.seq),
         )
         self.frequency.start()
         link.events = self.service.hub.subscribe(session.session_id)
@@ -243,6 +243,11 @@ class RadioConnection:
                 "speech": self.speech.describe(),
             }
         )
+
+    def _message_done(self, session_id: str, seq: int) -> None:
+        """A controller message has been spoken: the pilot's reply time starts now."""
+        self.service.mark_delivered(session_id, seq)
+        self.service.defer_silence(session_id)
 
     # ------------------------------------------------------------------ decisions out
 
@@ -333,6 +338,7 @@ class RadioConnection:
             except Exception as exc:
                 raise p.ProtocolError("speech_unavailable", f"speech engines are not available: {self.speech.error or exc}") from exc
         assert self.frequency is not None
+        self.service.defer_silence(link.session_id, self.settings.max_transmission_s)  # no prompt while talking
         cut = self.frequency.key()
         if cut is not None:
             log.info("session %s: pilot keyed over controller message %s", link.session_id, cut.message_id)
@@ -368,6 +374,7 @@ class RadioConnection:
             if self.frequency is not None:
                 self.frequency.unkey()
         if not text:
+            self.service.defer_silence(link.session_id)  # nothing understood: the turn goes on
             await self.send(p.transcript(None, "", final=True))
             return
         await self._transmit(link, text)
