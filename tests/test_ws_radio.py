@@ -239,3 +239,24 @@ def test_pilot_keying_over_the_controller_stops_it(speech):
 
     with _server(speech, audio_pacing=True) as base:
         run(scenario(base))
+
+
+def test_sessions_choose_their_controller_voice(server):
+    voices = httpx.get(f"{server}/api/voices").json()
+    ids = [v["id"] for v in voices["voices"]]
+    assert voices["default"] == "piper:en_US-joe-medium" and {"piper:joe-fast", "espeak:en-gb"} <= set(ids)
+
+    async def scenario():
+        client = await RadioClient.connect(server)
+        await client.send({"type": "session.start", "flow": "clearance", "seed": 7, "voice": "no-such-voice"})
+        assert (await client.wait_type("error"))["code"] == "unknown_voice"
+        await client.send({"type": "session.start", "flow": "clearance", "seed": 7, "scenario": SCENARIO, "voice": "espeak:en-gb"})
+        started = await client.wait_type("session.started")
+        assert started["voice"] == "espeak:en-gb"
+        await client.send({"type": "text", "text": "Frankfurt delivery Lufthansa 359 information K request IFR clearance"})
+        message = await client.wait_type("atc.message")
+        await client.wait_type("atc.message.end")
+        assert client.rx.audio[message["message_id"]] / 2 / 16000 > 2.0  # espeak-ng spoke it
+        await client.close()
+
+    run(scenario())

@@ -367,9 +367,15 @@ def _decode(raw: bytes, container: str | None) -> bytes:
 def routes(speech: SpeechStack, settings: Settings, *, load_wait_s: float = LOAD_WAIT_S) -> list[BaseRoute]:
     """``POST /api/atc/say`` and ``POST /api/atc/ptt`` bound to `speech`."""
     api = SpeechApi(speech, settings, load_wait_s=load_wait_s)
+
+    async def voices(request: Request) -> JSONResponse:
+        """Controller voices a radio session may choose (`session.start` `voice`)."""
+        return JSONResponse({"default": speech.default_voice, "voices": speech.voices()})
+
     return [
         Route("/api/atc/say", api.say, methods=["POST"]),
         Route("/api/atc/ptt", api.ptt, methods=["POST"]),
+        Route("/api/voices", voices, methods=["GET"]),
     ]
 
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import shutil
+from dataclasses import dataclass
 from typing import Any
 
 from engine import phraseology
@@ -29,6 +31,28 @@ _VOCAB_KINDS = frozenset(
 )
 
 
+@dataclass(frozen=True, slots=True)
+class Voice:
+    """A controller voice a session may choose (`session.start` `voice`)."""
+
+    id: str
+    label: str
+    engine: str
+    options: tuple[tuple[str, Any], ...] = ()
+
+
+# Extra voices offered beside the configured engine's own; espeak ones only where espeak-ng is installed.
+EXTRA_VOICES: tuple[Voice, ...] = (
+    Voice("piper:joe-fast", "Joe, busy frequency (piper, faster)", "piper", (("length_scale", 0.8),)),
+    Voice("espeak:en-us", "US English (espeak-ng)", "espeak", (("voice", "en-us"),)),
+    Voice("espeak:en-gb", "British English (espeak-ng)", "espeak", (("voice", "en-gb"),)),
+)
+
+
+class UnknownVoice(ValueError):
+    pass
+
+
 class SpeechStack:
     def __init__(self, settings: Settings, *, stt: SttEngine | None = None, tts: TtsEngine | None = None) -> None:
         self.settings = settings
@@ -42,6 +66,30 @@ class SpeechStack:
         self.ready = False
         self.error: str | None = None
         self._loading: asyncio.Task[None] | None = None
+        self._cache = cache
+        self.default_voice = f"{self.tts.name}:{self.tts.voice}"
+        self._voices: dict[str, Voice] = {self.default_voice: Voice(self.default_voice, f"{self.tts.voice} ({self.tts.name}, default)", self.tts.name)}
+        for voice in EXTRA_VOICES:
+            if voice.engine == "espeak" and shutil.which("espeak-ng") is None:
+                continue
+            self._voices.setdefault(voice.id, voice)
+        self._engines: dict[str, TtsEngine] = {self.default_voice: self.tts}
+
+    def voices(self) -> list[dict[str, str]]:
+        return [{"id": v.id, "label": v.label, "engine": v.engine} for v in self._voices.values()]
+
+    def tts_for(self, voice_id: str | None) -> TtsEngine:
+        """The engine speaking `voice_id` (None: the default); built once, shared by sessions."""
+        if not voice_id or voice_id == self.default_voice:
+            return self.tts
+        voice = self._voices.get(voice_id)
+        if voice is None:
+            raise UnknownVoice(f"unknown voice {voice_id!r}; choose one of: {', '.join(self._voices)}")
+        engine = self._engines.get(voice_id)
+        if engine is None:
+            engine = make_tts(voice.engine, cache=self._cache, **dict(voice.options))
+            self._engines[voice_id] = engine
+        return engine
 
     async def load(self) -> None:
         """Load both models (idempotent; concurrent callers share one load)."""

@@ -27,7 +27,8 @@ from gateway.audio.vad import SPEECH_END, SPEECH_START, VoiceActivityDetector
 from gateway.frequency import Frequency
 from gateway.service import RadioService, ServiceError
 from gateway.settings import Settings
-from gateway.speech.stack import SpeechStack, stt_context
+from gateway.speech.stack import SpeechStack, UnknownVoice, stt_context
+from gateway.speech.tts.base import TtsEngine
 from gateway.speech.stt.base import SttStream
 from gateway.ws import protocol as p
 
@@ -171,6 +172,7 @@ class RadioConnection:
     async def _start(self, msg: p.SessionStart) -> None:
         if self.link is not None:
             raise p.ProtocolError("session_active", "this socket already has a session; open a new socket for another")
+        tts = self._voice(msg.voice)
         session, decision, token = self.service.create(flow=msg.flow, scenario=msg.scenario, seed=msg.seed)
         await self._attach(
             session,
@@ -181,6 +183,8 @@ class RadioConnection:
             radio_level=msg.radio_level or self.settings.radio_level,
             radio_effect=self.settings.radio_effect if msg.radio_effect is None else msg.radio_effect,
             resumed=False,
+            tts=tts,
+            voice=msg.voice or self.speech.default_voice,
         )
         await self._deliver(decision, send_decision=False)
 
@@ -191,6 +195,7 @@ class RadioConnection:
             self.service.get(msg.session_id)  # unknown session -> its own typed error
             raise p.ProtocolError("bad_token", "the resume token does not match this session")
         session = self.service.get(msg.session_id)
+        tts = self._voice(msg.voice)
         await self._attach(
             session,
             msg.resume_token,
@@ -200,6 +205,8 @@ class RadioConnection:
             radio_level=msg.radio_level or self.settings.radio_level,
             radio_effect=self.settings.radio_effect,
             resumed=True,
+            tts=tts,
+            voice=msg.voice or self.speech.default_voice,
         )
         # controller calls made while no socket listened (timers) are spoken now: nothing lost
         delivered = self.service.delivered_seq(session.session_id)
@@ -208,7 +215,26 @@ class RadioConnection:
             self.frequency.enqueue(missed)
         await self._send_state()
 
-    async def _attach(self, session: Session, token: str, *, mode: str, input_rate: int, output_rate: int, radio_level: int, radio_effect: bool, resumed: bool) -> None:
+    def _voice(self, voice: str | None) -> TtsEngine:
+        try:
+            return self.speech.tts_for(voice)
+        except UnknownVoice as exc:
+            raise p.ProtocolError("unknown_voice", str(exc)) from exc
+
+    async def _attach(
+        self,
+        session: Session,
+        token: str,
+        *,
+        mode: str,
+        input_rate: int,
+        output_rate: int,
+        radio_level: int,
+        radio_effect: bool,
+        resumed: bool,
+        tts: TtsEngine,
+        voice: str,
+    ) -> None:
         link = Link(session.session_id, mode, input_rate, output_rate, radio_level, radio_effect)
         link.state_key = (session.active.flow, session.active.state)
         self.link = link
@@ -217,7 +243,7 @@ class RadioConnection:
         self.frequency = Frequency(
             self.send,
             self.send_audio,
-            self.speech.tts,
+            tts,
             output_rate=output_rate,
             radio_level=radio_level,
             radio_effect=radio_effect,
@@ -239,6 +265,8 @@ class RadioConnection:
                 "station": session.station,
                 "frequency": session.frequency,
                 "mode": mode,
+                "voice": voice,
+                "radio_level": radio_level,
                 "expected_pilot": self.service.expected_pilot(session),
                 "speech": self.speech.describe(),
             }

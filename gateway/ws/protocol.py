@@ -37,6 +37,7 @@ class SessionStart(_Msg):
     output_audio: AudioFormat = Field(default_factory=AudioFormat)
     radio_level: int | None = Field(default=None, ge=1, le=5)  # extension: readability 1-5
     radio_effect: bool | None = None  # extension: false for clean audio
+    voice: str | None = Field(default=None, max_length=100)  # extension: an id from GET /api/voices
 
 
 class SessionResume(_Msg):
@@ -47,6 +48,7 @@ class SessionResume(_Msg):
     input_audio: AudioFormat | None = None
     output_audio: AudioFormat | None = None
     radio_level: int | None = Field(default=None, ge=1, le=5)
+    voice: str | None = Field(default=None, max_length=100)
 
 
 class PttDown(_Msg):

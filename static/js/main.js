@@ -191,6 +191,7 @@ function connectionStatus(status) {
         resume_token: stored.resume_token,
         mode: state.mode,
         radio_level: Number(state.sessionLevel || state.startedLevel || state.settings.radioLevel),
+        ...(stored.voice ? { voice: stored.voice } : {}),
         input_audio: { format: "pcm_s16le", sample_rate: ctx.sampleRate, channels: 1 },
         output_audio: { format: "pcm_s16le", sample_rate: OUTPUT_RATE, channels: 1 },
       });
@@ -259,7 +260,7 @@ function sessionStarted(msg) {
   const stored = loadSession();
   state.mode = msg.mode || state.startedMode || (stored && stored.mode) || state.settings.mode;
   state.sessionLevel = msg.radio_level || state.startedLevel || (stored && stored.radio_level) || state.settings.radioLevel;
-  saveSession({ session_id: msg.session_id, resume_token: msg.resume_token, mode: state.mode, radio_level: state.sessionLevel });
+  saveSession({ session_id: msg.session_id, resume_token: msg.resume_token, mode: state.mode, radio_level: state.sessionLevel, voice: msg.voice });
   state.freqStations = stationFrequencies(msg.scenario || {});
   if (!resumed || !state.activeFreq) {
     state.activeFreq = msg.frequency || null;
@@ -536,6 +537,21 @@ function hideStart() {
   $("start").hidden = true;
 }
 
+/** The controller voices the gateway offers (GET /api/voices); the remembered one is preselected. */
+async function loadVoices() {
+  const select = $("voice");
+  try {
+    const response = await fetch("/api/voices");
+    if (!response.ok) throw new Error(`HTTP ${response.status}`);
+    const data = await response.json();
+    select.replaceChildren(...data.voices.map((v) => h("option", { value: v.id }, v.label)));
+    const remembered = state.settings.voice;
+    select.value = data.voices.some((v) => v.id === remembered) ? remembered : data.default;
+  } catch (error) {
+    select.replaceChildren(h("option", { value: "" }, "default"));
+  }
+}
+
 async function loadFlows() {
   const select = $("flow");
   try {
@@ -610,7 +626,8 @@ function startSession(event) {
   saveForm(form);
   const mode = document.querySelector('input[name="mode"]:checked').value;
   const radioLevel = Number($("radio-level").value);
-  updateSettings({ mode, radioLevel });
+  const voice = $("voice").value;
+  updateSettings({ mode, radioLevel, voice });
   const ctx = ensureAudio(); // inside the click: the browser lets audio start
   const scenario = {};
   if (form.airport) scenario.airport = form.airport;
@@ -623,6 +640,7 @@ function startSession(event) {
     output_audio: { format: "pcm_s16le", sample_rate: OUTPUT_RATE, channels: 1 },
   };
   if (form.flow) message.flow = form.flow;
+  if (voice) message.voice = voice;
   if (Object.keys(scenario).length) message.scenario = scenario;
   if (form.seed !== "" && Number.isInteger(Number(form.seed))) message.seed = Number(form.seed);
   state.startedMode = mode;
@@ -739,6 +757,7 @@ function init() {
   $("seed").value = form.seed || "";
   lookupAirport();
   loadFlows();
+  loadVoices();
   pollHealth();
   renderRadio();
   requestAnimationFrame(animate);

@@ -6,7 +6,7 @@ const SETTINGS_KEY = "livefreq.settings";
 const FORM_KEY = "livefreq.form";
 const SESSION_KEY = "livefreq.session";
 
-export const DEFAULT_SETTINGS = Object.freeze({ mode: "ptt", radioLevel: 4, showHints: true, showTrace: false });
+export const DEFAULT_SETTINGS = Object.freeze({ mode: "ptt", radioLevel: 4, voice: "", showHints: true, showTrace: false });
 
 function read(storage, key, fallback) {
   try {
