@@ -180,23 +180,11 @@ class RadioService:
     def transmit(self, session_id: str, text: str) -> Decision:
         """One pilot transmission (typed text or a final transcript)."""
         text = self._check_text(text)
-        with self._lock:
-            record = self._load(session_id)
-            now = self.clock()
-            decision = self.engine.transmit(record.session, text, now)
-            record.touched_at = now
-            self._save(record, [decision])
-        return decision
+        return self._act(session_id, lambda session, now: self.engine.transmit(session, text, now))
 
     def telemetry(self, session_id: str, data: Mapping[str, Any]) -> Decision | None:
         """Aircraft state from a simulator; a telemetry trigger may move the scenario on."""
-        with self._lock:
-            record = self._load(session_id)
-            now = self.clock()
-            decision = self.engine.telemetry(record.session, dict(data), now)
-            record.touched_at = now
-            self._save(record, [decision] if decision is not None else [])
-        return decision
+        return self._act(session_id, lambda session, now: self.engine.telemetry(session, dict(data), now))
 
     def defer_silence(self, session_id: str, extra_s: float = 0.0) -> None:
         """Silence prompts count from now (+ `extra_s`): the controller just finished talking, or
@@ -220,22 +208,22 @@ class RadioService:
 
     def tune(self, session_id: str, frequency: str) -> Decision | None:
         """The pilot changed frequency (`com1`); guards and triggers may use it."""
-        with self._lock:
-            record = self._load(session_id)
-            now = self.clock()
-            decision = self.engine.tune(record.session, frequency, now)
-            record.touched_at = now
-            self._save(record, [decision] if decision is not None else [])
-        return decision
+        return self._act(session_id, lambda session, now: self.engine.tune(session, frequency, now))
 
     def reset(self, session_id: str) -> Decision:
         """Back to the first state of the scenario, same variables, same resume token."""
+        decision = self._act(session_id, self.engine.reset)
+        assert decision is not None
+        return decision
+
+    def _act(self, session_id: str, act: Callable[[Session, float], Decision | None]) -> Decision | None:
+        """Load the session, let the engine act on it now, store it (and tell listeners) at once."""
         with self._lock:
             record = self._load(session_id)
             now = self.clock()
-            decision = self.engine.reset(record.session, now)
+            decision = act(record.session, now)
             record.touched_at = now
-            self._save(record, [decision])
+            self._save(record, [decision] if decision is not None else [])
         return decision
 
     def delete(self, session_id: str) -> None:

@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from engine.models import ControllerMessage, Decision, ReadbackResult, Role, Session
 from gateway.service import MAX_SEED, RadioService
+from gateway.ws.protocol import TelemetryFields
 
 StrictSeed = Annotated[int, Field(strict=True, ge=0, le=MAX_SEED)]
 
@@ -38,19 +39,8 @@ class TransmissionRequest(BaseModel):
     text: str
 
 
-class TelemetryRequest(BaseModel):
-    """``POST /api/radio/sessions/{id}/telemetry``: the protocol's `telemetry` message over HTTP."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    on_ground: bool | None = None
-    altitude_ft: float | None = None
-    ias_kt: float | None = None
-    heading_deg: float | None = None
-    lat: float | None = None
-    lon: float | None = None
-    squawk: str | None = None
-    com1: str | None = None
+# ``POST /api/radio/sessions/{id}/telemetry``: the protocol's `telemetry` fields over HTTP.
+TelemetryRequest = TelemetryFields
 
 
 class DecideCandidate(BaseModel):

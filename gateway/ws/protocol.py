@@ -64,8 +64,9 @@ class Text(_Msg):
     text: str = Field(max_length=500)
 
 
-class Telemetry(_Msg):
-    type: Literal["telemetry"]
+class TelemetryFields(_Msg):
+    """Aircraft state a simulator may send (over WebSocket, or HTTP .../telemetry)."""
+
     on_ground: bool | None = None
     altitude_ft: float | None = None
     ias_kt: float | None = None
@@ -74,6 +75,10 @@ class Telemetry(_Msg):
     lon: float | None = None
     squawk: str | None = None
     com1: str | None = None
+
+
+class Telemetry(TelemetryFields):
+    type: Literal["telemetry"]
 
 
 class Tune(_Msg):
