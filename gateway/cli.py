@@ -187,12 +187,36 @@ def build_parser() -> argparse.ArgumentParser:
         "--wrong-readbacks", action="store_true", help="first send every readback with one wrong value; it must be caught"
     )
     fly.add_argument("--quiet", action="store_true", help="print only the summary")
+    fly.add_argument(
+        "--voice", action="store_true", help="fly by voice over the WebSocket radio (synthesized pilot, real time)"
+    )
+    fly.add_argument("--until-flow", default=None, help="with --voice: stop when this flow begins (e.g. enroute)")
     fly.set_defaults(handler=cmd_fly)
     return parser
 
 
 def cmd_fly(args: argparse.Namespace) -> int:
     import httpx
+
+    if args.voice:
+        import asyncio
+
+        from gateway.fly import fly_by_voice
+
+        try:
+            result = asyncio.run(
+                fly_by_voice(args.url, flow=args.flow, seed=args.seed, until_flow=args.until_flow,
+                             echo=(lambda line: None) if args.quiet else print)
+            )
+        except (OSError, TimeoutError, httpx.HTTPError) as exc:
+            print(f"livefreq fly --voice: {exc}", file=sys.stderr)
+            return 1
+        print(
+            f"session {result['session_id']}: at {result['flow']}:{result['state']}"
+            f"{' (completed)' if result['completed'] else ''}, {result['transmissions']} transmissions by voice, "
+            f"readbacks correct {result['readbacks_ok']}/{result['readbacks']}"
+        )
+        return 0
 
     from gateway.fly import FlightError, HttpPilot
 

@@ -200,3 +200,49 @@ class HttpPilot:
     def _show(self, reply: dict[str, Any]) -> None:
         for m in reply.get("messages", []):
             self.echo(f"ATC    {m['text']}")
+
+
+async def fly_by_voice(
+    base_url: str,
+    *,
+    flow: str = "clearance",
+    seed: int = 7,
+    until_flow: str | None = None,
+    max_turns: int = 80,
+    echo: Callable[[str], None] = print,
+) -> dict[str, Any]:
+    """The same trip by voice over the WebSocket radio: each expected phrase is spoken by the
+    piper voice through a radio effect and streamed in real time with push-to-talk; the pilot
+    waits for the controller when the scenario makes it wait. Stops at `until_flow` or the end."""
+    from gateway.voicekit import VoicePilot
+
+    turns = readbacks = readbacks_ok = 0
+    async with VoicePilot(base_url, flow=flow, seed=seed, timeout_s=180) as pilot:
+        while not pilot.completed and turns < max_turns:
+            if until_flow and pilot.state.get("flow") == until_flow:
+                break
+            if not pilot.expected:  # the controller keeps us waiting (a timer): listen
+                client = pilot.client
+                assert client is not None
+                pilot.state = await client.wait_type("state", 600, client.mark())
+                continue
+            phrase = pilot.expected[0]
+            exchange = await pilot.say(phrase)
+            turns += 1
+            verdict = ""
+            if exchange.readback_ok is not None:
+                readbacks += 1
+                readbacks_ok += int(exchange.readback_ok)
+                verdict = "  readback correct" if exchange.readback_ok else "  readback NOT correct"
+            echo(f"PILOT  {phrase}\n heard {exchange.transcript}{verdict}")
+            if exchange.reply_text:
+                echo(f"ATC    {exchange.reply_text}   ({exchange.first_audio_ms:.0f} ms to first audio)")
+        return {
+            "session_id": pilot.session_id,
+            "flow": pilot.state.get("flow"),
+            "state": pilot.state.get("state"),
+            "completed": pilot.completed,
+            "transmissions": turns,
+            "readbacks": readbacks,
+            "readbacks_ok": readbacks_ok,
+        }

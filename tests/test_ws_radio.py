@@ -260,3 +260,14 @@ def test_sessions_choose_their_controller_voice(server):
         await client.close()
 
     run(scenario())
+
+
+def test_fly_the_clearance_by_voice_with_the_scripted_pilot(server):
+    """`livefreq fly --voice`: every transmission spoken, recognized, decided; readbacks correct."""
+    from gateway.fly import fly_by_voice
+
+    lines: list[str] = []
+    result = run(fly_by_voice(server, flow="clearance", seed=7, until_flow="startup_pushback", echo=lines.append))
+    assert result["flow"] == "startup_pushback", lines
+    assert result["readbacks"] == 2 and result["readbacks_ok"] == 2, lines
+    assert any(line.startswith("ATC") and "cleared to" in line for line in lines)
