@@ -22,10 +22,11 @@ import random
 import re
 import threading
 import time
-from collections.abc import Callable
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Hashable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Protocol, TypeVar, runtime_checkable
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from engine.phraseology import DIGIT_WORDS, speak_text
 from engine.phraseology.alphabet import LETTER_WORDS
@@ -220,6 +221,37 @@ async def run_cpu(fn: Callable[..., T], *args: object) -> T:
     return await loop.run_in_executor(stt_executor(), functools.partial(fn, *args))
 
 
+def check_partial_every(partial_every_s: float | None, *, optional: bool = False) -> None:
+    """Reject a partial cadence that is not a positive number of seconds (None: finals only, where `optional`)."""
+    if partial_every_s is None and optional:
+        return
+    if partial_every_s is None or partial_every_s <= 0:
+        raise ValueError(f"partial_every_s must be positive{' or None' if optional else ''}, got {partial_every_s}")
+
+
+def check_sample_rate(context: SttContext, model: str) -> None:
+    """Reject a context whose audio rate is not the one `model` was trained on (`STT_SAMPLE_RATE`)."""
+    if context.sample_rate != STT_SAMPLE_RATE:
+        raise ValueError(f"{model} needs {STT_SAMPLE_RATE} Hz audio, got {context.sample_rate}")
+
+
+class SharedModels:
+    """Loaded models by settings, one per process: a model takes seconds and many MB to load, and
+    every engine instance with the same settings can use the same one (thread-safe)."""
+
+    def __init__(self) -> None:
+        self._models: dict[Hashable, Any] = {}
+        self._lock = threading.Lock()
+
+    def get(self, key: Hashable, load: Callable[[], T]) -> T:
+        """The model under `key`; `load()` makes it (under the lock) the first time; a failure is not kept."""
+        with self._lock:
+            model = self._models.get(key)
+            if model is None:
+                model = self._models[key] = load()
+            return model
+
+
 class BufferedStream:
     """Shared plumbing of the engines' streams: the audio buffer, one decode at a time, metrics.
 
@@ -232,6 +264,8 @@ class BufferedStream:
         self._pcm = bytearray()
         self._lock = asyncio.Lock()  # one decode per stream at a time, in feed order
         self._finished = False
+        self._last_partial: str | None = None
+        self._final: str | None = None  # the transcript, once `final()` has made it
         self.decode_s = 0.0
         self.partials = 0
 
@@ -248,6 +282,14 @@ class BufferedStream:
 
     def _bytes_for(self, seconds: float) -> int:
         return int(seconds * self.context.sample_rate) * 2
+
+    def _new_partial(self, text: str) -> str | None:
+        """`text` counted as the next partial, or None when it is empty or says what the last one said."""
+        if not text or text == self._last_partial:
+            return None
+        self._last_partial = text
+        self.partials += 1
+        return text
 
     async def _decode(self, fn: Callable[..., T], *args: object) -> T:
         """Run one decode step on the pool and account its time.
@@ -271,3 +313,62 @@ class BufferedStream:
             raise
         self.decode_s += elapsed
         return result
+
+
+class _Cadenced(Protocol):
+    """An engine that sets how much new audio a partial waits for."""
+
+    partial_every_s: float
+
+
+class IncrementalStream(BufferedStream, ABC):
+    """A stream whose decoder takes each piece of audio once, in order (sphinx, vosk).
+
+    Every `partial_every_s` of new audio, `partial()` hands only that new audio to `_step`; `final()`
+    hands it the rest with `last=True` (plus `_final_args()`), then calls `_release()`, which
+    `aclose()` calls too. `_step` runs on the worker pool with `_lock` held.
+    """
+
+    def __init__(self, engine: _Cadenced, context: SttContext) -> None:
+        super().__init__(context)
+        self._cadence = engine  # read on every `partial()`, like the engine's own setting
+        self._decoded = 0  # bytes of the buffer already handed to `_step`
+
+    @abstractmethod
+    def _step(self, pcm: bytes, last: bool) -> str:
+        """Decode `pcm` after all audio before it; the text so far, or the final text when `last`."""
+
+    def _final_args(self) -> tuple[object, ...]:
+        """Extra arguments of the last `_step` (none unless an engine needs more than the new audio)."""
+        return ()
+
+    def _release(self) -> None:
+        """Drop or give back the decoder; after the final and on `aclose()` (idempotent)."""
+
+    def _pending(self) -> bytes:
+        pending = bytes(self._pcm[self._decoded :])
+        self._decoded += len(pending)
+        return pending
+
+    async def partial(self) -> str | None:
+        if self._finished or len(self._pcm) - self._decoded < self._bytes_for(self._cadence.partial_every_s):
+            return None
+        async with self._lock:
+            if self._finished:
+                return None
+            text = await self._decode(self._step, self._pending(), False)
+        return self._new_partial(text)
+
+    async def final(self) -> str:
+        async with self._lock:
+            if self._final is None:
+                self._finished = True
+                pending = self._pending()
+                self._final = await self._decode(self._step, pending, True, *self._final_args()) if self._pcm else ""
+                self._release()
+            return self._final
+
+    async def aclose(self) -> None:
+        async with self._lock:
+            self._finished = True
+            self._release()

@@ -39,9 +39,11 @@ from typing import Any
 
 from gateway.speech.stt.base import (
     STT_SAMPLE_RATE,
-    BufferedStream,
+    IncrementalStream,
     SttConfigError,
     SttContext,
+    check_partial_every,
+    check_sample_rate,
     corpus_sentences,
 )
 
@@ -171,8 +173,7 @@ class SphinxEngine:
     streaming = True
 
     def __init__(self, *, partial_every_s: float = PARTIAL_EVERY_S, model_path: str | Path | None = None) -> None:
-        if partial_every_s <= 0:
-            raise ValueError(f"partial_every_s must be positive, got {partial_every_s}")
+        check_partial_every(partial_every_s)
         root = Path(model_path) if model_path else model_dir()
         self.hmm = root / "en-us"
         self.dict_path = root / "cmudict-en-us.dict"
@@ -199,8 +200,7 @@ class SphinxEngine:
         return self._lexicon
 
     def open(self, context: SttContext) -> SphinxStream:
-        if context.sample_rate != STT_SAMPLE_RATE:
-            raise ValueError(f"pocketsphinx en-us needs {STT_SAMPLE_RATE} Hz audio, got {context.sample_rate}")
+        check_sample_rate(context, "pocketsphinx en-us")
         return SphinxStream(self, context)
 
     def prepare(self, context: SttContext) -> tuple[_PooledDecoder, list[str], bool]:
@@ -276,49 +276,23 @@ class SphinxEngine:
         return f"SphinxEngine(hmm={str(self.hmm)!r}, partial_every_s={self.partial_every_s})"
 
 
-class SphinxStream(BufferedStream):
+class SphinxStream(IncrementalStream):
     """A transmission decoded incrementally: each `partial()` decodes only the new audio."""
 
     def __init__(self, engine: SphinxEngine, context: SttContext) -> None:
-        super().__init__(context)
+        super().__init__(engine, context)
         self.engine = engine
         self.unknown_words: list[str] = []  # words of the context the decoder cannot recognize
         self._pooled: _PooledDecoder | None = None
-        self._decoded = 0  # bytes of the buffer already decoded
-        self._last_partial: str | None = None
-        self._final: str | None = None
         self._adapted = False  # started from a cepstral mean learned on earlier speech
 
-    async def partial(self) -> str | None:
-        if self._finished or len(self._pcm) - self._decoded < self._bytes_for(self.engine.partial_every_s):
-            return None
-        async with self._lock:
-            if self._finished:
-                return None
-            pending = bytes(self._pcm[self._decoded :])
-            self._decoded += len(pending)
-            text = await self._decode(self._step, pending, False)
-        if not text or text == self._last_partial:
-            return None
-        self._last_partial = text
-        self.partials += 1
-        return text
+    def _final_args(self) -> tuple[object, ...]:
+        return (bytes(self._pcm),)  # the `whole` buffer, for a final from the adapted mean
 
-    async def final(self) -> str:
-        async with self._lock:
-            if self._final is None:
-                self._finished = True
-                pending = bytes(self._pcm[self._decoded :])
-                self._decoded += len(pending)
-                self._final = await self._decode(self._step, pending, True, bytes(self._pcm)) if self._pcm else ""
-            return self._final
-
-    async def aclose(self) -> None:
-        async with self._lock:
-            self._finished = True
-            if self._pooled is not None:
-                self.engine.release(self._pooled)  # the pool ends its utterance on next use
-                self._pooled = None
+    def _release(self) -> None:
+        if self._pooled is not None:  # None after a final: its last `_step` gave the decoder back
+            self.engine.release(self._pooled)  # the pool ends its utterance on next use
+            self._pooled = None
 
     def _step(self, pcm: bytes, last: bool, whole: bytes = b"") -> str:
         """Decode `pcm` (in the pool); end the utterance and give the decoder back when `last`.

@@ -16,20 +16,25 @@ from __future__ import annotations
 
 import json
 import os
-import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from gateway.speech.stt.base import BufferedStream, SttConfigError, SttContext, corpus_sentences
+from gateway.speech.stt.base import (
+    IncrementalStream,
+    SharedModels,
+    SttConfigError,
+    SttContext,
+    check_partial_every,
+    corpus_sentences,
+)
 
 MODEL_PATH_SETTING = "VOSK_MODEL_PATH"
 PARTIAL_EVERY_S = 0.2
 CHUNK_S = 0.1
 UNKNOWN = "[unk]"  # Vosk's garbage word, kept in the grammar when the model has it
 
-_models: dict[str, Any] = {}
-_models_lock = threading.Lock()
+_models = SharedModels()
 
 
 def resolve_model_path(model_path: str | Path | None = None) -> Path:
@@ -84,8 +89,7 @@ class VoskEngine:
         grammar: bool = True,
         partial_every_s: float = PARTIAL_EVERY_S,
     ) -> None:
-        if partial_every_s <= 0:
-            raise ValueError(f"partial_every_s must be positive, got {partial_every_s}")
+        check_partial_every(partial_every_s)
         try:
             import vosk  # noqa: F401
         except ImportError as exc:
@@ -101,16 +105,15 @@ class VoskEngine:
         import vosk
 
         key = str(self.model_path)
-        with _models_lock:
-            model = _models.get(key)
-            if model is None:
-                vosk.SetLogLevel(-1)  # Kaldi's per-recognizer chatter; failures still raise
-                try:
-                    model = vosk.Model(key)
-                except Exception as exc:  # vosk raises a bare Exception("Failed to create a model")
-                    raise SttConfigError(f"{MODEL_PATH_SETTING}={key}: Vosk could not load this model ({exc})") from exc
-                _models[key] = model
-        self._model = model
+
+        def load_model() -> Any:
+            vosk.SetLogLevel(-1)  # Kaldi's per-recognizer chatter; failures still raise
+            try:
+                return vosk.Model(key)
+            except Exception as exc:  # vosk raises a bare Exception("Failed to create a model")
+                raise SttConfigError(f"{MODEL_PATH_SETTING}={key}: Vosk could not load this model ({exc})") from exc
+
+        self._model = _models.get(key, load_model)
 
     def knows(self, word: str) -> bool:
         """Whether the model's vocabulary holds `word`."""
@@ -137,48 +140,18 @@ class VoskEngine:
         return f"VoskEngine(model_path={str(self.model_path)!r}, grammar={self.grammar})"
 
 
-class VoskStream(BufferedStream):
+class VoskStream(IncrementalStream):
     """Incremental decoding; Vosk's own endpointing may close segments, which are joined in order."""
 
     def __init__(self, engine: VoskEngine, context: SttContext) -> None:
-        super().__init__(context)
+        super().__init__(engine, context)
         self.engine = engine
         self.grammar: list[str] = []
         self._recognizer: Any = None
         self._segments: list[str] = []
-        self._decoded = 0
-        self._last_partial: str | None = None
-        self._final: str | None = None
 
-    async def partial(self) -> str | None:
-        if self._finished or len(self._pcm) - self._decoded < self._bytes_for(self.engine.partial_every_s):
-            return None
-        async with self._lock:
-            if self._finished:
-                return None
-            pending = bytes(self._pcm[self._decoded :])
-            self._decoded += len(pending)
-            text = await self._decode(self._step, pending, False)
-        if not text or text == self._last_partial:
-            return None
-        self._last_partial = text
-        self.partials += 1
-        return text
-
-    async def final(self) -> str:
-        async with self._lock:
-            if self._final is None:
-                self._finished = True
-                pending = bytes(self._pcm[self._decoded :])
-                self._decoded += len(pending)
-                self._final = await self._decode(self._step, pending, True) if self._pcm else ""
-                self._recognizer = None
-            return self._final
-
-    async def aclose(self) -> None:
-        async with self._lock:
-            self._finished = True
-            self._recognizer = None
+    def _release(self) -> None:
+        self._recognizer = None
 
     def _step(self, pcm: bytes, last: bool) -> str:
         """Decode `pcm` (in the pool); the text so far, or the final text when `last`."""

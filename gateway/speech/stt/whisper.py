@@ -29,7 +29,6 @@ Choices, measured on a 2-core machine with espeak-ng readbacks of about 3.5 s:
 
 from __future__ import annotations
 
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -39,8 +38,11 @@ from gateway.audio.pcm import pcm_to_float32, pcm_to_int16
 from gateway.speech.stt.base import (
     STT_SAMPLE_RATE,
     BufferedStream,
+    SharedModels,
     SttConfigError,
     SttContext,
+    check_partial_every,
+    check_sample_rate,
     cpu_count,
     words_of,
 )
@@ -54,8 +56,7 @@ TOKENS_PER_SECOND = 8  # generous for speech (~3 words/s); caps a runaway repeti
 MIN_NEW_TOKENS = 12
 TAIL_SILENCE_DB = 35.0  # audio this far below the utterance's loudest 20 ms holds no words
 
-_models: dict[tuple[str, str, int, int], Any] = {}
-_models_lock = threading.Lock()
+_models = SharedModels()
 
 
 def bundled_model_path() -> Path:
@@ -127,8 +128,7 @@ class WhisperEngine:
     ) -> None:
         if beam_size < 1:
             raise ValueError(f"beam_size must be >= 1, got {beam_size}")
-        if partial_every_s is not None and partial_every_s <= 0:
-            raise ValueError(f"partial_every_s must be positive or None, got {partial_every_s}")
+        check_partial_every(partial_every_s, optional=True)
         self.model_path = check_model_dir(Path(model_path) if model_path else bundled_model_path())
         self.beam_size = beam_size
         self.partial_every_s = partial_every_s
@@ -141,25 +141,23 @@ class WhisperEngine:
         if self._model is not None:
             return
         key = (str(self.model_path), self.compute_type, self.cpu_threads, self.num_workers)
-        with _models_lock:
-            model = _models.get(key)
-            if model is None:
-                from faster_whisper import WhisperModel
 
-                model = WhisperModel(
-                    str(self.model_path),
-                    device="cpu",
-                    compute_type=self.compute_type,
-                    cpu_threads=self.cpu_threads,
-                    num_workers=self.num_workers,
-                    local_files_only=True,
-                )
-                _models[key] = model
-        self._model = model
+        def load_model() -> Any:
+            from faster_whisper import WhisperModel
+
+            return WhisperModel(
+                str(self.model_path),
+                device="cpu",
+                compute_type=self.compute_type,
+                cpu_threads=self.cpu_threads,
+                num_workers=self.num_workers,
+                local_files_only=True,
+            )
+
+        self._model = _models.get(key, load_model)
 
     def open(self, context: SttContext) -> WhisperStream:
-        if context.sample_rate != STT_SAMPLE_RATE:
-            raise ValueError(f"whisper needs {STT_SAMPLE_RATE} Hz audio, got {context.sample_rate}")
+        check_sample_rate(context, "whisper")
         return WhisperStream(self, context)
 
     def decode(self, pcm: bytes, prompt: str | None) -> str:
@@ -198,8 +196,6 @@ class WhisperStream(BufferedStream):
         self.prompt = build_prompt(context)
         self._partial_at = 0  # buffer length (bytes) when the last partial decode started
         self._covered: tuple[int, str] | None = None  # (bytes, text) of the last finished decode
-        self._last_partial: str | None = None
-        self._final: str | None = None
         self.reused_partial = False  # the final was the last partial (a silent tail)
 
     async def partial(self) -> str | None:
@@ -220,11 +216,7 @@ class WhisperStream(BufferedStream):
                 return text
 
             text = await self._decode(decode_prefix)
-        if not text or text == self._last_partial or self._finished:
-            return None
-        self._last_partial = text
-        self.partials += 1
-        return text
+        return None if self._finished else self._new_partial(text)
 
     async def final(self) -> str:
         async with self._lock:
