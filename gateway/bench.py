@@ -18,11 +18,12 @@ import statistics
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Self, TextIO
+from typing import TYPE_CHECKING, Any, NamedTuple, Self, TextIO, TypeVar
 
 if TYPE_CHECKING:
-    from engine.models import Session
+    from engine.models import Decision, Session
     from gateway.service import RadioService
     from gateway.settings import Settings
 
@@ -42,6 +43,8 @@ __all__ = [
 TARGET_TX_PER_S = 2000.0  # in process, one core (the issue's target)
 MAX_IDLE_SESSIONS = 20
 TX_CLOCK_STEP_S = 4.0  # virtual seconds between two transmissions in the engine loop
+
+R = TypeVar("R")
 
 
 class BenchError(Exception):
@@ -201,35 +204,71 @@ def bench_engine(
     return run
 
 
-def bench_service(service: RadioService, n: int, flow: str | None, progress: Progress) -> BenchRun:
-    """The whole in-process path a request takes: `RadioService.create/transmit` (store copies,
-    transcript, engine). Sessions are created inside the timed loop, as clients would."""
-    run = BenchRun("service")
+class _Turn(NamedTuple):
+    """What the real-time loop reads from a session start or a transmission's answer."""
+
+    expected: list[str]  # the phrases the pilot may say next
+    completed: bool
+    recognized: bool = True
+
+
+def _run_turns(
+    run: BenchRun,
+    n: int,
+    progress: Progress,
+    start: Callable[[int], tuple[str, _Turn]],
+    transmit: Callable[[str, str], R],
+    read: Callable[[R], _Turn],
+) -> None:
+    """The `service` and `http` loop: `n` timed transmissions of `expected[0]`, and `run.wall_s`.
+
+    `start(seed)` opens a session (untimed in `times_ns`, timed in the wall time, as clients
+    would); only `transmit(session_id, text)` is timed, `read` its answer is not. Their clock is
+    real time, so a turn with nothing to say is not waited out: the session counts as stalled and
+    a new one starts.
+    """
     started = time.perf_counter()
     session_id: str | None = None
     expected: list[str] = []
     while len(run.times_ns) < n:
         if session_id is None:
             run.new_session()
-            session, decision, _token = service.create(flow=flow, seed=run.sessions)
-            session_id, expected = session.session_id, decision.expected_pilot
-            if decision.completed:
+            session_id, turn = start(run.sessions)
+            expected = turn.expected
+            if turn.completed:
                 run.completed += 1
                 session_id = None
                 continue
-        if not expected:  # the service's clock is real time: do not wait for timers, start anew
+        if not expected:
             run.stalled += 1
             session_id = None
             continue
         t0 = time.perf_counter_ns()
-        decision = service.transmit(session_id, expected[0])
-        run.record(time.perf_counter_ns() - t0, decision.recognized)
-        expected = decision.expected_pilot
-        if decision.completed:
+        answer = transmit(session_id, expected[0])
+        elapsed_ns = time.perf_counter_ns() - t0
+        turn = read(answer)
+        run.record(elapsed_ns, turn.recognized)
+        expected = turn.expected
+        if turn.completed:
             run.completed += 1
             session_id = None
         progress.update(len(run.times_ns))
     run.wall_s = time.perf_counter() - started
+
+
+def bench_service(service: RadioService, n: int, flow: str | None, progress: Progress) -> BenchRun:
+    """The whole in-process path a request takes: `RadioService.create/transmit` (store copies,
+    transcript, engine). Sessions are created inside the timed loop, as clients would."""
+
+    def start(seed: int) -> tuple[str, _Turn]:
+        session, decision, _token = service.create(flow=flow, seed=seed)
+        return session.session_id, _Turn(decision.expected_pilot, decision.completed)
+
+    def read(decision: Decision) -> _Turn:
+        return _Turn(decision.expected_pilot, decision.completed, decision.recognized)
+
+    run = BenchRun("service")
+    _run_turns(run, n, progress, start, service.transmit, read)
     progress.done()
     return run
 
@@ -279,36 +318,26 @@ def bench_http(settings: Settings, n: int, flow: str | None, progress: Progress)
     run = BenchRun("http")
     with BackgroundServer(create_app(settings)) as server, httpx.Client(base_url=server.url, timeout=30.0) as client:
         body: dict[str, Any] = {"flow": flow} if flow else {}
+
+        def start(seed: int) -> tuple[str, _Turn]:
+            reply = _http_json(client.post("/api/radio/sessions", json={**body, "seed": seed}))
+            return reply["session"]["id"], _http_turn(reply)
+
+        def transmit(session_id: str, text: str) -> dict[str, Any]:
+            return _http_json(client.post(f"/api/radio/sessions/{session_id}/transmissions", json={"text": text}))
+
         client.get("/health").raise_for_status()
-        started = time.perf_counter()
-        session_id: str | None = None
-        expected: list[str] = []
-        while len(run.times_ns) < n:
-            if session_id is None:
-                run.new_session()
-                reply = _http_json(client.post("/api/radio/sessions", json={**body, "seed": run.sessions}))
-                session_id, expected = reply["session"]["id"], list(reply.get("expected_pilot") or [])
-                if reply["session"].get("completed"):
-                    run.completed += 1
-                    session_id = None
-                    continue
-            if not expected:
-                run.stalled += 1
-                session_id = None
-                continue
-            t0 = time.perf_counter_ns()
-            reply = _http_json(
-                client.post(f"/api/radio/sessions/{session_id}/transmissions", json={"text": expected[0]})
-            )
-            run.record(time.perf_counter_ns() - t0, (reply.get("decision") or {}).get("recognized") is not False)
-            expected = list(reply.get("expected_pilot") or [])
-            if reply["session"].get("completed"):
-                run.completed += 1
-                session_id = None
-            progress.update(len(run.times_ns))
-        run.wall_s = time.perf_counter() - started
+        _run_turns(run, n, progress, start, transmit, _http_turn)
     progress.done()
     return run
+
+
+def _http_turn(reply: dict[str, Any]) -> _Turn:
+    return _Turn(
+        list(reply.get("expected_pilot") or []),
+        bool(reply["session"].get("completed")),
+        (reply.get("decision") or {}).get("recognized") is not False,
+    )
 
 
 def _http_json(response: Any) -> dict[str, Any]:
