@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
+    from engine.loader import FlowLoadError
+    from engine.registry import FlowRegistry
     from gateway.settings import Settings
 
 __all__ = ["build_parser", "main"]
@@ -73,16 +75,12 @@ def build_parser() -> argparse.ArgumentParser:
         description="Load and lint every flow of a directory. Prints each issue as "
         "'file: STATE.field: message' and a summary; exits 1 when a flow fails to load or has a lint error.",
     )
-    lint.add_argument(
-        "--dir", dest="flows_dir", default=None, help="flow directory (default: LIVEFREQ_FLOWS_DIR or flows)"
-    )
+    _add_flows_dir(lint)
     lint.set_defaults(handler=cmd_flows_lint)
     listing = flows_sub.add_parser(
         "list", help="list flows: slug, name, entry mode, states", description="List the flows."
     )
-    listing.add_argument(
-        "--dir", dest="flows_dir", default=None, help="flow directory (default: LIVEFREQ_FLOWS_DIR or flows)"
-    )
+    _add_flows_dir(listing)
     listing.set_defaults(handler=cmd_flows_list)
     flows.set_defaults(handler=_usage(flows))
 
@@ -103,9 +101,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=True,
         help="show the ICAO spoken form of each message",
     )
-    chat.add_argument(
-        "--dir", dest="flows_dir", default=None, help="flow directory (default: LIVEFREQ_FLOWS_DIR or flows)"
-    )
+    _add_flows_dir(chat)
     chat.set_defaults(handler=cmd_chat)
 
     bench = sub.add_parser(
@@ -122,22 +118,14 @@ def build_parser() -> argparse.ArgumentParser:
     engine.add_argument(
         "--http", action="store_true", help="also measure through the HTTP API on a local uvicorn server"
     )
-    engine.add_argument(
-        "--json",
-        dest="json_path",
-        default="reports/bench-engine.json",
-        metavar="PATH",
-        help="where to write the JSON report (default: reports/bench-engine.json)",
-    )
+    _add_report_path(engine, "reports/bench-engine.json")
     engine.add_argument("--flow", default=None, help="flow to start each session in (default: the main flow)")
     engine.add_argument(
         "--profile",
         action="store_true",
         help="profile the in-process engine loop with cProfile and print the hot spots",
     )
-    engine.add_argument(
-        "--dir", dest="flows_dir", default=None, help="flow directory (default: LIVEFREQ_FLOWS_DIR or flows)"
-    )
+    _add_flows_dir(engine)
     engine.set_defaults(handler=cmd_bench_engine)
     voice = bench_sub.add_parser(
         "voice",
@@ -152,13 +140,7 @@ def build_parser() -> argparse.ArgumentParser:
     voice.add_argument(
         "--url", default=None, help="measure a running gateway at this base URL instead of starting one on loopback"
     )
-    voice.add_argument(
-        "--json",
-        dest="json_path",
-        default="reports/bench-voice.json",
-        metavar="PATH",
-        help="where to write the JSON report (default: %(default)s)",
-    )
+    _add_report_path(voice, "reports/bench-voice.json")
     voice.add_argument(
         "--png",
         dest="png_path",
@@ -168,9 +150,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     voice.add_argument("--stt", default=None, help="STT engine: whisper, sphinx or vosk (default: LIVEFREQ_STT_ENGINE or whisper)")
     voice.add_argument("--tts", default=None, help="TTS engine: piper, espeak or edge-tts (default: LIVEFREQ_TTS_ENGINE or piper)")
-    voice.add_argument(
-        "--dir", dest="flows_dir", default=None, help="flow directory (default: LIVEFREQ_FLOWS_DIR or flows)"
-    )
+    _add_flows_dir(voice)
     voice.set_defaults(handler=cmd_bench_voice)
     bench.set_defaults(handler=cmd_bench_list)
 
@@ -239,6 +219,22 @@ def cmd_fly(args: argparse.Namespace) -> int:
         print(f"  unrecognized: {line}")
     ok = report.completed and not report.misses and not report.unrecognized
     return 0 if ok else 1
+
+
+def _add_flows_dir(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--dir", dest="flows_dir", default=None, help="flow directory (default: LIVEFREQ_FLOWS_DIR or flows)"
+    )
+
+
+def _add_report_path(parser: argparse.ArgumentParser, default: str) -> None:
+    parser.add_argument(
+        "--json",
+        dest="json_path",
+        default=default,
+        metavar="PATH",
+        help="where to write the JSON report (default: %(default)s)",
+    )
 
 
 def _positive_int(text: str) -> int:
@@ -330,18 +326,26 @@ def _flows_dir(args: argparse.Namespace) -> Path:
     return Path(_settings().flows_dir)
 
 
-def cmd_flows_lint(args: argparse.Namespace, out: TextIO | None = None) -> int:
-    """Load every flow (collecting load errors), lint the ones that loaded, print and count."""
-    from engine.loader import FlowLoadError, LoadProblem, lint_registry, load_registry
-    from engine.registry import KNOWN_SCENARIO_VARIABLES
+def _load_flows(args: argparse.Namespace) -> tuple[FlowRegistry, list[FlowLoadError]]:
+    """The flows of the directory the options name, and the errors of the files that did not load."""
+    from engine.loader import load_registry
     from gateway.flows_source import DirectoryFlowSource
 
-    out = out or sys.stdout
     directory = _flows_dir(args)
     if not directory.is_dir():
         raise CliError(f"flow directory not found: {directory}")
     load_errors: list[FlowLoadError] = []
     registry = load_registry(DirectoryFlowSource(directory), errors=load_errors)
+    return registry, load_errors
+
+
+def cmd_flows_lint(args: argparse.Namespace, out: TextIO | None = None) -> int:
+    """Load every flow (collecting load errors), lint the ones that loaded, print and count."""
+    from engine.loader import LoadProblem, lint_registry
+    from engine.registry import KNOWN_SCENARIO_VARIABLES
+
+    out = out or sys.stdout
+    registry, load_errors = _load_flows(args)
     issues = lint_registry(registry, KNOWN_SCENARIO_VARIABLES)
     errors = 0
     for exc in load_errors:
@@ -376,15 +380,8 @@ def _display_path(source: str) -> str:
 
 def cmd_flows_list(args: argparse.Namespace, out: TextIO | None = None) -> int:
     """One line per loaded flow; flows that fail to load are named on stderr (exit 1)."""
-    from engine.loader import FlowLoadError, load_registry
-    from gateway.flows_source import DirectoryFlowSource
-
     out = out or sys.stdout
-    directory = _flows_dir(args)
-    if not directory.is_dir():
-        raise CliError(f"flow directory not found: {directory}")
-    load_errors: list[FlowLoadError] = []
-    registry = load_registry(DirectoryFlowSource(directory), errors=load_errors)
+    registry, load_errors = _load_flows(args)
     rows = [
         (
             flow.slug + (" *" if flow.slug == registry.main_flow else ""),
@@ -508,9 +505,7 @@ def cmd_bench_engine(args: argparse.Namespace) -> int:
         _print_profile("by cumulative time", cumulative, "cumtime_s")
         report["profile"] = own
         report["profile_cumulative"] = cumulative
-    path = Path(args.json_path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    path = _write_report(args.json_path, report)
     print(f"wrote {path}")
     return EXIT_OK
 
@@ -536,11 +531,17 @@ def cmd_bench_voice(args: argparse.Namespace) -> int:
         )
     png = write_histogram(report, Path(args.png_path))
     report["png"] = str(png)
-    path = Path(args.json_path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    path = _write_report(args.json_path, report)
     print(f"wrote {path} and {png}")
     return EXIT_OK
+
+
+def _write_report(json_path: str, report: dict[str, Any]) -> Path:
+    """Write a benchmark's JSON report (creating its directory); the path written."""
+    path = Path(json_path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    return path
 
 
 def _print_profile(title: str, rows: list[dict[str, Any]], key: str) -> None:
