@@ -23,7 +23,7 @@ from starlette.responses import HTMLResponse
 from starlette.routing import BaseRoute, Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 
-from gateway.api import airports, compat, health, sessions
+from gateway.api import airports, compat, health, openapi, sessions
 from gateway.api import speech as speech_api
 from gateway.api.errors import ApiError, InternalErrorMiddleware, api_error, http_error, service_error
 from gateway.service import RadioService, ServiceError
@@ -88,6 +88,7 @@ def create_app(
         *sessions.routes(service, settings.max_body_bytes),
         *compat.routes(service, settings.max_body_bytes),
         *airports.routes(service.airports),
+        *openapi.routes(service),
         _home(settings),
     ]
     app = Starlette(

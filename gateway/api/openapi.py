@@ -1,0 +1,426 @@
+"""``GET /openapi.json``: the OpenAPI 3.1 description of the HTTP API, generated from its models.
+
+Why generated: request bodies are the very pydantic models the handlers validate with
+(`gateway.api.schemas`, `gateway.api.speech`, `gateway.ws.protocol`), so the document cannot
+promise a body the server refuses or the reverse. Responses are described by the view models
+below; the schemathesis suite (tests/test_fuzz_http.py) checks every answer of a live server
+against them, and tests/test_openapi.py checks that `OPERATIONS` and the app's routes list the
+same endpoints, so neither side can drift unnoticed.
+
+Two refinements come from the running service instead of the models, because the service checks
+them, not pydantic: `flow` is one of the flows a session may start with, and `scenario` names only
+variables the service accepts (`RadioService.allowed_variables`), each a string, number or boolean.
+A transmission's text is what `RadioService` accepts (not blank, at most `MAX_TEXT_CHARS`); the
+text `/api/atc/say` speaks is not blank; `/api/llm/decide` names a known flow and state.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+from pydantic.json_schema import models_json_schema
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import BaseRoute, Route
+
+from engine.airport import AirportInfo
+from engine.models import FlowFrame, FlowMode, ReadbackResult, Trace
+from gateway.api.health import package_version
+from gateway.api.schemas import (
+    CreateSessionRequest,
+    DecideRequest,
+    MessageView,
+    TelemetryRequest,
+    TransmissionRequest,
+)
+from gateway.api.speech import PttRequest, SayRequest
+from gateway.service import MAX_TEXT_CHARS, RadioService
+from gateway.store import AtcEntry, PilotEntry
+
+OPENAPI_VERSION = "3.1.0"
+PATH = "/openapi.json"
+_REF = "#/components/schemas/{model}"
+
+
+# --------------------------------------------------------------------------- response views
+
+
+class _View(BaseModel):
+    """Response shapes: the keys listed are always present; more may be added compatibly."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+class ErrorDetail(_View):
+    code: str
+    message: str
+    field: str | None
+
+
+class ErrorBody(_View):
+    """Every 4xx/5xx answer (`gateway.api.errors`)."""
+
+    error: ErrorDetail
+
+
+class SpeechStatus(_View):
+    stt: str
+    tts: str
+    voice: str | None
+    ready: bool
+    error: str | None
+
+
+class Health(_View):
+    ok: Literal[True]
+    ready: bool
+    speech: SpeechStatus
+    flows: int
+    sessions: int
+    version: str
+
+
+class SessionView(_View):
+    """`gateway.api.schemas.session_view`."""
+
+    id: str
+    flow: str
+    state: str
+    phase: str | None
+    variables: dict[str, Any]
+    flags: dict[str, bool]
+    flow_stack: list[FlowFrame]
+    parallel_flows: list[FlowFrame]
+    station: str | None
+    frequency: str | None
+    completed: bool
+    main_flow: str
+    active_flow: str
+    current_state: str
+    seed: int | None
+    created_at: float
+    updated_at: float
+
+
+class DecisionSummary(_View):
+    """`gateway.api.schemas.decision_summary`."""
+
+    transmission_id: str | None
+    from_flow: str | None
+    from_state: str | None
+    to_flow: str | None
+    to_state: str | None
+    recognized: bool
+    intent: str | None
+    completed: bool
+
+
+class DecisionBody(_View):
+    """A session where it stands after a decision, with the controller's messages."""
+
+    session: SessionView
+    messages: list[MessageView]
+    expected_pilot: list[str]
+    trace: Trace
+
+
+class SessionCreated(DecisionBody):
+    resume_token: str
+
+
+class TransmissionResult(DecisionBody):
+    readback: ReadbackResult | None
+    decision: DecisionSummary
+
+
+class TelemetryResult(_View):
+    session: SessionView
+    messages: list[MessageView]
+    expected_pilot: list[str]
+    decision: DecisionSummary | None
+
+
+class SessionRead(_View):
+    session: SessionView
+    expected_pilot: list[str]
+
+
+class SessionDeleted(_View):
+    ok: Literal[True]
+    session_id: str
+
+
+class Transcript(_View):
+    session_id: str
+    entries: list[PilotEntry | AtcEntry]
+
+
+class Runtime(_View):
+    """Seed 000's runtime shape: every flow by slug (`gateway.api.compat.runtime_view`)."""
+
+    schema_version: str
+    main_flow: str | None
+    flows: dict[str, dict[str, Any]]
+
+
+class DecideDecision(_View):
+    next_state: str
+    updates: dict[str, Any]
+    flags: dict[str, Any]
+    controller_say_tpl: str | None
+    radio_check: bool
+    activate_flow: str | None
+    resume_previous: bool
+    off_schema: bool
+
+
+class DecideResult(_View):
+    decision: DecideDecision
+    trace: dict[str, Any]
+    active_nodes: list[str]
+    pilot_intent: str | None
+
+
+class SaySeed(_View):
+    """`/api/atc/say` answer to the seed 000 body."""
+
+    audio: str
+    mimeType: str
+
+
+class SayAudio(_View):
+    mime: str
+    base64: str
+    size: int
+    ext: str
+
+
+class SayOpenSquawk(_View):
+    """`/api/atc/say` answer to the OpenSquawk web app's body."""
+
+    success: Literal[True]
+    text: str
+    normalized: str
+    level: int | None
+    radioQuality: str
+    voice: str
+    speed: float
+    audio: SayAudio
+    notes: list[str]
+
+
+class PttResult(_View):
+    success: Literal[True]
+    transcription: str
+    duration_s: float
+
+
+class VoiceView(_View):
+    id: str
+    label: str
+    engine: str
+
+
+class Voices(_View):
+    default: str
+    voices: list[VoiceView]
+
+
+class AirportFrequencies(_View):
+    icao: str
+    name: str
+    frequencies: dict[str, list[str]]
+
+
+class OpenApiDocument(_View):
+    openapi: str
+    info: dict[str, Any]
+    paths: dict[str, Any]
+
+
+# --------------------------------------------------------------------------- operations
+
+
+Model = type[BaseModel]
+
+
+@dataclass(frozen=True)
+class Operation:
+    """One endpoint: `responses` maps status -> model (None: an `ErrorBody`)."""
+
+    method: str
+    path: str
+    operation_id: str
+    summary: str
+    tag: str
+    ok: tuple[int, Model]
+    errors: tuple[int, ...] = ()
+    body: Model | None = None
+    body_required: bool = True
+    extra_ok: tuple[Model, ...] = field(default=())  # alternatives of the success shape (oneOf)
+
+
+_BODY_ERRORS = (400, 413, 422)
+_SESSION = "/api/radio/sessions/{session_id}"
+
+OPERATIONS: tuple[Operation, ...] = (
+    Operation("get", "/health", "health", "Liveness and readiness", "service", (200, Health)),
+    Operation("get", PATH, "openapi", "This document", "service", (200, OpenApiDocument)),
+    Operation(
+        "post", "/api/radio/sessions", "createSession", "Start a session", "sessions",
+        (201, SessionCreated), _BODY_ERRORS, CreateSessionRequest, body_required=False,
+    ),
+    Operation("get", _SESSION, "getSession", "Where a session stands", "sessions", (200, SessionRead), (404,)),
+    Operation("delete", _SESSION, "deleteSession", "End a session", "sessions", (200, SessionDeleted), (404,)),
+    Operation(
+        "post", _SESSION + "/transmissions", "transmit", "A typed pilot transmission", "sessions",
+        (200, TransmissionResult), (404, *_BODY_ERRORS), TransmissionRequest,
+    ),
+    Operation(
+        "get", _SESSION + "/transcript", "getTranscript", "Every transmission and controller message", "sessions",
+        (200, Transcript), (404,),
+    ),
+    Operation(
+        "post", _SESSION + "/telemetry", "telemetry", "Aircraft state from a simulator", "sessions",
+        (200, TelemetryResult), (404, *_BODY_ERRORS), TelemetryRequest, body_required=False,
+    ),
+    Operation(
+        "post", _SESSION + "/reset", "resetSession", "Back to the scenario's first state", "sessions",
+        (200, DecisionBody), (404,),
+    ),
+    Operation("get", "/api/decision-flows/runtime", "runtime", "Every flow (seed 000 shape)", "compat", (200, Runtime)),
+    Operation(
+        "post", "/api/llm/decide", "decide", "One stateless decision (seed 000 shape)", "compat",
+        (200, DecideResult), _BODY_ERRORS, DecideRequest,
+    ),
+    Operation(
+        "post", "/api/atc/say", "say", "Text to radio audio", "speech",
+        (200, SaySeed), (*_BODY_ERRORS, 500, 503), SayRequest, extra_ok=(SayOpenSquawk,),
+    ),
+    Operation(
+        "post", "/api/atc/ptt", "ptt", "A recorded push-to-talk clip to text", "speech",
+        (200, PttResult), (*_BODY_ERRORS, 500, 503), PttRequest,
+    ),
+    Operation("get", "/api/voices", "voices", "Controller voices", "speech", (200, Voices)),
+    Operation("get", "/api/airports/{icao}", "airport", "Airport data", "airports", (200, AirportInfo), (404,)),
+    Operation(
+        "get", "/api/airports/{icao}/frequencies", "airportFrequencies", "Airport frequencies", "airports",
+        (200, AirportFrequencies), (404,),
+    ),
+)
+
+_STATUS_TEXT = {
+    200: "OK",
+    201: "Created",
+    400: "Body is not JSON",
+    404: "Unknown session or resource",
+    413: "Body too large",
+    422: "Invalid field (the error names it)",
+    500: "Speech engine failure",
+    503: "Speech engines unavailable",
+}
+
+
+# --------------------------------------------------------------------------- document
+
+
+def openapi_document(service: RadioService, operations: Iterable[Operation] = OPERATIONS) -> dict[str, Any]:
+    """The OpenAPI 3.1 document of `operations` for this service's flows and variables."""
+    operations = tuple(operations)
+    requests = {op.body for op in operations if op.body is not None}
+    responses = {op.ok[1] for op in operations} | {m for op in operations for m in op.extra_ok} | {ErrorBody}
+    keyed: list[tuple[Model, Literal["validation", "serialization"]]] = [
+        *((m, "validation") for m in sorted(requests, key=lambda m: m.__name__)),
+        *((m, "serialization") for m in sorted(responses, key=lambda m: m.__name__)),
+    ]
+    refs, defs = models_json_schema(keyed, ref_template=_REF, title="livefreq")
+    components: dict[str, Any] = defs.get("$defs", {})
+    _refine(components, refs, service)
+
+    paths: dict[str, dict[str, Any]] = {}
+    for op in operations:
+        item: dict[str, Any] = {
+            "operationId": op.operation_id,
+            "summary": op.summary,
+            "tags": [op.tag],
+            "responses": _responses(op, refs),
+        }
+        params = re.findall(r"{(\w+)}", op.path)
+        if params:
+            item["parameters"] = [
+                {"name": name, "in": "path", "required": True, "schema": {"type": "string", "minLength": 1}}
+                for name in params
+            ]
+        if op.body is not None:
+            item["requestBody"] = {
+                "required": op.body_required,
+                "content": {"application/json": {"schema": refs[(op.body, "validation")]}},
+            }
+        paths.setdefault(op.path, {})[op.method] = item
+    return {
+        "openapi": OPENAPI_VERSION,
+        "info": {
+            "title": "livefreq",
+            "version": package_version(),
+            "description": "ATC radio training gateway: the HTTP API (docs/protocol-v1.md). "
+            "The live radio is the WebSocket `GET /v1/radio`, described in the protocol document.",
+        },
+        "paths": paths,
+        "components": {"schemas": components},
+    }
+
+
+def _responses(op: Operation, refs: dict[tuple[Model, str], dict[str, Any]]) -> dict[str, Any]:
+    status, model = op.ok
+    schema = refs[(model, "serialization")]
+    if op.extra_ok:
+        schema = {"oneOf": [schema, *(refs[(m, "serialization")] for m in op.extra_ok)]}
+    out: dict[str, Any] = {str(status): {"description": _STATUS_TEXT[status], "content": {"application/json": {"schema": schema}}}}
+    error = {"application/json": {"schema": refs[(ErrorBody, "serialization")]}}
+    for code in (*op.errors, 405):
+        out[str(code)] = {"description": _STATUS_TEXT.get(code, "Method not allowed"), "content": error}
+    return out
+
+
+def _refine(components: dict[str, Any], refs: dict[tuple[Model, str], dict[str, Any]], service: RadioService) -> None:
+    """What the service checks beyond the models (see the module docstring)."""
+    startable = sorted(f.slug for f in service.registry if f.entry_mode not in (FlowMode.INTERRUPT, FlowMode.PARALLEL))
+    create = _component(components, refs, CreateSessionRequest)
+    create["properties"]["flow"] = {"anyOf": [{"enum": startable}, {"type": "null"}], "default": None}
+    create["properties"]["scenario"] = {
+        "anyOf": [
+            {
+                "type": "object",
+                "propertyNames": {"enum": sorted(service.allowed_variables)},
+                "additionalProperties": {"type": ["string", "number", "boolean", "null"]},
+            },
+            {"type": "null"},
+        ],
+        "default": None,
+    }
+    text = _component(components, refs, TransmissionRequest)["properties"]["text"]
+    text.update({"minLength": 1, "maxLength": MAX_TEXT_CHARS, "pattern": r"\S"})
+    _component(components, refs, SayRequest)["properties"]["text"].update({"minLength": 1, "pattern": r"\S"})
+    decide = _component(components, refs, DecideRequest)["properties"]
+    states = sorted({state for flow in service.registry for state in flow.states})
+    decide["state_id"] = {"enum": states, "description": "a state of `flow_slug` (default: the first flow that has it)"}
+    decide["flow_slug"] = {"anyOf": [{"enum": sorted(f.slug for f in service.registry)}, {"type": "null"}], "default": None}
+
+
+def _component(components: dict[str, Any], refs: dict[tuple[Model, str], dict[str, Any]], model: Model) -> dict[str, Any]:
+    name = refs[(model, "validation")]["$ref"].rsplit("/", 1)[-1]
+    return components[name]
+
+
+def routes(service: RadioService) -> list[BaseRoute]:
+    """``GET /openapi.json``, built once: the flows and variables never change in a process."""
+    document = openapi_document(service)
+
+    async def openapi(request: Request) -> JSONResponse:
+        return JSONResponse(document)
+
+    return [Route(PATH, openapi, methods=["GET"], include_in_schema=False)]
