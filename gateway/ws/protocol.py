@@ -123,7 +123,7 @@ def parse_client(text: str) -> ClientMessage:
     if not isinstance(raw, dict):
         raise ProtocolError("bad_message", "a message must be a JSON object with a `type`")
     kind = raw.get("type")
-    if kind not in KNOWN_TYPES:
+    if not isinstance(kind, str) or kind not in KNOWN_TYPES:  # a list or object is no type (and unhashable)
         raise ProtocolError("unknown_type", f"unknown message type {kind!r}; known: {', '.join(sorted(KNOWN_TYPES))}")
     try:
         return _ADAPTER.validate_python(raw)
