@@ -6,6 +6,10 @@ Routes come from the `gateway.api` modules, each bound to the `RadioService` it 
 every kind leave as ``{"error": {"code", "message", "field"}}``. The lifespan runs the session
 clock: a background task that calls `RadioService.tick_all` every ``tick_interval_s`` so timers
 and silence prompts fire server-side, and that is cancelled on shutdown.
+
+Sessions live in the store ``settings.store`` names (SQLite by default, gateway/store): an app
+that builds its own service opens it here and closes it on shutdown; sessions stored by an
+earlier run are picked up again, with their pending timers.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from gateway.api.errors import ApiError, InternalErrorMiddleware, api_error, htt
 from gateway.service import RadioService, ServiceError
 from gateway.settings import Settings
 from gateway.speech.stack import SpeechStack
+from gateway.store import open_repository
 from gateway.ws.handler import route_handler as radio_handler
 
 log = logging.getLogger(__name__)
@@ -65,7 +70,8 @@ def create_app(
     settings: Settings | None = None, service: RadioService | None = None, speech: SpeechStack | None = None
 ) -> Starlette:
     settings = settings or (service.settings if service is not None else Settings())
-    service = service or RadioService(settings)
+    repository = open_repository(settings) if service is None else None
+    service = service or RadioService(settings, repository=repository)
     speech = speech or SpeechStack(settings)
 
     @contextlib.asynccontextmanager
@@ -80,6 +86,8 @@ def create_app(
                     task.cancel()
                     with contextlib.suppress(asyncio.CancelledError, Exception):
                         await task
+            if repository is not None:
+                repository.close()
 
     routes: list[BaseRoute] = [
         *health.routes(service, speech),

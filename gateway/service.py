@@ -19,6 +19,7 @@ import logging
 import math
 import secrets
 import threading
+import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -120,12 +121,14 @@ class RadioService:
         )
         self.airports = airports or default_repository()
         self.repository: SessionRepository = repository if repository is not None else MemorySessionRepository()
-        self.clock = clock or scaled_clock(self.settings.time_scale)
+        if clock is None:  # the store's anchor: a compressed scenario clock continues across restarts
+            scale = self.settings.time_scale
+            clock = scaled_clock(scale, anchor=self.repository.clock_anchor(scale, time.time()))
+        self.clock = clock
         self.engine = SessionEngine(self.registry)
         self._probe_router = _RecordingRouter(DeterministicRouter())
         self._probe = SessionEngine(self.registry, router=self._probe_router)
         self.hub = DecisionHub()  # live listeners (WebSocket connections) per session
-        self._delivered: dict[str, int] = {}  # session id -> last controller seq the pilot received
         self._lock = threading.RLock()
         self._wakeups: dict[str, float | None] = {}  # session id -> when tick_all must visit it
         self._touched: dict[str, float] = {}  # session id -> last client activity
@@ -199,12 +202,14 @@ class RadioService:
 
     def mark_delivered(self, session_id: str, seq: int) -> None:
         """A controller message reached the pilot (spoken on a socket, or in an HTTP response)."""
-        if seq > self._delivered.get(session_id, 0):
-            self._delivered[session_id] = seq
+        with self._lock:
+            self.repository.set_delivered(session_id, seq)
 
     def delivered_seq(self, session_id: str) -> int:
         """The last controller message the pilot has received; later ones are replayed on resume."""
-        return self._delivered.get(session_id, 0)
+        with self._lock:
+            record = self.repository.get(session_id)
+        return record.delivered_seq if record is not None else 0
 
     def tune(self, session_id: str, frequency: str) -> Decision | None:
         """The pilot changed frequency (`com1`); guards and triggers may use it."""
@@ -431,19 +436,24 @@ class RadioService:
             log.info("session %s expired after %.0f s idle", session_id, ttl)
 
     def _save(self, record: StoredSession, decisions: Iterable[Decision]) -> None:
-        """Store first, then tell the listeners: what a client hears has been saved."""
+        """Store first, then tell the listeners: what a client hears has been saved.
+
+        The session (timers consumed, state moved) and its transcript lines go in one atomic
+        `save`, and every caller answers only after this returns: a crash at any instant leaves
+        a decision either whole in the store (its reply may be lost, never its effect) or absent
+        (the pilot never heard it; a due timer is still pending and fires once on restart).
+        """
         decisions = list(decisions)
-        self.repository.put(record)
-        self.repository.append_transcript(record.session.session_id, _entries(decisions))
-        self._index(record)
         session_id = record.session.session_id
-        listening = self.hub.listeners(session_id) > 0
+        if self.hub.listeners(session_id) == 0:
+            # an HTTP caller gets these messages in its response; timer calls nobody heard stay
+            # undelivered until a socket resumes the session (see delivered_seq)
+            record.delivered_seq = max(
+                [record.delivered_seq, *(m.seq for d in decisions if d.cause != "tick" for m in d.messages)]
+            )
+        self.repository.save(record, _entries(decisions))  # session and transcript: one commit
+        self._index(record)
         for decision in decisions:
-            if not listening and decision.cause != "tick":
-                # an HTTP caller got these messages in its response; timer calls nobody heard
-                # stay undelivered until a socket resumes the session (see delivered_seq)
-                for msg in decision.messages:
-                    self.mark_delivered(session_id, msg.seq)
             self.hub.publish(session_id, decision)
 
     def _index(self, record: StoredSession) -> None:

@@ -6,12 +6,21 @@ Only adapters read settings; the engine gets plain values. Paths default to the 
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
+from typing import Literal
 
-from pydantic import AliasChoices, Field
+from pydantic import AliasChoices, Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+def default_sqlite_path() -> Path:
+    """``$XDG_DATA_HOME/livefreq/livefreq.sqlite3`` (``~/.local/share/...``): user data, outside
+    the checkout, the same file whatever directory the gateway is started from."""
+    data_home = os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share"
+    return Path(data_home) / "livefreq" / "livefreq.sqlite3"
 
 
 class Settings(BaseSettings):
@@ -27,6 +36,15 @@ class Settings(BaseSettings):
     max_body_bytes: int = Field(default=65536, gt=0)
     log_level: str = "info"
     session_ttl_s: float = Field(default=7200.0, gt=0)  # idle time after which a session is dropped
+    # where the gateway app keeps sessions and transcripts (gateway/store): "sqlite" survives
+    # restarts (one gateway process per file); "memory" forgets everything on exit. Only apps
+    # built by `create_app` open it; a `RadioService` built on its own (chat, the in-process
+    # benchmark) keeps its sessions in memory unless given a repository.
+    store: Literal["memory", "sqlite"] = "sqlite"
+    sqlite_path: Path = Field(default_factory=default_sqlite_path)  # directory created on open
+    # FULL: one fsync per commit, a stored decision survives a power cut; NORMAL: survives a crash
+    # of the process only, for disks with slow flushes (measured costs in gateway/store/sqlite.py)
+    sqlite_synchronous: Literal["NORMAL", "FULL"] = "FULL"
     tick_interval_s: float = Field(default=0.25, gt=0)  # period of the background session clock
     time_scale: float = Field(default=1.0, gt=0, le=1000)  # >1 compresses controller waits (gateway/clock.py)
 
@@ -49,3 +67,8 @@ class Settings(BaseSettings):
     # origins allowed by CORS; "*" lets browser pages on other origins (the OpenSquawk web app
     # probing 127.0.0.1:8765-8770) call the local gateway
     cors_origins: list[str] = Field(default_factory=lambda: ["*"])
+
+    @field_validator("sqlite_path")
+    @classmethod
+    def _expand(cls, path: Path) -> Path:
+        return path.expanduser()

@@ -2,12 +2,22 @@
 
 `live_server`: base URL of one server (default settings, the repository's ``flows/``) for the
 whole run. `serve`: start another server for an app a test builds itself (stopped after the test).
+
+Session stores: gateways keep sessions in SQLite by default (``settings.sqlite_path``), one
+gateway per file. Before any test module is imported the run sets ``LIVEFREQ_STORE=memory`` (a
+run starts many servers in one process, at several fixture scopes at once) and points
+``LIVEFREQ_SQLITE_PATH`` at a scratch directory, so no test, and no `livefreq` process a test
+starts, touches the user's database. tests/test_persistence.py runs gateways on SQLite files of
+its own.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
+import shutil
 import socket
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -18,6 +28,21 @@ import uvicorn
 from starlette.types import ASGIApp
 
 STARTUP_TIMEOUT_S = 20.0
+_STORE_DIR = "LIVEFREQ_TEST_STORE_DIR"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Before collection, so settings built at import time (and subprocesses) use a scratch store."""
+    directory = tempfile.mkdtemp(prefix="livefreq-store-")
+    os.environ[_STORE_DIR] = directory
+    os.environ["LIVEFREQ_STORE"] = "memory"
+    os.environ["LIVEFREQ_SQLITE_PATH"] = os.path.join(directory, "livefreq.sqlite3")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    directory = os.environ.pop(_STORE_DIR, None)
+    if directory is not None:
+        shutil.rmtree(directory, ignore_errors=True)
 
 
 @contextlib.contextmanager

@@ -30,6 +30,9 @@ class StoredSession(_Model):
     session: Session
     resume_token: str  # secret that lets a client reattach (WebSocket `session.resume`)
     touched_at: float  # last client activity (create, transmission, reset): drives expiry
+    # last controller message (seq) the pilot received; later ones are replayed on resume. Stores
+    # keep the highest value they were given, so a stale copy put back never un-delivers one.
+    delivered_seq: int = 0
 
 
 class PilotEntry(_Model):
@@ -78,6 +81,24 @@ class SessionRepository(Protocol):
 
     def put(self, record: StoredSession) -> None:
         """Insert or replace (by ``record.session.session_id``)."""
+        ...
+
+    def save(self, record: StoredSession, entries: Sequence[PilotEntry | AtcEntry]) -> None:
+        """`put` and `append_transcript` as one atomic write: after a crash either the decision
+        and its transcript lines are both stored or neither is (a fired timer is then either
+        consumed and in the transcript, or still pending: it fires once)."""
+        ...
+
+    def set_delivered(self, session_id: str, seq: int) -> None:
+        """Record that the pilot received controller message `seq` (kept if higher than the
+        stored value; nothing happens for an unknown session)."""
+        ...
+
+    def clock_anchor(self, scale: float, now: float) -> tuple[float, float]:
+        """``(real, scenario)``: a wall-clock instant and the scenario time at it, for a clock
+        running `scale` times faster (gateway/clock.py). A persistent store keeps the anchor, so
+        the scenario clock continues across restarts instead of jumping back to wall time (which
+        would hold every stored timer back by the time compression of the previous run)."""
         ...
 
     def delete(self, session_id: str) -> bool:

@@ -1,0 +1,463 @@
+"""Persistence: the session stores, and a gateway killed with SIGKILL that resumes with nothing lost.
+
+The repository tests run on both stores (one protocol); the SQLite ones also reopen the file. The
+service tests restart a `RadioService` on the same file with a virtual clock. The last test runs
+the real `livefreq serve` as a subprocess, drives a session over HTTP into an interrupt flow with
+a silence prompt pending, kills the process with SIGKILL, starts it again on the same database and
+checks the session, the transcript, `session.resume` over the WebSocket and the timer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import socket
+import sqlite3
+import subprocess
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+import httpx
+import pytest
+
+from engine.models import ControllerMessage, FlowFrame, Session
+from gateway.clock import scaled_clock
+from gateway.service import RadioService
+from gateway.settings import Settings
+from gateway.store import (
+    AtcEntry,
+    MemorySessionRepository,
+    PilotEntry,
+    SessionRepository,
+    SqliteSessionRepository,
+    StoredSession,
+    StoreError,
+)
+from gateway.store.sqlite import SCHEMA_VERSION
+
+ROOT = Path(__file__).resolve().parents[1]
+LIVEFREQ = ROOT / ".venv" / "bin" / "livefreq"
+SCENARIO = {"airport": "EDDF", "callsign": "DLH359"}
+MAYDAY = "Mayday mayday mayday, Lufthansa 359, engine failure"
+PROMPT = "how do you read?"
+T = TypeVar("T")
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _record(session_id: str = "s1", *, state: str = "A", token: str = "tok", touched: float = 10.0) -> StoredSession:
+    session = Session(
+        session_id=session_id,
+        main_flow="clearance",
+        active=FlowFrame(flow="clearance", state=state),
+        flow_stack=[FlowFrame(flow="taxi_out", state="TX_HOLD")],
+        variables={"callsign": "DLH359", "squawk": "4721", "qnh": 1013},
+        flags={"cleared": True},
+        message_history=[
+            ControllerMessage(message_id=f"{session_id}-m1", seq=1, template="t", text="hello", speech="hello")
+        ],
+    )
+    return StoredSession(session=session, resume_token=token, touched_at=touched)
+
+
+def _atc(seq: int, text: str = "roger") -> AtcEntry:
+    return AtcEntry(at=float(seq), flow="clearance", state="A", cause="transmit", seq=seq, message_id=f"m{seq}",
+                    text=text, speech=text)
+
+
+def _pilot(text: str) -> PilotEntry:
+    return PilotEntry(at=1.0, flow="clearance", state="A", text=text, transmission_id="s1-x1", intent="request")
+
+
+@pytest.fixture(params=["memory", "sqlite"])
+def repo(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[SessionRepository]:
+    store = MemorySessionRepository() if request.param == "memory" else SqliteSessionRepository(tmp_path / "s.sqlite3")
+    yield store
+    store.close()
+
+
+# --------------------------------------------------------------------------- repositories
+
+
+def test_round_trip_returns_an_equal_copy(repo: SessionRepository) -> None:
+    record = _record()
+    repo.put(record)
+    got = repo.get("s1")
+    assert got == record
+    got.session.variables["squawk"] = "7700"  # a copy: the store does not change until put
+    assert repo.get("s1").session.variables["squawk"] == "4721"
+    assert repo.get("nope") is None
+
+
+def test_put_replaces_and_ids_lists_every_session(repo: SessionRepository) -> None:
+    repo.put(_record("a"))
+    repo.put(_record("b"))
+    repo.put(_record("a", state="B", token="new", touched=20.0))
+    assert sorted(repo.ids()) == ["a", "b"]
+    got = repo.get("a")
+    assert (got.session.active.state, got.resume_token, got.touched_at) == ("B", "new", 20.0)
+
+
+def test_transcript_keeps_the_order_of_appends(repo: SessionRepository) -> None:
+    repo.put(_record())
+    repo.save(_record(), [_pilot("request clearance"), _atc(1, "cleared")])
+    repo.append_transcript("s1", [_pilot("readback"), _atc(2, "correct")])
+    repo.append_transcript("s1", [])
+    lines = repo.transcript("s1")
+    assert [type(e) for e in lines] == [PilotEntry, AtcEntry, PilotEntry, AtcEntry]
+    assert [e.text for e in lines] == ["request clearance", "cleared", "readback", "correct"]
+    assert lines[1] == _atc(1, "cleared")
+    assert repo.transcript("other") == []
+
+
+def test_delete_drops_the_session_and_its_transcript(repo: SessionRepository) -> None:
+    repo.save(_record("a"), [_atc(1)])
+    repo.save(_record("b"), [_atc(1)])
+    assert repo.delete("a") is True
+    assert repo.delete("a") is False
+    assert repo.get("a") is None and repo.transcript("a") == []
+    assert repo.ids() == ["b"] and len(repo.transcript("b")) == 1
+
+
+def test_delivered_seq_only_moves_forward(repo: SessionRepository) -> None:
+    repo.put(_record())
+    repo.set_delivered("s1", 5)
+    repo.set_delivered("s1", 3)
+    assert repo.get("s1").delivered_seq == 5
+    repo.put(_record())  # a copy loaded before the delivery, put back, does not un-deliver
+    assert repo.get("s1").delivered_seq == 5
+    repo.set_delivered("unknown", 9)
+    assert repo.get("unknown") is None
+
+
+def test_long_transcripts_keep_the_newest_lines(tmp_path: Path) -> None:
+    for store in (MemorySessionRepository(max_transcript=3), SqliteSessionRepository(tmp_path / "t", max_transcript=3)):
+        store.put(_record())
+        store.append_transcript("s1", [_atc(1), _atc(2)])
+        store.append_transcript("s1", [_atc(3), _atc(4), _atc(5)])
+        assert [e.seq for e in store.transcript("s1")] == [3, 4, 5]
+        store.close()
+
+
+def test_sqlite_reopens_what_it_stored(tmp_path: Path) -> None:
+    path = tmp_path / "deep" / "dir" / "livefreq.sqlite3"  # directories are created
+    with SqliteSessionRepository(path) as store:
+        store.save(_record("a"), [_pilot("one"), _atc(1)])
+        store.save(_record("b"), [])
+        store.set_delivered("a", 1)
+    with SqliteSessionRepository(path) as store:
+        assert store.ids() == ["a", "b"]
+        assert store.get("a") == _record("a").model_copy(update={"delivered_seq": 1})
+        assert [e.text for e in store.transcript("a")] == ["one", "roger"]
+    with sqlite3.connect(path) as db:
+        assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+
+
+def test_sqlite_save_is_one_transaction(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    store = SqliteSessionRepository(tmp_path / "s.sqlite3")
+    store.save(_record(state="A"), [_atc(1)])
+
+    def broken(session_id: str, lines: list[str]) -> None:
+        raise sqlite3.OperationalError("disk I/O error")
+
+    monkeypatch.setattr(store, "_append", broken)
+    with pytest.raises(sqlite3.OperationalError):
+        store.save(_record(state="B"), [_atc(2)])
+    monkeypatch.undo()
+    assert store.get("s1").session.active.state == "A"  # neither the session nor the line
+    assert [e.seq for e in store.transcript("s1")] == [1]
+    store.save(_record(state="C"), [_atc(3)])  # and the store still works
+    assert store.get("s1").session.active.state == "C"
+    store.close()
+
+
+def test_sqlite_admits_one_process_per_file_and_refuses_newer_schemas(tmp_path: Path) -> None:
+    path = tmp_path / "s.sqlite3"
+    first = SqliteSessionRepository(path)
+    with pytest.raises(StoreError, match="another livefreq process"):
+        SqliteSessionRepository(path)
+    first.close()
+    SqliteSessionRepository(path).close()  # the lock went with the first store
+    with sqlite3.connect(path) as db:
+        db.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    with pytest.raises(StoreError, match="schema version"):
+        SqliteSessionRepository(path)
+    SqliteSessionRepository(tmp_path / "other.sqlite3").close()  # a failed open left no lock behind
+
+
+def test_scenario_clock_continues_across_restarts(tmp_path: Path) -> None:
+    wall = [100.0]
+    path = tmp_path / "s.sqlite3"
+    with SqliteSessionRepository(path) as store:
+        clock = scaled_clock(10, base=lambda: wall[0], anchor=store.clock_anchor(10, wall[0]))
+        wall[0] = 110.0
+        assert clock() == 200.0
+    wall[0] = 120.0  # 10 s down: compressed like any other wait
+    with SqliteSessionRepository(path) as store:
+        clock = scaled_clock(10, base=lambda: wall[0], anchor=store.clock_anchor(10, wall[0]))
+        assert clock() == 300.0  # a fresh clock would read 120: every stored timer held back
+    wall[0] = 130.0
+    with SqliteSessionRepository(path) as store:  # another scale: continues from where it is
+        clock = scaled_clock(1, base=lambda: wall[0], anchor=store.clock_anchor(1, wall[0]))
+        assert clock() == 400.0
+        wall[0] = 131.0
+        assert clock() == 401.0
+
+
+# --------------------------------------------------------------------------- the service on SQLite
+
+
+class Clock:
+    def __init__(self, t: float = 1_000.0) -> None:
+        self.t = t
+
+    def __call__(self) -> float:
+        return self.t
+
+
+@pytest.fixture(scope="module")
+def registry():
+    return RadioService(Settings(store="memory")).registry
+
+
+def _service(registry: Any, path: Path, clock: Clock, ttl: float = 7200.0) -> RadioService:
+    return RadioService(
+        Settings(session_ttl_s=ttl), registry=registry, clock=clock, repository=SqliteSessionRepository(path)
+    )
+
+
+def _prompts(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [e for e in entries if e["role"] == "atc" and e["cause"] == "tick" and PROMPT in e["text"]]
+
+
+def test_a_timer_due_while_the_service_was_down_fires_once_after_restart(registry: Any, tmp_path: Path) -> None:
+    path, clock = tmp_path / "s.sqlite3", Clock()
+    service = _service(registry, path, clock)
+    session, opening, token = service.create(flow="clearance", scenario=SCENARIO, seed=7)
+    sid = session.session_id
+    service.transmit(sid, opening.expected_pilot[0])  # the clearance: the pilot's readback is due
+    clock.t += 16
+    assert [d.intent for _, d in service.tick_all()] == ["silence_prompt"]
+    before, stored = service.transcript(sid), service.get(sid)
+    service.repository.close()  # the process ends
+
+    clock.t += 30  # the second prompt fell due while nothing ran
+    again = _service(registry, path, clock)
+    assert again.check_token(sid, token)
+    assert again.transcript(sid) == before
+    assert again.get(sid) == stored  # state, variables, flags, stack, timers: all of it
+    fired = again.tick_all()
+    assert [(s, d.intent) for s, d in fired] == [(sid, "silence_prompt")]  # the pending one, once
+    assert again.tick_all() == []
+    after = again.transcript(sid)
+    assert after[: len(before)] == before and len(after) == len(before) + 1
+    assert len(_prompts(after)) == 2
+    again.repository.close()
+
+
+def test_delivered_messages_survive_a_restart(registry: Any, tmp_path: Path) -> None:
+    path, clock = tmp_path / "s.sqlite3", Clock()
+    service = _service(registry, path, clock)
+    session, opening, _ = service.create(flow="clearance", scenario=SCENARIO, seed=7)
+    reply = service.transmit(session.session_id, opening.expected_pilot[0])
+    delivered = reply.messages[-1].seq  # an HTTP caller got it in the response
+    assert service.delivered_seq(session.session_id) == delivered
+    clock.t += 16
+    service.tick_all()  # nobody listened: the prompt stays undelivered
+    service.repository.close()
+    again = _service(registry, path, clock)
+    assert again.delivered_seq(session.session_id) == delivered
+    again.mark_delivered(session.session_id, delivered + 1)
+    again.repository.close()
+    assert _service(registry, path, clock).delivered_seq(session.session_id) == delivered + 1
+
+
+def test_expiry_deletes_from_sqlite_also_after_a_restart(registry: Any, tmp_path: Path) -> None:
+    path, clock = tmp_path / "s.sqlite3", Clock()
+    service = _service(registry, path, clock, ttl=60)
+    old, _, _ = service.create(flow="clearance", scenario=SCENARIO, seed=1)
+    clock.t += 61
+    service.tick_all()
+    assert service.repository.ids() == [] and service.repository.transcript(old.session_id) == []
+
+    service.create(flow="clearance", scenario=SCENARIO, seed=2)
+    service.create(flow="clearance", scenario=SCENARIO, seed=3)
+    service.repository.close()
+    clock.t += 61  # both expired while nothing ran
+    again = _service(registry, path, clock, ttl=60)
+    assert len(again.repository.ids()) == 2
+    again.tick_all()
+    assert again.repository.ids() == []
+    again.repository.close()
+
+
+# --------------------------------------------------------------------------- kill -9
+
+
+class Gateway:
+    """`livefreq serve` in a subprocess on a SQLite file."""
+
+    def __init__(self, db: Path, log: Path) -> None:
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            self.port = probe.getsockname()[1]
+        self.base = f"http://127.0.0.1:{self.port}"
+        env = {
+            **os.environ,
+            "LIVEFREQ_STORE": "sqlite",
+            "LIVEFREQ_SQLITE_PATH": str(db),
+            "LIVEFREQ_SPEECH_PRELOAD": "false",
+            "LIVEFREQ_TIME_SCALE": "8",  # a 15 s silence prompt every ~1.9 s
+            "LIVEFREQ_TICK_INTERVAL_S": "0.05",
+            "LIVEFREQ_TTS_ENGINE": "espeak",  # replayed calls are spoken: the quick voice
+            "LIVEFREQ_AUDIO_PACING": "false",
+            "LIVEFREQ_FLOWS_DIR": str(ROOT / "flows"),
+        }
+        self.log = log.open("ab")
+        self.proc = subprocess.Popen(
+            [str(LIVEFREQ), "serve", "--port", str(self.port), "--log-level", "warning"],
+            stdout=self.log, stderr=subprocess.STDOUT, env=env, cwd=ROOT,
+        )
+        self.http = httpx.Client(base_url=self.base, timeout=10)
+        poll(self._healthy, 30, "the gateway to start")
+
+    def _healthy(self) -> bool | None:
+        if self.proc.poll() is not None:
+            raise RuntimeError(f"the gateway exited with {self.proc.returncode}")
+        try:
+            return self.http.get("/health").status_code == 200 or None
+        except httpx.TransportError:
+            return None
+
+    def kill(self) -> None:
+        os.kill(self.proc.pid, signal.SIGKILL)
+        assert self.proc.wait(timeout=10) == -signal.SIGKILL
+        self.close()
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            self.proc.wait(timeout=10)
+        self.http.close()
+        self.log.close()
+
+
+def poll(check: Callable[[], T | None], timeout: float, what: str) -> T:
+    """`check()` until it returns something (bounded wait: the only sleeping in these tests)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = check()
+        if value is not None:
+            return value
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"no {what} within {timeout:g} s")
+        time.sleep(0.05)
+
+
+def _stored(db: Path, session_id: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """What is on disk: the session and its transcript, read with plain sqlite3."""
+    with sqlite3.connect(db) as conn:
+        session = json.loads(conn.execute("SELECT session FROM sessions WHERE id = ?", (session_id,)).fetchone()[0])
+        lines = [json.loads(r[0]) for r in conn.execute("SELECT entry FROM transcript WHERE session_id = ? ORDER BY n", (session_id,))]
+    conn.close()
+    return session, lines
+
+
+async def _resume(base: str, session_id: str, token: str, cancel: str) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any]]:
+    """Resume over the WebSocket; returns session.started, the replayed calls, the state after `cancel`."""
+    from gateway.voicekit import RadioClient
+
+    client = await RadioClient.connect(base)
+    try:
+        await client.send({"type": "session.resume", "session_id": session_id, "resume_token": "wrong"})
+        await client.wait_type("error", timeout=10, code="bad_token")
+        await client.send({"type": "session.resume", "session_id": session_id, "resume_token": token})
+        started = await client.wait_type("session.started", timeout=20)
+        ends = lambda: sum(e["type"] == "atc.message.end" for e in client.rx.events)
+        await client.until(lambda: True if ends() >= 2 else None, 20, "two replayed calls")
+        replayed = [e for e in client.rx.events if e["type"] == "atc.message"]
+        mark = client.mark()
+        await client.send({"type": "text", "text": cancel})
+        state = await client.wait_for(lambda e: e["type"] == "state" and e["flow"] != "emergency", timeout=20, start=mark)
+        return started, replayed, state
+    finally:
+        await client.close()
+
+
+def test_kill_9_mid_session_and_resume_with_nothing_lost(tmp_path: Path) -> None:
+    db, log = tmp_path / "livefreq.sqlite3", tmp_path / "gateway.log"
+    first = Gateway(db, log)
+    try:
+        reply = first.http.post("/api/radio/sessions", json={"flow": "clearance", "scenario": SCENARIO, "seed": 7})
+        assert reply.status_code == 201, reply.text
+        sid, token = reply.json()["session"]["id"], reply.json()["resume_token"]
+        clearance = first.http.post(f"/api/radio/sessions/{sid}/transmissions", json={"text": reply.json()["expected_pilot"][0]})
+        assert clearance.json()["session"]["state"] == "CD_READBACK"
+        # MAYDAY in the middle of the readback: the emergency flow stacks the clearance
+        mayday = first.http.post(f"/api/radio/sessions/{sid}/transmissions", json={"text": MAYDAY}).json()
+        assert (mayday["session"]["flow"], mayday["session"]["state"]) == ("emergency", "EM_DETAILS")
+        assert mayday["session"]["flow_stack"] == [{"flow": "clearance", "state": "CD_READBACK", "mode": "main", "return_to": None}]
+        cancel = next(p for p in mayday["expected_pilot"] if "cancel" in p.lower())
+        delivered = mayday["messages"][-1]["seq"]
+
+        def transcript(http: httpx.Client) -> list[dict[str, Any]]:
+            answer = http.get(f"/api/radio/sessions/{sid}/transcript")
+            assert answer.status_code == 200
+            return answer.json()["entries"]
+
+        def prompted(http: httpx.Client, n: int) -> Callable[[], list[dict[str, Any]] | None]:
+            def check() -> list[dict[str, Any]] | None:
+                lines = transcript(http)
+                return lines if len(_prompts(lines)) >= n else None
+
+            return check
+
+        # the pilot stays silent: the first "how do you read?" comes from the server's clock
+        poll(prompted(first.http, 1), 20, "silence prompt")
+        view, before = first.http.get(f"/api/radio/sessions/{sid}").json()["session"], transcript(first.http)
+        first.kill()
+    finally:
+        first.close()
+
+    # what the killed process left on disk is what it had answered: nothing lost
+    on_disk, lines = _stored(db, sid)
+    assert lines == before
+    assert len(_prompts(lines)) == 1, "the second prompt fired before the kill: the test machine is too slow"
+    pending = [t for t in on_disk["timers"] if not t["consumed"] and not t["cancelled"]]
+    assert [(t["kind"], t["state"]) for t in pending] == [("silence", "EM_DETAILS")]
+
+    second = Gateway(db, log)
+    try:
+        again = second.http.get(f"/api/radio/sessions/{sid}").json()["session"]
+        for key in ("flow", "state", "variables", "flags", "flow_stack", "parallel_flows", "main_flow", "seed"):
+            assert again[key] == view[key], key
+        assert transcript(second.http)[: len(before)] == before
+
+        # the prompt that fell due while the gateway was down fires once; the one before it not again
+        poll(prompted(second.http, 2), 20, "second prompt")
+        on_disk, _ = _stored(db, sid)
+        assert not [t for t in on_disk["timers"] if not t["consumed"] and not t["cancelled"]]  # none can follow
+        after = transcript(second.http)
+        assert after[: len(before)] == before and len(after) == len(before) + 1
+        prompts = _prompts(after)
+        assert len(prompts) == 2 and prompts[0] == _prompts(before)[0]
+
+        # the WebSocket resume: same place; the calls nobody heard are spoken, the heard ones not
+        started, replayed, state = asyncio.run(_resume(second.base, sid, token, cancel))
+        assert started["resumed"] is True and (started["flow"], started["state"]) == ("emergency", "EM_DETAILS")
+        assert started["scenario"] == view["variables"]
+        assert [e["seq"] for e in replayed[:2]] == [p["seq"] for p in prompts]
+        assert all(e["seq"] > delivered for e in replayed)
+        # and the session goes on: cancelling the emergency returns to the stacked clearance
+        assert (state["flow"], state["state"]) == ("clearance", "CD_READBACK")
+        final = second.http.get(f"/api/radio/sessions/{sid}").json()["session"]
+        assert final["flow_stack"] == []
+        assert [e["text"] for e in transcript(second.http) if e["role"] == "pilot"][-1] == cancel
+    finally:
+        second.close()
