@@ -316,7 +316,9 @@ def bench_http(settings: Settings, n: int, flow: str | None, progress: Progress)
     from gateway.app import create_app
 
     run = BenchRun("http")
-    with BackgroundServer(create_app(settings)) as server, httpx.Client(base_url=server.url, timeout=30.0) as client:
+    # the benchmark's own server keeps its sessions in memory: never the user's database
+    app = create_app(settings.model_copy(update={"store": "memory"}))
+    with BackgroundServer(app) as server, httpx.Client(base_url=server.url, timeout=30.0) as client:
         body: dict[str, Any] = {"flow": flow} if flow else {}
 
         def start(seed: int) -> tuple[str, _Turn]:

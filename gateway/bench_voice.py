@@ -453,7 +453,8 @@ def _gateway(settings: Settings, url: str | None) -> Iterator[str]:
         return
     from gateway.app import create_app
 
-    server_settings = settings.model_copy(update={"speech_preload": True})
+    # its own server, sessions in memory: a benchmark never writes to the user's database
+    server_settings = settings.model_copy(update={"speech_preload": True, "store": "memory"})
     with BackgroundServer(create_app(server_settings)) as server:
         yield server.url
 
