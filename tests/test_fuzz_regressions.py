@@ -6,11 +6,18 @@ answer the protocol promises.
 
 from __future__ import annotations
 
+import asyncio
 import json
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from websockets.sync.client import connect
+
+from gateway.app import create_app
+from gateway.settings import Settings
+from gateway.speech.stack import SpeechStack
+from tests.conftest import run_server
 
 
 def _ws_url(base: str) -> str:
@@ -36,3 +43,43 @@ def test_a_type_that_is_a_list_or_object_is_unknown_type_not_internal(live_serve
         ws.send(json.dumps({"type": kind}))
         events = _events_until_pong(ws)
     assert [(e["type"], e["code"], e["fatal"]) for e in events] == [("error", "unknown_type", False)]
+
+
+# --------------------------------------------------------------------------- with the speech stack
+
+
+@pytest.fixture(scope="module")
+def radio() -> Iterator[str]:
+    """A gateway with the light speech engines loaded (ptt.down opens a recognizer stream)."""
+    settings = Settings(speech_preload=False, stt_engine="sphinx", tts_engine="espeak", audio_pacing=False)
+    stack = SpeechStack(settings)
+    asyncio.run(stack.load())
+    with run_server(create_app(settings, speech=stack)) as base:
+        yield base
+
+
+def test_typed_text_while_keyed_does_not_release_the_key(radio: str) -> None:
+    """ptt.down, then a typed `text`: the typed transmission keyed and released the frequency, so
+    the controller's answer went on air while the pilot still held the key. It waits for ptt.up."""
+    with connect(_ws_url(radio), max_queue=None) as ws:
+        ws.send(json.dumps({"type": "session.start", "flow": "clearance", "seed": 5}))
+        ws.send(json.dumps({"type": "ptt.down"}))
+        _events_until_pong(ws)
+        ws.send(json.dumps({"type": "text", "text": "request IFR clearance"}))
+        keyed = _events_until(ws, "state")  # the decision is made and its reply is queued
+        keyed += _events_until_pong(ws)
+        assert "decision" in [e["type"] for e in keyed]
+        assert "atc.message" not in [e["type"] for e in keyed]
+        ws.send(json.dumps({"type": "ptt.up"}))
+        released = _events_until(ws, "atc.message")
+    assert released[-1]["text"]
+
+
+def _events_until(ws: Any, kind: str) -> list[dict[str, Any]]:
+    events = []
+    while True:
+        frame = ws.recv(timeout=20)
+        if isinstance(frame, str):
+            events.append(json.loads(frame))
+            if events[-1]["type"] == kind:
+                return events

@@ -409,7 +409,7 @@ class RadioConnection:
 
     async def _typed(self, text: str) -> None:
         link = self._require()
-        if self.frequency is not None:
+        if self.frequency is not None and self.tx is None:  # keyed already: the mic stays keyed until ptt.up
             self.frequency.key()
             self.frequency.unkey()
         await self._transmit(link, text)
