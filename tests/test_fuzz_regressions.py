@@ -11,8 +11,11 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+import httpx
 import pytest
 from websockets.sync.client import connect
+
+from engine.phraseology import normalize_transcript
 
 from gateway.app import create_app
 from gateway.settings import Settings
@@ -43,6 +46,21 @@ def test_a_type_that_is_a_list_or_object_is_unknown_type_not_internal(live_serve
         ws.send(json.dumps({"type": kind}))
         events = _events_until_pong(ws)
     assert [(e["type"], e["code"], e["fatal"]) for e in events] == [("error", "unknown_type", False)]
+
+
+@pytest.mark.parametrize("text", ["\u00b9", "QNH 10\u00b23", "squawk \u2463\u2466\u2461\u2460"])
+def test_a_transmission_with_superscript_or_circled_digits_is_answered(live_server: str, text: str) -> None:
+    """`{"text": "¹"}`: "¹".isdigit() is true but int("¹") fails, so the number parser raised -> 500."""
+    created = httpx.post(f"{live_server}/api/radio/sessions", json={"flow": "clearance", "seed": 2}, timeout=30).json()
+    answer = httpx.post(
+        f"{live_server}/api/radio/sessions/{created['session']['id']}/transmissions", json={"text": text}, timeout=30
+    )
+    assert answer.status_code == 200, answer.text
+
+
+def test_every_digit_reads_as_its_ascii_digit() -> None:
+    assert normalize_transcript("QNH 10\u00b23") == "qnh 1023"
+    assert normalize_transcript("squawk \u0664\u0667\u0662\u0661") == "squawk 4721"  # Arabic-Indic digits
 
 
 # --------------------------------------------------------------------------- with the speech stack

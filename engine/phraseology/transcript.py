@@ -2,8 +2,8 @@
 
 `normalize_transcript` does exactly this, in order:
 
-1. lower-cases; drops apostrophes; removes thousands separators ("5,000" -> "5000") and hyphens
-   between digits ("4-7-2-1" -> "4721");
+1. writes every digit as an ASCII digit ("²" -> "2", "٣" -> "3"); lower-cases; drops apostrophes;
+   removes thousands separators ("5,000" -> "5000") and hyphens between digits ("4-7-2-1" -> "4721");
 2. splits letters from digits inside a token ("25R" -> "25 r", "FL350" -> "fl 350",
    "DLH359" -> "dlh 359", "N3" -> "n 3");
 3. keeps words (any alphabet), numerals ("121.8": a dot between digits is a decimal point) and
@@ -26,6 +26,7 @@ all tokenize the same transmission.
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -87,8 +88,16 @@ class Transcript:
         return self.letters[i] if 0 <= i < len(self.letters) else None
 
 
+def _ascii_digits(text: str) -> str:
+    """Every character `str.isdigit` accepts as its ASCII digit: the number code checks words with
+    `isdigit` and reads them with `int`, which refuses superscripts and circled digits ("²", "➊")."""
+    if text.isascii():
+        return text
+    return "".join(str(unicodedata.digit(ch)) if ch.isdigit() else ch for ch in text)
+
+
 def _raw_words(text: str) -> list[str]:
-    text = text.lower().replace("'", "").replace("\u2019", "")
+    text = _ascii_digits(text).lower().replace("'", "").replace("\u2019", "")
     if "," in text:
         text = _THOUSANDS.sub(lambda m: m.group(1) + m.group(2).replace(",", ""), text)
     if "-" in text:
