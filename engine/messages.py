@@ -57,6 +57,12 @@ def frequency_var(flow: Flow, station: str) -> str:
     return f"{station}_freq" if flow.airport_var == "airport" else f"dest_{station}_freq"
 
 
+def station_frequency(flow: Flow, station: str, variables: dict[str, Any]) -> str | None:
+    """`station`'s frequency variable as text: a scenario may give it as a number (118.7)."""
+    value = variables.get(frequency_var(flow, station))
+    return None if value is None else str(value)
+
+
 def station_context(flow: Flow, station: str | None, variables: dict[str, Any]) -> dict[str, Any]:
     """Derived per-message variables: who is speaking and on which frequency."""
     if not station:
@@ -65,7 +71,7 @@ def station_context(flow: Flow, station: str | None, variables: dict[str, Any]) 
     title = STATION_TITLES.get(station, station.title())
     return {
         "station_name": f"{city} {title}".strip(),
-        "station_freq": variables.get(frequency_var(flow, station)),
+        "station_freq": station_frequency(flow, station, variables),
     }
 
 

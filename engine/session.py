@@ -17,7 +17,7 @@ from engine import phraseology, timers
 from engine.candidates import Candidate, build_candidates
 from engine.corrections import correction_text
 from engine.guards import compile_guard
-from engine.messages import build_message, frequency_var, render_text, speaking_context
+from engine.messages import build_message, frequency_var, render_text, speaking_context, station_frequency
 from engine.models import (
     CandidateTrace,
     Decision,
@@ -723,7 +723,7 @@ class SessionEngine:
             session.flags.setdefault(k, v)
         if flow.station and slug == session.active.flow and session.station is None:
             session.station = flow.station
-            session.frequency = session.variables.get(frequency_var(flow, flow.station))
+            session.frequency = station_frequency(flow, flow.station, session.variables)
 
     def _render_ctx(self, session: Session, flow: Flow, state: State | None) -> dict[str, Any]:
         _, derived = speaking_context(session, flow, state, self._host(session, flow))

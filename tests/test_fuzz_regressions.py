@@ -63,6 +63,35 @@ def test_every_digit_reads_as_its_ascii_digit() -> None:
     assert normalize_transcript("squawk \u0664\u0667\u0662\u0661") == "squawk 4721"  # Arabic-Indic digits
 
 
+@pytest.mark.parametrize(
+    ("flow", "scenario", "frequency"),
+    [
+        ("approach", {"approach_freq": 119.2}, "119.2"),
+        ("clearance", {"delivery_freq": 121}, "121"),
+        ("clearance", {"ground_freq": 121.8}, None),
+    ],
+)
+def test_a_frequency_given_as_a_number_is_used_as_text(
+    live_server: str, flow: str, scenario: dict, frequency: str | None
+) -> None:
+    """`{"scenario": {"approach_freq": 119.2}}` (the schema allows numbers): a controller message's
+    frequency must be a string, so building one raised -> 500 on create, or later at the handoff."""
+    with httpx.Client(base_url=live_server, timeout=30) as http:
+        created = http.post("/api/radio/sessions", json={"flow": flow, "scenario": scenario, "seed": 1})
+        assert created.status_code == 201, created.text
+        session = created.json()["session"]
+        if frequency is not None:
+            assert session["frequency"] == frequency
+        expected = created.json()["expected_pilot"]
+        for _ in range(6):  # fly on, through the handoff to the station whose frequency was a number
+            text = expected[0] if expected else "say again"
+            answer = http.post(f"/api/radio/sessions/{session['id']}/transmissions", json={"text": text})
+            assert answer.status_code == 200, answer.text
+            expected = answer.json()["expected_pilot"]
+        entries = http.get(f"/api/radio/sessions/{session['id']}/transcript").json()["entries"]
+        assert all(e["frequency"] is None or isinstance(e["frequency"], str) for e in entries if e["role"] == "atc")
+
+
 # --------------------------------------------------------------------------- with the speech stack
 
 
