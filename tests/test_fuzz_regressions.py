@@ -92,6 +92,18 @@ def test_a_frequency_given_as_a_number_is_used_as_text(
         assert all(e["frequency"] is None or isinstance(e["frequency"], str) for e in entries if e["role"] == "atc")
 
 
+def test_a_seed_written_as_an_integral_float_is_that_integer(live_server: str) -> None:
+    """`{"seed": 3450.0}` is the integer 3450 to JSON (and to the OpenAPI document): it was refused."""
+    with httpx.Client(base_url=live_server, timeout=30) as http:
+        as_float = http.post("/api/radio/sessions", json={"flow": "clearance", "seed": 3450.0})
+        as_int = http.post("/api/radio/sessions", json={"flow": "clearance", "seed": 3450})
+        assert as_float.status_code == 201, as_float.text
+        assert as_float.json()["session"]["seed"] == 3450
+        assert as_float.json()["session"]["variables"] == as_int.json()["session"]["variables"]
+        for seed in (3450.5, "3450", True):
+            assert http.post("/api/radio/sessions", json={"seed": seed}).status_code == 422
+
+
 # --------------------------------------------------------------------------- with the speech stack
 
 

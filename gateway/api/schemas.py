@@ -9,13 +9,20 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from engine.models import ControllerMessage, Decision, ReadbackResult, Role, Session
 from gateway.service import MAX_SEED, RadioService
 from gateway.ws.protocol import TelemetryFields
 
-StrictSeed = Annotated[int, Field(strict=True, ge=0, le=MAX_SEED)]
+
+def _integral(value: Any) -> Any:
+    """JSON has one number type: 7.0 is the integer 7 (as JSON Schema says); 7.5 stays refused."""
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+# strict: "7" and true are not seeds
+StrictSeed = Annotated[int, Field(strict=True, ge=0, le=MAX_SEED), BeforeValidator(_integral)]
 
 
 # --------------------------------------------------------------------------- requests
