@@ -104,6 +104,28 @@ def test_a_seed_written_as_an_integral_float_is_that_integer(live_server: str) -
             assert http.post("/api/radio/sessions", json={"seed": seed}).status_code == 422
 
 
+@pytest.mark.parametrize(
+    "body", ['{"altitude_ft": true}', '{"ias_kt": "160"}', '{"on_ground": "no"}', '{"on_ground": 0}', '{"altitude_ft": NaN}']
+)
+def test_telemetry_of_the_wrong_type_is_refused_not_coerced(live_server: str, body: str) -> None:
+    """`{"altitude_ft": true}` was stored as an altitude of 1 ft (pydantic's lax coercion), though the
+    protocol and the OpenAPI document say number; NaN came through as a value."""
+    with httpx.Client(base_url=live_server, timeout=30) as http:
+        session_id = http.post("/api/radio/sessions", json={"flow": "clearance", "seed": 1}).json()["session"]["id"]
+        refused = http.post(
+            f"/api/radio/sessions/{session_id}/telemetry", content=body, headers={"content-type": "application/json"}
+        )
+        assert refused.status_code == 422, refused.text
+        assert refused.json()["error"]["code"] == "validation_error"
+        accepted = http.post(f"/api/radio/sessions/{session_id}/telemetry", json={"altitude_ft": 1200, "on_ground": False})
+        assert accepted.status_code == 200, accepted.text
+    with connect(_ws_url(live_server)) as ws:
+        ws.send(json.dumps({"type": "session.start", "flow": "clearance", "seed": 1}))
+        ws.send(json.dumps({"type": "telemetry", "on_ground": "yes"}))
+        errors = [e for e in _events_until_pong(ws) if e["type"] == "error"]
+    assert [(e["code"], e["fatal"]) for e in errors] == [("bad_message", False)]
+
+
 # --------------------------------------------------------------------------- with the speech stack
 
 

@@ -64,15 +64,19 @@ class Text(_Msg):
     text: str = Field(max_length=500)
 
 
+# A finite JSON number: `true` or "1200" is no altitude (pydantic would coerce them), NaN no value.
+Number = Annotated[float, Field(strict=True, allow_inf_nan=False)]
+
+
 class TelemetryFields(_Msg):
     """Aircraft state a simulator may send (over WebSocket, or HTTP .../telemetry)."""
 
-    on_ground: bool | None = None
-    altitude_ft: float | None = None
-    ias_kt: float | None = None
-    heading_deg: float | None = None
-    lat: float | None = None
-    lon: float | None = None
+    on_ground: Annotated[bool, Field(strict=True)] | None = None  # not "yes" or 0
+    altitude_ft: Number | None = None
+    ias_kt: Number | None = None
+    heading_deg: Number | None = None
+    lat: Number | None = None
+    lon: Number | None = None
     squawk: str | None = None
     com1: str | None = None
 
