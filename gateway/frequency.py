@@ -116,7 +116,8 @@ class Frequency:
     async def _run(self) -> None:
         while True:
             msg = await self._queue.get()
-            await self._clear.wait()
+            while not self._clear.is_set():  # woken by unkey(), the pilot may have keyed again before this ran
+                await self._clear.wait()
             try:
                 await self._transmit(msg)
             except asyncio.CancelledError:

@@ -15,11 +15,14 @@ import httpx
 import pytest
 from websockets.sync.client import connect
 
+from engine.models import ControllerMessage
 from engine.phraseology import normalize_transcript
+from gateway.frequency import Frequency
 
 from gateway.app import create_app
 from gateway.settings import Settings
 from gateway.speech.stack import SpeechStack
+from gateway.speech.tts.espeak import EspeakTts
 from tests.conftest import run_server
 
 
@@ -164,3 +167,38 @@ def _events_until(ws: Any, kind: str) -> list[dict[str, Any]]:
             events.append(json.loads(frame))
             if events[-1]["type"] == kind:
                 return events
+
+
+def test_a_controller_message_waits_when_the_pilot_keys_again_right_after_releasing() -> None:
+    """ptt.up then ptt.down in one read: unkey() woke the frequency, key() cleared it again before
+    the frequency task ran, and the task went on air anyway (the wake-up was not re-checked)."""
+
+    async def scenario() -> list[dict[str, Any]]:
+        sent: list[dict[str, Any]] = []
+        ended = asyncio.Event()
+
+        async def send_json(event: dict[str, Any]) -> None:
+            sent.append(event)
+            if event["type"] == "atc.message.end":
+                ended.set()
+
+        async def send_bytes(pcm: bytes) -> None:
+            return None
+
+        frequency = Frequency(send_json, send_bytes, EspeakTts(), pace=False)
+        frequency.start()
+        frequency.key()
+        frequency.enqueue([ControllerMessage(message_id="m1", seq=1, template="t", text="go ahead", speech="go ahead")])
+        for _ in range(5):
+            await asyncio.sleep(0)  # the frequency task waits for the pilot to release
+        frequency.unkey()
+        frequency.key()  # keyed again before the woken task ran
+        for _ in range(5):
+            await asyncio.sleep(0)
+        keyed = list(sent)
+        frequency.unkey()
+        await asyncio.wait_for(ended.wait(), 30)
+        await frequency.close()
+        return keyed
+
+    assert asyncio.run(scenario()) == []
