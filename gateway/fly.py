@@ -145,6 +145,10 @@ class HttpPilot:
                     self._send_wrong(report, session, expected[0], fields, report.readbacks)
             text = spoken(expected[0], self.rng, shuffle=bool(fields))
             reply = self._transmit(report, text)
+            if self._overtaken(reply, key):
+                report.log.append(f"the controller spoke first at {key[0]}:{key[1]}; answering the new call")
+                session, expected = reply["session"], reply["expected_pilot"]
+                continue
             if reply["decision"]["recognized"] is False:
                 report.unrecognized.append(f"{key[0]}:{key[1]}: {text}")
             if reply["readback"] is not None and not reply["readback"]["ok"]:
@@ -162,6 +166,8 @@ class HttpPilot:
             if bad and re.search(rf"(?<![\w.]){re.escape(shown)}(?![\w.])", phrase):
                 text = spoken(re.sub(rf"(?<![\w.]){re.escape(shown)}(?![\w.])", bad, phrase, count=1), self.rng, True)
                 reply = self._transmit(report, text)
+                if self._overtaken(reply, (session["flow"], session["state"])):
+                    return  # a timer moved the scenario on first: this was no readback of that state
                 report.wrong_sent += 1
                 rb = reply.get("readback")
                 if rb is not None and not rb["ok"] and name in rb["fields"] and rb["fields"][name] != "ok":
@@ -169,6 +175,13 @@ class HttpPilot:
                 else:
                     report.misses.append(f"{session['flow']}:{session['state']} {name} {shown}->{bad}: {text}")
                 return
+
+    @staticmethod
+    def _overtaken(reply: dict[str, Any], key: tuple[str, str]) -> bool:
+        """A timed controller call moved the session on before our transmission arrived (as on a
+        real frequency); the transmission was decided in another state than the one answered."""
+        decision = reply.get("decision") or {}
+        return (decision.get("from_flow"), decision.get("from_state")) != key
 
     def _transmit(self, report: FlightReport, text: str) -> dict[str, Any]:
         report.transmissions += 1
