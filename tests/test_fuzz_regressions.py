@@ -8,21 +8,25 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import pytest
+from starlette.websockets import WebSocketDisconnect, WebSocketState
 from websockets.sync.client import connect
 
 from engine.models import ControllerMessage
 from engine.phraseology import normalize_transcript
 from gateway.frequency import Frequency
+from gateway.service import RadioService
 
 from gateway.app import create_app
 from gateway.settings import Settings
 from gateway.speech.stack import SpeechStack
 from gateway.speech.tts.espeak import EspeakTts
+from gateway.ws.handler import RadioConnection
 from tests.conftest import run_server
 
 
@@ -202,3 +206,34 @@ def test_a_controller_message_waits_when_the_pilot_keys_again_right_after_releas
         return keyed
 
     assert asyncio.run(scenario()) == []
+
+
+class _HungUp:
+    """A socket whose pilot has gone: a send fails the way Starlette reports it (1006)."""
+
+    application_state = WebSocketState.CONNECTED
+
+    async def send_json(self, data: Any) -> None:
+        self.application_state = WebSocketState.DISCONNECTED
+        raise WebSocketDisconnect(code=1006)
+
+    async def send_bytes(self, data: bytes) -> None:
+        await self.send_json(data)
+
+
+def test_a_pilot_hanging_up_while_the_controller_talks_logs_no_error(caplog: pytest.LogCaptureFixture) -> None:
+    """The fuzzer's reconnect step: the frequency's next send raised WebSocketDisconnect and was
+    logged as an ERROR with its traceback ("transmitting ... failed") for an ordinary hang-up."""
+    settings = Settings(speech_preload=False, stt_engine="sphinx", tts_engine="espeak")
+    connection = RadioConnection(_HungUp(), RadioService(settings), SpeechStack(settings), settings)  # type: ignore[arg-type]
+
+    async def scenario() -> None:
+        frequency = Frequency(connection.send, connection.send_audio, EspeakTts(), pace=False)
+        frequency.start()
+        frequency.enqueue([ControllerMessage(message_id="m1", seq=1, template="t", text="go ahead", speech="go ahead")])
+        await asyncio.wait_for(frequency.idle(), 10)
+        await frequency.close()
+
+    with caplog.at_level(logging.ERROR):
+        asyncio.run(scenario())
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR] == []

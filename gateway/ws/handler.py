@@ -124,12 +124,15 @@ class RadioConnection:
     async def send(self, event: dict[str, Any]) -> None:
         async with self._send_lock:
             if self.ws.application_state == WebSocketState.CONNECTED and not self._closed:
-                await self.ws.send_json(event)
+                # the pilot may hang up mid-send (the controller talking): run() sees it and tears down
+                with contextlib.suppress(WebSocketDisconnect):
+                    await self.ws.send_json(event)
 
     async def send_audio(self, pcm: bytes) -> None:
         async with self._send_lock:
             if self.ws.application_state == WebSocketState.CONNECTED and not self._closed:
-                await self.ws.send_bytes(pcm)
+                with contextlib.suppress(WebSocketDisconnect):
+                    await self.ws.send_bytes(pcm)
 
     # ------------------------------------------------------------------ control messages
 
