@@ -356,10 +356,10 @@ def openapi_document(service: RadioService, operations: Iterable[Operation] = OP
                 for name in params
             ]
         if op.body is not None:
-            item["requestBody"] = {
-                "required": op.body_required,
-                "content": {"application/json": {"schema": refs[(op.body, "validation")]}},
-            }
+            body = refs[(op.body, "validation")]
+            if not op.body_required:  # no body, or null, reads as {} (`gateway.api.errors.parse`)
+                body = {"anyOf": [body, {"type": "null"}]}
+            item["requestBody"] = {"required": op.body_required, "content": {"application/json": {"schema": body}}}
         paths.setdefault(op.path, {})[op.method] = item
     return {
         "openapi": OPENAPI_VERSION,
@@ -379,7 +379,8 @@ def _responses(op: Operation, refs: dict[tuple[Model, str], dict[str, Any]]) -> 
     schema = refs[(model, "serialization")]
     if op.extra_ok:
         schema = {"oneOf": [schema, *(refs[(m, "serialization")] for m in op.extra_ok)]}
-    out: dict[str, Any] = {str(status): {"description": _STATUS_TEXT[status], "content": {"application/json": {"schema": schema}}}}
+    content = {"application/json": {"schema": schema}}
+    out: dict[str, Any] = {str(status): {"description": _STATUS_TEXT[status], "content": content}}
     error = {"application/json": {"schema": refs[(ErrorBody, "serialization")]}}
     for code in (*op.errors, 405):
         out[str(code)] = {"description": _STATUS_TEXT.get(code, "Method not allowed"), "content": error}
@@ -408,10 +409,11 @@ def _refine(components: dict[str, Any], refs: dict[tuple[Model, str], dict[str, 
     decide = _component(components, refs, DecideRequest)["properties"]
     states = sorted({state for flow in service.registry for state in flow.states})
     decide["state_id"] = {"enum": states, "description": "a state of `flow_slug` (default: the first flow that has it)"}
-    decide["flow_slug"] = {"anyOf": [{"enum": sorted(f.slug for f in service.registry)}, {"type": "null"}], "default": None}
+    flows = sorted(f.slug for f in service.registry)
+    decide["flow_slug"] = {"anyOf": [{"enum": flows}, {"type": "null"}], "default": None}
 
 
-def _component(components: dict[str, Any], refs: dict[tuple[Model, str], dict[str, Any]], model: Model) -> dict[str, Any]:
+def _component(components: dict[str, Any], refs: dict[tuple[Model, str], dict[str, Any]], model: Model) -> dict:
     name = refs[(model, "validation")]["$ref"].rsplit("/", 1)[-1]
     return components[name]
 
