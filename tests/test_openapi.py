@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import httpx
 import pytest
 from openapi_spec_validator import validate
@@ -10,7 +12,7 @@ from starlette.routing import Route
 from engine.models import FlowMode
 from gateway.api.openapi import OPERATIONS, openapi_document
 from gateway.app import create_app
-from gateway.service import MAX_TEXT_CHARS, RadioService
+from gateway.service import MAX_TEXT_CHARS, BadInput, RadioService
 from gateway.settings import Settings
 
 
@@ -54,14 +56,17 @@ def test_every_http_route_of_the_app_is_documented_and_nothing_else(service: Rad
 def test_bodies_are_the_models_with_what_the_service_checks(document: dict, service: RadioService) -> None:
     schemas = document["components"]["schemas"]
     create = schemas["CreateSessionRequest"]
-    flows = create["properties"]["flow"]["anyOf"][0]["enum"]
-    assert "clearance" in flows
+    enum = create["properties"]["flow"]["anyOf"][0]["enum"]
+    assert "clearance" in enum and "" in enum  # "": the main flow, like null
+    flows = [slug for slug in enum if slug]
     assert all(service.registry.get(slug).entry_mode not in (FlowMode.INTERRUPT, FlowMode.PARALLEL) for slug in flows)
     scenario = create["properties"]["scenario"]["anyOf"][0]
     assert set(scenario["propertyNames"]["enum"]) == set(service.allowed_variables)
     assert create["additionalProperties"] is False  # extra="forbid" in the model
-    text = schemas["TransmissionRequest"]["properties"]["text"]
-    assert text["maxLength"] == MAX_TEXT_CHARS and text["minLength"] == 1
+    text = re.compile(schemas["TransmissionRequest"]["properties"]["text"]["pattern"])
+    samples = ["a", " wilco ", "\x1e", "\ufeff", " \t", "a" + " " * 600, "a" * MAX_TEXT_CHARS, "b" * (MAX_TEXT_CHARS + 1)]
+    for sample in samples:  # the pattern accepts exactly what the service does
+        assert bool(text.search(sample)) == _service_accepts(sample), repr(sample[:20])
     body = document["paths"]["/api/radio/sessions/{session_id}/transmissions"]["post"]["requestBody"]
     assert body["content"]["application/json"]["schema"] == {"$ref": "#/components/schemas/TransmissionRequest"}
 
@@ -76,3 +81,11 @@ def test_errors_are_documented_in_the_one_error_shape(document: dict) -> None:
                 assert operation["responses"][str(code)]["content"]["application/json"]["schema"] == error
             if "requestBody" in operation:
                 assert {400, 413, 422} <= statuses, (method, path)
+
+
+def _service_accepts(text: str) -> bool:
+    try:
+        RadioService._check_text(text)
+    except BadInput:
+        return False
+    return True

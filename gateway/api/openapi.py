@@ -10,12 +10,14 @@ same endpoints, so neither side can drift unnoticed.
 Two refinements come from the running service instead of the models, because the service checks
 them, not pydantic: `flow` is one of the flows a session may start with, and `scenario` names only
 variables the service accepts (`RadioService.allowed_variables`), each a string, number or boolean.
-A transmission's text is what `RadioService` accepts (not blank, at most `MAX_TEXT_CHARS`); the
-text `/api/atc/say` speaks is not blank; `/api/llm/decide` names a known flow and state.
+A transmission's text is what `RadioService` accepts (not blank, at most `MAX_TEXT_CHARS` once
+stripped); the text `/api/atc/say` speaks is not blank; `/api/llm/decide` names a known flow and
+state; an empty `flow`/`flow_slug` means none given.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -387,11 +389,18 @@ def _responses(op: Operation, refs: dict[tuple[Model, str], dict[str, Any]]) -> 
     return out
 
 
+@functools.cache
+def _whitespace() -> str:
+    """Python's whitespace (what `str.strip` removes) as regex escapes: ECMA's \\s is another set
+    (it lacks \\x1c-\\x1f and \\x85, and has \\ufeff), so "not blank" is spelled out."""
+    return "".join(f"\\u{ord(c):04x}" for c in map(chr, range(0x110000)) if c.isspace())
+
+
 def _refine(components: dict[str, Any], refs: dict[tuple[Model, str], dict[str, Any]], service: RadioService) -> None:
     """What the service checks beyond the models (see the module docstring)."""
     startable = sorted(f.slug for f in service.registry if f.entry_mode not in (FlowMode.INTERRUPT, FlowMode.PARALLEL))
     create = _component(components, refs, CreateSessionRequest)
-    create["properties"]["flow"] = {"anyOf": [{"enum": startable}, {"type": "null"}], "default": None}
+    create["properties"]["flow"] = {"anyOf": [{"enum": ["", *startable]}, {"type": "null"}], "default": None}
     create["properties"]["scenario"] = {
         "anyOf": [
             {
@@ -403,14 +412,15 @@ def _refine(components: dict[str, Any], refs: dict[tuple[Model, str], dict[str, 
         ],
         "default": None,
     }
+    space, word = f"[{_whitespace()}]", f"[^{_whitespace()}]"
     text = _component(components, refs, TransmissionRequest)["properties"]["text"]
-    text.update({"minLength": 1, "maxLength": MAX_TEXT_CHARS, "pattern": r"\S"})
-    _component(components, refs, SayRequest)["properties"]["text"].update({"minLength": 1, "pattern": r"\S"})
+    text["pattern"] = f"^{space}*{word}([\\s\\S]{{0,{MAX_TEXT_CHARS - 2}}}{word})?{space}*$"  # 1-500 once stripped
+    _component(components, refs, SayRequest)["properties"]["text"]["pattern"] = word  # not blank
     decide = _component(components, refs, DecideRequest)["properties"]
     states = sorted({state for flow in service.registry for state in flow.states})
     decide["state_id"] = {"enum": states, "description": "a state of `flow_slug` (default: the first flow that has it)"}
     flows = sorted(f.slug for f in service.registry)
-    decide["flow_slug"] = {"anyOf": [{"enum": flows}, {"type": "null"}], "default": None}
+    decide["flow_slug"] = {"anyOf": [{"enum": ["", *flows]}, {"type": "null"}], "default": None}
 
 
 def _component(components: dict[str, Any], refs: dict[tuple[Model, str], dict[str, Any]], model: Model) -> dict:
