@@ -48,7 +48,9 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 @contextlib.contextmanager
 def run_server(app: ASGIApp) -> Iterator[str]:
     """uvicorn serving `app` in a background thread on a free loopback port; yields the base URL."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    # IPPROTO_TCP: asyncio sets TCP_NODELAY on accepted connections only for sockets that say
+    # they are TCP; without it each loopback round trip waits ~40 ms for a delayed ACK (Nagle).
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.bind(("127.0.0.1", 0))
     sock.listen(128)  # connections queue until uvicorn accepts: no port race, no retry storm
     port = sock.getsockname()[1]
