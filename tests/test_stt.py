@@ -289,3 +289,44 @@ def test_make_stt_names_the_engines() -> None:
     with pytest.raises(ValueError, match="whisper, sphinx, vosk"):
         make_stt("kaldi")
     assert isinstance(make_stt("Sphinx", partial_every_s=0.5), SttEngine)
+
+
+# --- whisper's short encoder window -------------------------------------------------------------
+
+
+def test_whisper_short_window_hears_what_the_30_second_window_hears(whisper: WhisperEngine, clips: dict[str, bytes]) -> None:
+    """The trimmed window (audio + 1 s) and faster-whisper's own 30 s one agree on the words."""
+    from gateway.audio.pcm import pcm_to_float32
+
+    prompt = build_prompt(CONTEXT)
+    for name in ("right", "left", "short"):
+        samples = pcm_to_float32(clips[name])
+        short = normalize_transcript(whisper._decode_window(samples, prompt, 60))
+        full = normalize_transcript(whisper._decode_chunked(samples, prompt, 60))
+        assert short == full, name
+    assert "runway 25 left" in normalize_transcript(whisper._decode_window(pcm_to_float32(clips["left"]), prompt, 60))
+
+
+def test_whisper_long_audio_goes_through_the_chunked_path(whisper: WhisperEngine, clips: dict[str, bytes]) -> None:
+    """Past one 30 s window the audio is chunked by faster-whisper; the words are still there."""
+    long = clips["right"] + silence(27.0, RATE)
+    heard = normalize_transcript(whisper.decode(long, build_prompt(CONTEXT)))
+    assert "runway 25 right" in heard and "lufthansa 359" in heard
+
+
+@pytest.mark.parametrize(
+    ("said", "kept"),
+    [
+        ("Roger, Ukraine International six six four. Roger, Ukraine International six six four.",
+         "Roger, Ukraine International six six four."),
+        ("Wilco, DLH359. Wilco, DLH359. Wilco, DLH", "Wilco, DLH359."),
+        ("Squawk one one. One one two. Lufthansa three.", "Squawk one one. One one two. Lufthansa three."),
+        ("Roger. Wilco.", "Roger. Wilco."),
+        ("Roger, Ukraine", "Roger, Ukraine"),
+        ("", ""),
+    ],
+)
+def test_collapse_repeats_keeps_one_copy_of_a_looped_sentence(said: str, kept: str) -> None:
+    from gateway.speech.stt.whisper import collapse_repeats
+
+    assert collapse_repeats(said) == kept

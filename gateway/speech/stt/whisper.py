@@ -8,9 +8,20 @@ prompt keeps a spoken "left" as "left" when "right" was expected: it fixes spell
 Choices, measured on a 2-core machine with espeak-ng readbacks of about 3.5 s:
 
 - One `WhisperModel` per process (`load`) decoding one request at a time on all cores
-  (`cpu_threads` = cores, `num_workers=1`). The encoder always sees a 30 s window, so a 3.6 s
-  readback costs 0.6-0.9 s and a 10 s one about 1 s (twice that while other processes load the
-  machine); two decodes side by side on one thread each finish no sooner than one after the other.
+  (`cpu_threads` = cores, `num_workers=1`); two decodes side by side on one thread each finish no
+  sooner than one after the other.
+- The encoder sees only the audio plus `WINDOW_PAD_S` of silence, rounded up to `WINDOW_STEP_S`
+  (the "audio_ctx" trick of whisper.cpp), not whisper's fixed 30 s window. CTranslate2 encodes
+  any window length and the cost is linear in it: a 4.7 s readback decodes in 0.16 s instead of
+  0.70 s (2 cores), with the same words on our synthesized readbacks (values too: a spoken
+  "left" stays "left" under a "right" prompt). faster-whisper's `transcribe` always pads to 30 s,
+  so this path calls its CTranslate2 model, feature extractor and tokenizer directly; audio
+  longer than a window (over ~29 s) still goes through `transcribe`, which chunks it.
+  A short window has one failure the 30 s one rarely shows: whisper, expecting more speech,
+  says the transmission again ("Roger, Ukraine International six six four. Roger, Ukraine
+  International six six four."). `collapse_repeats` keeps one copy of a sentence said again
+  right after itself (and drops a cut-off copy at the end); a loop of three or more is
+  dropped whole by the compression-ratio guard below if it survives.
 - `beam_size=2`, `temperature=0.0` (no fallback re-decodes: predictable latency),
   `without_timestamps=True`, `language="en"`, `vad_filter=False` (our VAD cut the audio).
 - Hallucination guards: segments whisper itself rates as probably not speech
@@ -29,6 +40,8 @@ Choices, measured on a 2-core machine with espeak-ng readbacks of about 3.5 s:
 
 from __future__ import annotations
 
+import re
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +68,10 @@ COMPRESSION_RATIO_MAX = 2.4
 TOKENS_PER_SECOND = 8  # generous for speech (~3 words/s); caps a runaway repetition loop
 MIN_NEW_TOKENS = 12
 TAIL_SILENCE_DB = 35.0  # audio this far below the utterance's loudest 20 ms holds no words
+WINDOW_PAD_S = 1.0  # silence after the audio in the encoder window: whisper expects speech to end
+WINDOW_STEP_S = 0.5  # window lengths are rounded up to this: few distinct shapes
+FULL_WINDOW_S = 30.0  # whisper's own window; longer audio is chunked by faster-whisper
+MAX_PROMPT_TOKENS = 223  # whisper's limit for the previous-text prompt (max_length // 2 - 1)
 
 _models = SharedModels()
 
@@ -165,6 +182,46 @@ class WhisperEngine:
         self.load()
         samples = pcm_to_float32(pcm)
         seconds = len(samples) / STT_SAMPLE_RATE
+        max_new = min(200, MIN_NEW_TOKENS + int(TOKENS_PER_SECOND * seconds))
+        if seconds + WINDOW_PAD_S > FULL_WINDOW_S:
+            return self._decode_chunked(samples, prompt, max_new)
+        return self._decode_window(samples, prompt, max_new)
+
+    def _decode_window(self, samples: np.ndarray, prompt: str | None, max_new: int) -> str:
+        """One encoder window just long enough for the audio (see the module docstring)."""
+        from faster_whisper.tokenizer import Tokenizer
+        from faster_whisper.transcribe import get_suppressed_tokens
+
+        import ctranslate2
+
+        model = self._model
+        step = int(WINDOW_STEP_S * STT_SAMPLE_RATE)
+        window = -(-(len(samples) + int(WINDOW_PAD_S * STT_SAMPLE_RATE)) // step) * step
+        padded = np.zeros(window, dtype=np.float32)
+        padded[: len(samples)] = samples
+        hop = model.feature_extractor.hop_length
+        features = model.feature_extractor(padded, padding=0)[:, : window // hop]
+        tokenizer = Tokenizer(model.hf_tokenizer, model.model.is_multilingual, task="transcribe", language="en")
+        tokens: list[int] = []
+        if prompt:
+            tokens = [tokenizer.sot_prev, *tokenizer.encode(" " + prompt.strip())[-MAX_PROMPT_TOKENS:]]
+        tokens += [*tokenizer.sot_sequence, tokenizer.no_timestamps]
+        result = model.model.generate(
+            ctranslate2.StorageView.from_array(np.ascontiguousarray(features[None], dtype=np.float32)),
+            [tokens],
+            beam_size=self.beam_size,
+            max_length=len(tokens) + max_new,
+            suppress_blank=True,
+            suppress_tokens=list(get_suppressed_tokens(tokenizer, [-1])),
+            return_no_speech_prob=True,
+        )[0]
+        text = collapse_repeats(tokenizer.decode([t for t in result.sequences_ids[0] if t < tokenizer.eot]))
+        if not text or result.no_speech_prob > NO_SPEECH_MAX or compression_ratio(text) > COMPRESSION_RATIO_MAX:
+            return ""
+        return text
+
+    def _decode_chunked(self, samples: np.ndarray, prompt: str | None, max_new: int) -> str:
+        """faster-whisper's own 30 s windows, for audio longer than one."""
         segments, _info = self._model.transcribe(
             samples,
             language="en",
@@ -174,7 +231,7 @@ class WhisperEngine:
             condition_on_previous_text=False,
             without_timestamps=True,
             vad_filter=False,
-            max_new_tokens=min(200, MIN_NEW_TOKENS + int(TOKENS_PER_SECOND * seconds)),
+            max_new_tokens=max_new,
         )
         kept = [
             segment.text.strip()
@@ -231,6 +288,35 @@ class WhisperStream(BufferedStream):
 
     async def aclose(self) -> None:
         self._finished = True
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
+def _sentence_key(sentence: str) -> str:
+    return " ".join(re.findall(r"[\w']+", sentence.lower()))
+
+
+def collapse_repeats(text: str) -> str:
+    """`text` without a sentence that repeats the one before it, nor a trailing cut-off copy
+    of it (whisper's loop on a short window, see the module docstring)."""
+    sentences = [part.strip() for part in _SENTENCE_END.split(text.strip()) if _sentence_key(part)]
+    kept: list[str] = []
+    for index, sentence in enumerate(sentences):
+        if kept:
+            key, previous = _sentence_key(sentence), _sentence_key(kept[-1])
+            cut_off = index == len(sentences) - 1 and not sentence.endswith((".", "!", "?"))
+            if key == previous or (cut_off and previous.startswith(key)):
+                continue
+        kept.append(sentence)
+    return " ".join(kept)
+
+
+def compression_ratio(text: str) -> float:
+    """How well `text` compresses (as faster-whisper rates segments): a loop repeating itself
+    ("right, right, right...") compresses far better than speech."""
+    data = text.encode("utf-8")
+    return len(data) / len(zlib.compress(data))
 
 
 def silent_tail(pcm: bytes, start: int, frame_bytes: int = 640) -> bool:
