@@ -27,6 +27,7 @@ from starlette.responses import HTMLResponse
 from starlette.routing import BaseRoute, Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 
+from gateway import metrics
 from gateway.api import airports, compat, health, openapi, sessions
 from gateway.api import speech as speech_api
 from gateway.api.errors import ApiError, InternalErrorMiddleware, api_error, http_error, service_error
@@ -73,6 +74,7 @@ def create_app(
     repository = open_repository(settings) if service is None else None
     service = service or RadioService(settings, repository=repository)
     speech = speech or SpeechStack(settings)
+    metrics.stored_sessions_gauge(service.count)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -97,6 +99,7 @@ def create_app(
         *compat.routes(service, settings.max_body_bytes),
         *airports.routes(service.airports),
         *openapi.routes(service),
+        *metrics.routes(),
         _home(settings),
     ]
     app = Starlette(

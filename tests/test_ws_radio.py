@@ -271,3 +271,47 @@ def test_fly_the_clearance_by_voice_with_the_scripted_pilot(server):
     assert result["flow"] == "startup_pushback", lines
     assert result["readbacks"] == 2 and result["readbacks_ok"] == 2, lines
     assert any(line.startswith("ATC") and "cleared to" in line for line in lines)
+
+
+def _samples(text: str) -> dict[str, float]:
+    """Prometheus text format -> {series with labels: value} (comments skipped)."""
+    out: dict[str, float] = {}
+    for line in text.splitlines():
+        if line and not line.startswith("#"):
+            name, _, value = line.rpartition(" ")
+            out[name] = float(value)
+    return out
+
+
+def test_metrics_time_every_stage_of_a_voice_transmission(server):
+    """GET /metrics: one voice transmission answered by the controller adds one observation to
+    each stage histogram; messages, transmissions, errors and the process's cost are there too."""
+    before = _samples(httpx.get(f"{server}/metrics").text)
+
+    async def scenario():
+        client, started = await _start(server)
+        mark = client.mark()
+        await client.transmit_audio(pilot_pcm(started["expected_pilot"][0]), 16000)
+        await client.wait_type("atc.message.end", start=mark)
+        await client.send({"type": "ptt.up"})  # not keyed: a typed error, counted
+        await client.wait_type("error", start=mark)
+        await client.close()
+
+    run(scenario())
+    response = httpx.get(f"{server}/metrics")
+    assert response.status_code == 200 and response.headers["content-type"].startswith("text/plain")
+    after = _samples(response.text)
+
+    def grew(series: str) -> float:
+        return after.get(series, 0.0) - before.get(series, 0.0)
+
+    for stage in ("speech_end_to_final", "final_to_decision", "decision_to_first_tts_audio", "speech_end_to_first_audio"):
+        assert grew(f'livefreq_stage_seconds_count{{stage="{stage}"}}') >= 1, stage
+        assert grew(f'livefreq_stage_seconds_sum{{stage="{stage}"}}') > 0, stage
+    assert grew('livefreq_transmissions_total{source="voice"}') >= 1
+    assert grew('livefreq_ws_messages_total{direction="in",type="ptt.down"}') >= 1
+    assert grew('livefreq_ws_messages_total{direction="out",type="atc.message"}') >= 1
+    assert grew('livefreq_errors_total{code="ptt_not_down",transport="ws"}') == 1
+    assert grew('livefreq_controller_messages_total{outcome="sent"}') >= 1
+    assert after["process_resident_memory_bytes"] > 0 and after["process_cpu_seconds_total"] > 0
+    assert "livefreq_sessions" in after and after["livefreq_ws_connections"] >= 0

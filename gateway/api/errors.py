@@ -18,6 +18,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from gateway.metrics import count_error
 from gateway.service import ServiceError
 
 log = logging.getLogger("gateway.api")
@@ -54,6 +55,7 @@ def error_response(
     status: int, code: str, message: str, field: str | None = None, headers: Mapping[str, str] | None = None
 ) -> JSONResponse:
     body = {"error": {"code": code, "message": message, "field": field}}
+    count_error("http", code)
     return JSONResponse(body, status_code=status, headers=headers)
 
 

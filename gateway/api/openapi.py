@@ -23,7 +23,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, RootModel
 from pydantic.json_schema import models_json_schema
 from starlette.requests import Request
 from starlette.responses import JSONResponse
@@ -238,6 +238,10 @@ class AirportFrequencies(_View):
     frequencies: dict[str, list[str]]
 
 
+class MetricsText(RootModel[str]):
+    """The Prometheus text exposition format (gateway/metrics.py)."""
+
+
 class OpenApiDocument(_View):
     openapi: str
     info: dict[str, Any]
@@ -264,6 +268,7 @@ class Operation:
     body: Model | None = None
     body_required: bool = True
     extra_ok: tuple[Model, ...] = field(default=())  # alternatives of the success shape (oneOf)
+    media_type: str = "application/json"  # of the success response
 
 
 _BODY_ERRORS = (400, 413, 422)
@@ -272,6 +277,10 @@ _SESSION = "/api/radio/sessions/{session_id}"
 OPERATIONS: tuple[Operation, ...] = (
     Operation("get", "/health", "health", "Liveness and readiness", "service", (200, Health)),
     Operation("get", PATH, "openapi", "This document", "service", (200, OpenApiDocument)),
+    Operation(
+        "get", "/metrics", "metrics", "Prometheus metrics: stage latencies, sessions, messages, errors", "service",
+        (200, MetricsText), media_type="text/plain",
+    ),
     Operation(
         "post", "/api/radio/sessions", "createSession", "Start a session", "sessions",
         (201, SessionCreated), _BODY_ERRORS, CreateSessionRequest, body_required=False,
@@ -381,7 +390,7 @@ def _responses(op: Operation, refs: dict[tuple[Model, str], dict[str, Any]]) -> 
     schema = refs[(model, "serialization")]
     if op.extra_ok:
         schema = {"oneOf": [schema, *(refs[(m, "serialization")] for m in op.extra_ok)]}
-    content = {"application/json": {"schema": schema}}
+    content = {op.media_type: {"schema": schema}}
     out: dict[str, Any] = {str(status): {"description": _STATUS_TEXT[status], "content": content}}
     error = {"application/json": {"schema": refs[(ErrorBody, "serialization")]}}
     for code in (*op.errors, 405):

@@ -20,7 +20,8 @@ from typing import Any
 
 from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
 
-from engine.models import Decision, Session
+from engine.models import ControllerMessage, Decision, Session
+from gateway import metrics
 from gateway.audio.pcm import FrameBuffer
 from gateway.audio.resample import StreamResampler
 from gateway.audio.vad import SPEECH_END, SPEECH_START, VoiceActivityDetector
@@ -45,6 +46,7 @@ class Transmission:
     stream: SttStream
     started: float
     samples: int = 0
+    ended: float | None = None  # monotonic time of ptt.up / the VAD's end of speech
     partial_task: asyncio.Task[None] | None = None
     last_partial: str = ""
     dropped: bool = False  # cut at max length: later audio of this keying is ignored
@@ -66,6 +68,9 @@ class Link:
     ptt_keyed: bool = False
     last_audio_at: float = 0.0
     stats: dict[str, int] = field(default_factory=lambda: {"frames": 0, "ignored_frames": 0})
+    # stage clocks (gateway/metrics.py), by controller message id; emptied as messages go on air
+    decided_at: dict[str, float] = field(default_factory=dict)
+    speech_end_at: dict[str, float] = field(default_factory=dict)
 
 
 class RadioConnection:
@@ -88,6 +93,7 @@ class RadioConnection:
 
     async def run(self) -> None:
         await self.ws.accept()
+        metrics.CONNECTIONS.inc()
         try:
             while True:
                 message = await self.ws.receive()
@@ -100,6 +106,7 @@ class RadioConnection:
         except WebSocketDisconnect:
             pass
         finally:
+            metrics.CONNECTIONS.dec()
             await self._teardown()
 
     async def _guard(self, work: Any) -> None:
@@ -122,6 +129,10 @@ class RadioConnection:
             await self.send(p.error("internal", f"internal error ({type(exc).__name__}); the session is intact"))
 
     async def send(self, event: dict[str, Any]) -> None:
+        kind = str(event.get("type"))
+        metrics.MESSAGES.labels("out", kind).inc()
+        if kind == "error":
+            metrics.count_error("ws", str(event.get("code")))
         async with self._send_lock:
             if self.ws.application_state == WebSocketState.CONNECTED and not self._closed:
                 # the pilot may hang up mid-send (the controller talking): run() sees it and tears down
@@ -138,6 +149,7 @@ class RadioConnection:
 
     async def _on_text(self, text: str) -> None:
         msg = p.parse_client(text)
+        metrics.MESSAGES.labels("in", msg.type).inc()
         if isinstance(msg, p.Ping):
             await self.send({"type": "pong"})
         elif isinstance(msg, p.SessionStart):
@@ -251,9 +263,11 @@ class RadioConnection:
             radio_level=radio_level,
             radio_effect=radio_effect,
             pace=self.settings.audio_pacing,
-            on_sent=lambda m: self._message_done(link.session_id, m.seq),
+            on_sent=lambda m: self._message_done(link, m),
+            on_first_audio=lambda m: self._first_audio(link, m),
         )
         self.frequency.start()
+        metrics.ACTIVE_SESSIONS.inc()
         link.events = self.service.hub.subscribe(session.session_id)
         self._events_task = asyncio.create_task(self._consume(link), name="livefreq-ws-events")
         await self.send(
@@ -275,10 +289,23 @@ class RadioConnection:
             }
         )
 
-    def _message_done(self, session_id: str, seq: int) -> None:
+    def _message_done(self, link: Link, msg: ControllerMessage) -> None:
         """A controller message has been spoken: the pilot's reply time starts now."""
-        self.service.mark_delivered(session_id, seq)
-        self.service.defer_silence(session_id)
+        link.decided_at.pop(msg.message_id, None)
+        link.speech_end_at.pop(msg.message_id, None)
+        metrics.CONTROLLER_MESSAGES.labels("sent").inc()
+        self.service.mark_delivered(link.session_id, msg.seq)
+        self.service.defer_silence(link.session_id)
+
+    def _first_audio(self, link: Link, msg: ControllerMessage) -> None:
+        """The first audio of a controller message left: close its stage clocks."""
+        now = time.monotonic()
+        decided = link.decided_at.pop(msg.message_id, None)
+        if decided is not None:
+            metrics.observe_stage("decision_to_first_tts_audio", now - decided)
+        ended = link.speech_end_at.pop(msg.message_id, None)
+        if ended is not None:
+            metrics.observe_stage("speech_end_to_first_audio", now - ended)
 
     # ------------------------------------------------------------------ decisions out
 
@@ -296,6 +323,10 @@ class RadioConnection:
     async def _deliver(self, decision: Decision, send_decision: bool = True) -> None:
         if send_decision:
             await self.send(p.decision_event(decision))
+        if self.link is not None:
+            now = time.monotonic()
+            for msg in decision.messages:
+                self.link.decided_at.setdefault(msg.message_id, now)
         if self.frequency is not None and decision.messages:
             self.frequency.enqueue(list(decision.messages))
         await self._send_state()
@@ -393,6 +424,7 @@ class RadioConnection:
         tx, self.tx = self.tx, None
         if tx is None:
             return
+        tx.ended = time.monotonic()
         link = self._require()
         try:
             if tx.partial_task is not None:
@@ -400,6 +432,7 @@ class RadioConnection:
                 with contextlib.suppress(asyncio.CancelledError):
                     await tx.partial_task
             text = (await tx.stream.final()).strip() if tx.samples else ""
+            metrics.observe_stage("speech_end_to_final", time.monotonic() - tx.ended)
         finally:
             await tx.stream.aclose()
             if self.frequency is not None:
@@ -408,7 +441,7 @@ class RadioConnection:
             self.service.defer_silence(link.session_id)  # nothing understood: the turn goes on
             await self.send(p.transcript(None, "", final=True))
             return
-        await self._transmit(link, text)
+        await self._transmit(link, text, spoken_until=tx.ended)
 
     async def _typed(self, text: str) -> None:
         link = self._require()
@@ -417,11 +450,22 @@ class RadioConnection:
             self.frequency.unkey()
         await self._transmit(link, text)
 
-    async def _transmit(self, link: Link, text: str) -> None:
+    async def _transmit(self, link: Link, text: str, spoken_until: float | None = None) -> None:
+        """Hand a final transcript (or typed text) to the engine; `spoken_until` is when the pilot
+        stopped talking, for a voice transmission (its reply's latency clock)."""
         session = self.service.get(link.session_id)
         transmission_id = f"{link.session_id}-x{session.transmissions + 1}"
         await self.send(p.transcript(transmission_id, text, final=True))
-        self.service.transmit(link.session_id, text)  # the decision arrives through the hub
+        started = time.monotonic()
+        decision = self.service.transmit(link.session_id, text)  # the decision arrives through the hub
+        decided = time.monotonic()
+        metrics.TRANSMISSIONS.labels("text" if spoken_until is None else "voice").inc()
+        if spoken_until is not None:
+            metrics.observe_stage("final_to_decision", decided - started)
+            if decision.messages:
+                link.speech_end_at[decision.messages[0].message_id] = spoken_until
+        for msg in decision.messages:
+            link.decided_at.setdefault(msg.message_id, decided)
 
     # ------------------------------------------------------------------ teardown
 
@@ -437,6 +481,8 @@ class RadioConnection:
             self._events_task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._events_task
+        if self.link is not None:
+            metrics.ACTIVE_SESSIONS.dec()
         if self.link is not None and self.link.events is not None:
             self.service.hub.unsubscribe(self.link.session_id, self.link.events)
         if self.frequency is not None:
