@@ -211,6 +211,29 @@ class RadioService:
             record = self.repository.get(session_id)
         return record.delivered_seq if record is not None else 0
 
+    def likely_reply(self, session_id: str) -> list[str]:
+        """The controller's reply (spoken forms, in order) if the pilot now says the first phrase
+        the state expects: the engine decides it on a copy of the session, nothing is stored.
+
+        The voice path synthesizes it while the pilot is still talking (speculative TTS): a
+        reply that then comes true starts playing from the cache. Empty when the state expects
+        nothing, or when the pilot would not be answered at once.
+        """
+        with self._lock:
+            record = self.repository.get(session_id)
+            if record is None:
+                return []
+            session = record.session
+            expected = self.engine.expected_pilot(session)
+            if not expected:
+                return []
+            try:
+                decision = self.engine.transmit(session, expected[0], self.clock())
+            except Exception:  # a guess only: never let it break the transmission it serves
+                log.exception("predicting the reply of session %s failed", session_id)
+                return []
+        return [message.speech for message in decision.messages]
+
     def tune(self, session_id: str, frequency: str) -> Decision | None:
         """The pilot changed frequency (`com1`); guards and triggers may use it."""
         return self._act(session_id, lambda session, now: self.engine.tune(session, frequency, now))

@@ -98,3 +98,18 @@ def test_store_hands_out_copies(service: RadioService) -> None:
     session, _, _ = service.create(flow="clearance", seed=4)
     session.variables["squawk"] = "7700"  # the caller's copy, not the stored session
     assert service.get(session.session_id).variables["squawk"] != "7700"
+
+
+def test_likely_reply_is_the_reply_to_the_expected_phrase_and_changes_nothing(service: RadioService) -> None:
+    session, opening, _ = service.create(flow="clearance", seed=5)
+    sid = session.session_id
+    before, transcript = service.get(sid), service.transcript(sid)
+    predicted = service.likely_reply(sid)
+    assert predicted and service.get(sid) == before and service.transcript(sid) == transcript
+    actual = service.transmit(sid, opening.expected_pilot[0])
+    assert predicted == [m.speech for m in actual.messages]  # the clearance, word for word
+    readback = service.likely_reply(sid)
+    assert readback == [m.speech for m in service.transmit(sid, actual.expected_pilot[0]).messages]
+    with pytest.raises(SessionNotFound):
+        service.get("nope")
+    assert service.likely_reply("nope") == []

@@ -313,5 +313,7 @@ def test_metrics_time_every_stage_of_a_voice_transmission(server):
     assert grew('livefreq_ws_messages_total{direction="out",type="atc.message"}') >= 1
     assert grew('livefreq_errors_total{code="ptt_not_down",transport="ws"}') == 1
     assert grew('livefreq_controller_messages_total{outcome="sent"}') >= 1
+    # the clearance was synthesized while the pilot still talked (or was in the cache already)
+    assert grew('livefreq_speculative_tts_total{outcome="synthesized"}') + grew('livefreq_speculative_tts_total{outcome="cached"}') >= 1
     assert after["process_resident_memory_bytes"] > 0 and after["process_cpu_seconds_total"] > 0
     assert "livefreq_sessions" in after and after["livefreq_ws_connections"] >= 0

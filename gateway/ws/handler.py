@@ -87,6 +87,7 @@ class RadioConnection:
         self.tx: Transmission | None = None
         self._send_lock = asyncio.Lock()
         self._events_task: asyncio.Task[None] | None = None
+        self._speculation: asyncio.Task[None] | None = None
         self._closed = False
 
     # ------------------------------------------------------------------ socket
@@ -409,6 +410,24 @@ class RadioConnection:
         self.tx = Transmission(stream, time.monotonic())
         await self._feed(preroll)
         self.tx.partial_task = asyncio.create_task(self._partials(self.tx), name="livefreq-partials")
+        if self._speculation is None or self._speculation.done():
+            self._speculation = asyncio.create_task(self._speculate(link), name="livefreq-speculative-tts")
+
+    async def _speculate(self, link: Link) -> None:
+        """Synthesize the first piece of the controller's likely reply while the pilot talks, so
+        a reply that comes true starts from the TTS cache (service.likely_reply)."""
+        assert self.frequency is not None
+        prepare = getattr(self.frequency.tts, "prepare", None)
+        if prepare is None:  # an engine without a cache in front (cache disabled, edge-tts failover)
+            return
+        try:
+            for speech in self.service.likely_reply(link.session_id)[:1]:
+                made = await prepare(speech)
+                metrics.SPECULATIVE_TTS.labels("synthesized" if made else "cached").inc()
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.warning("speculative synthesis failed for session %s", link.session_id, exc_info=True)
 
     async def _partials(self, tx: Transmission) -> None:
         while True:
@@ -477,6 +496,8 @@ class RadioConnection:
                 tx.partial_task.cancel()
             with contextlib.suppress(Exception):
                 await tx.stream.aclose()
+        if self._speculation is not None:
+            self._speculation.cancel()
         if self._events_task is not None:
             self._events_task.cancel()
             with contextlib.suppress(asyncio.CancelledError):

@@ -8,6 +8,7 @@ without any synthesis. Raw engine PCM is cached; the per-session radio effect is
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from collections import OrderedDict
 from collections.abc import AsyncIterator
@@ -38,6 +39,11 @@ class TtsCache:
 
     def __len__(self) -> int:
         return len(self._entries)
+
+    def peek(self, key: CacheKey) -> bool:
+        """Whether `key` is cached (no hit or miss counted, no LRU move)."""
+        with self._lock:
+            return key in self._entries
 
     def get(self, key: CacheKey) -> bytes | None:
         """The cached audio for `key` (now most recently used), or None."""
@@ -83,6 +89,9 @@ class CachedTts:
         self.name = engine.name
         self.voice = engine.voice
         self.sample_rate = engine.sample_rate
+        # pieces being synthesized now: a message asking for one waits for it instead of starting
+        # it again (a speculative `prepare` is usually still running when the reply is decided)
+        self._inflight: dict[CacheKey, asyncio.Future[bytes]] = {}
 
     async def load(self) -> None:
         await self.engine.load()
@@ -92,14 +101,52 @@ class CachedTts:
 
     async def stream(self, text: str) -> AsyncIterator[bytes]:
         for piece in split_for_speech(text):
-            key = self.key(piece)
-            pcm = self.cache.get(key)
-            if pcm is None:
-                pcm = await self.engine.synthesize(piece)
-                if pcm:
-                    self.cache.put(key, pcm)
+            pcm = await self._piece(piece)
             if pcm:
                 yield pcm
+
+    async def prepare(self, text: str, pieces: int = 1) -> int:
+        """Synthesize the first `pieces` pieces of `text` into the cache ahead of need (the
+        controller's likely reply while the pilot talks); returns how many were not cached."""
+        made = 0
+        for piece in split_for_speech(text)[:pieces]:
+            key = self.key(piece)
+            if key in self._inflight or self.cache.peek(key):
+                continue
+            await self._piece(piece)
+            made += 1
+        return made
+
+    async def _piece(self, piece: str) -> bytes:
+        """One piece from the cache, from a synthesis in flight, or synthesized now."""
+        key = self.key(piece)
+        pcm = self.cache.get(key)
+        if pcm is not None:
+            return pcm
+        pending = self._inflight.get(key)
+        if pending is not None:
+            await asyncio.wait({pending})  # raises only if this task is cancelled
+            if not pending.cancelled() and pending.exception() is None:
+                return pending.result()
+            # the other synthesis failed or was cancelled: this one tries on its own
+        future: asyncio.Future[bytes] = asyncio.get_running_loop().create_future()
+        self._inflight[key] = future
+        try:
+            pcm = await self.engine.synthesize(piece)
+        except asyncio.CancelledError:
+            future.cancel()
+            raise
+        except Exception as exc:
+            future.set_exception(exc)
+            future.exception()  # retrieved: no "never retrieved" warning when nobody waits
+            raise
+        finally:
+            if self._inflight.get(key) is future:
+                del self._inflight[key]
+        if pcm:
+            self.cache.put(key, pcm)
+        future.set_result(pcm)
+        return pcm
 
     async def synthesize(self, text: str) -> bytes:
         return b"".join([chunk async for chunk in self.stream(text)])
