@@ -330,3 +330,27 @@ def test_collapse_repeats_keeps_one_copy_of_a_looped_sentence(said: str, kept: s
     from gateway.speech.stt.whisper import collapse_repeats
 
     assert collapse_repeats(said) == kept
+
+
+def test_whisper_skips_partials_while_every_worker_decodes_a_final(whisper: WhisperEngine, clips: dict[str, bytes]) -> None:
+    """Under load the pool's CPU goes to finals: a partial asked for meanwhile is skipped."""
+    from gateway.speech.stt.base import cpu_count, pool_saturated
+
+    async def scenario() -> None:
+        finals = []
+        for _ in range(cpu_count()):
+            stream = whisper.open(CONTEXT)
+            stream.feed(clips["right"])
+            finals.append(asyncio.ensure_future(stream.final()))
+        await asyncio.sleep(0)  # each final has submitted its decode
+        assert pool_saturated()
+        talking = whisper.open(CONTEXT)
+        talking.feed(clips["right"])
+        assert await talking.partial() is None and talking.decode_s == 0.0
+        heard = await asyncio.gather(*finals)
+        assert all("runway 25 right" in normalize_transcript(text) for text in heard)
+        assert not pool_saturated()
+        assert await talking.partial()  # a free pool makes partials again
+        await talking.aclose()
+
+    run(scenario())

@@ -199,6 +199,19 @@ async def transcribe(engine: SttEngine, pcm: bytes, context: SttContext | None =
 
 _executor: ThreadPoolExecutor | None = None
 _executor_lock = threading.Lock()
+_decoding = 0  # decode steps submitted to the pool and not finished (see `pool_saturated`)
+
+
+def pool_saturated() -> bool:
+    """Whether every recognition worker is busy or spoken for. Streams skip optional work (a
+    partial transcript) then: under load the CPU goes to the finals a pilot is waiting for."""
+    return _decoding >= cpu_count()
+
+
+def _count_decode(delta: int) -> None:
+    global _decoding
+    with _executor_lock:
+        _decoding += delta
 
 
 def cpu_count() -> int:
@@ -302,9 +315,13 @@ class BufferedStream:
 
         def timed() -> tuple[T, float]:
             start = time.perf_counter()
-            result = fn(*args)
+            try:
+                result = fn(*args)
+            finally:
+                _count_decode(-1)
             return result, time.perf_counter() - start
 
+        _count_decode(+1)
         future = asyncio.get_running_loop().run_in_executor(stt_executor(), timed)
         try:
             result, elapsed = await asyncio.shield(future)

@@ -35,7 +35,9 @@ Choices, measured on a 2-core machine with espeak-ng readbacks of about 3.5 s:
   snapshot is silence (every 20 ms of it `TAIL_SILENCE_DB` below the loudest 20 ms before it,
   e.g. the VAD hang-over or the pause before the PTT release), that partial *is* the final and
   no decode is spent; otherwise the final decodes the whole buffer. `partial_every_s=None`
-  gives finals only, for busy servers.
+  gives finals only, for busy servers; and while every worker of the pool is busy
+  (`pool_saturated`, many pilots talking at once) partials are skipped, so the CPU goes to the
+  finals pilots wait for.
 """
 
 from __future__ import annotations
@@ -57,6 +59,7 @@ from gateway.speech.stt.base import (
     check_partial_every,
     check_sample_rate,
     cpu_count,
+    pool_saturated,
     words_of,
 )
 
@@ -257,7 +260,7 @@ class WhisperStream(BufferedStream):
 
     async def partial(self) -> str | None:
         every = self.engine.partial_every_s
-        if every is None or self._finished or self._lock.locked():
+        if every is None or self._finished or self._lock.locked() or pool_saturated():
             return None
         if len(self._pcm) - self._partial_at < self._bytes_for(every):
             return None
