@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 import websockets
 
 from gateway.bench import BackgroundServer, BenchError, Progress
+from gateway.metrics_scrape import scrape, stage_summary
 from gateway.speech.stt.base import SttContext, SttEngine, start_engine
 from gateway.voicekit import (
     FRAME_MS,
@@ -503,7 +504,11 @@ def run_voice_bench(
     print(f"radio: one pilot over WebSocket at {url or 'a loopback gateway started here'}", file=err, flush=True)
     with _gateway(settings, url) as base:
         health = asyncio.run(wait_ready(base))
+        before = scrape(base)
         radio = asyncio.run(measure_radio(base, n, Progress("radio", n, err, unit="controller replies")))
+        after = scrape(base)
+    # the same run seen by the gateway's own stage histograms (GET /metrics)
+    radio["server_stages"] = stage_summary(after.minus(before)) if before is not None and after is not None else None
     radio["server"] = "external" if url else "in-process"
     radio["health"] = {k: health.get(k) for k in ("version", "speech", "flows")}
     exchanges = radio["exchanges"]
@@ -542,12 +547,15 @@ def run_voice_bench(
 
 
 def format_table(report: dict[str, Any]) -> list[tuple[str, ...]]:
-    """Rows (metric, n, p50, p95, mean) of the report's metrics, units in the metric name."""
+    """Rows (metric, n, p50, p95, mean) of the report's metrics, units in the metric name; then
+    the gateway's own stage histograms over the radio run (`server:` rows, GET /metrics)."""
     rows: list[tuple[str, ...]] = []
     for name, m in report["metrics"].items():
         unit = m["unit"]
         label = f"{name.removesuffix('_ms')} ({unit})"
         rows.append((label, str(m["n"]), *(_fmt(m[k], unit) for k in ("p50", "p95", "mean"))))
+    for stage, m in (report.get("radio", {}).get("server_stages") or {}).items():
+        rows.append((f"server: {stage} (ms)", str(m["n"]), *(_fmt(m[k], "ms") for k in ("p50_ms", "p95_ms", "mean_ms"))))
     return rows
 
 

@@ -87,6 +87,11 @@ def test_bench_voice_command_writes_report_and_histogram(tmp_path, monkeypatch, 
         assert exchange["transcript"] and exchange["recognized"] is True
         assert exchange["final_ms"] <= exchange["decision_ms"] <= exchange["first_audio_ms"]
     assert report["metrics"]["ptt_up_to_final_ms"]["n"] == radio["transmissions"]
+    # the gateway's own stage histograms over the same run (GET /metrics), in the table too
+    stages = radio["server_stages"]
+    assert stages["speech_end_to_final"]["n"] == radio["transmissions"]
+    assert stages["speech_end_to_first_audio"]["n"] == N and stages["speech_end_to_first_audio"]["p50_ms"] > 0
+    assert "server: speech_end_to_first_audio" in out
 
 
 def test_bench_voice_reports_an_unreachable_gateway_before_measuring(tmp_path, capsys):
