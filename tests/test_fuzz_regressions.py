@@ -133,6 +133,41 @@ def test_telemetry_of_the_wrong_type_is_refused_not_coerced(live_server: str, bo
     assert [(e["code"], e["fatal"]) for e in errors] == [("bad_message", False)]
 
 
+@pytest.mark.parametrize(
+    ("path", "body", "field"),
+    [
+        ("/api/atc/say", {"text": "radio check", "level": True}, "level"),
+        ("/api/atc/say", {"text": "radio check", "level": "3"}, "level"),
+        ("/api/atc/say", {"text": "radio check", "speed": True}, "speed"),
+        ("/api/atc/say", {"text": "radio check", "preNormalized": "yes"}, "preNormalized"),
+        ("/api/atc/ptt", {"audio": "UklGRg==", "expected": {"phrase": 7}}, "expected.phrase"),
+        ("/api/radio/sessions", {"flow": 7}, "flow"),
+    ],
+)
+def test_http_bodies_of_the_wrong_json_type_are_refused_not_coerced(
+    live_server: str, path: str, body: Any, field: str
+) -> None:
+    """`{"level": true}` on /api/atc/say was spoken at readability 1 (pydantic's lax mode made
+    true the integer 1) though the OpenAPI document says integer: every body is strict now."""
+    with httpx.Client(base_url=live_server, timeout=30) as http:
+        refused = http.post(path, json=body)
+    assert refused.status_code == 422, refused.text
+    error = refused.json()["error"]
+    assert (error["code"], error["field"]) == ("validation_error", field)
+
+
+def test_ws_messages_of_the_wrong_json_type_are_refused_not_coerced(live_server: str) -> None:
+    """`session.start` with `"seed": "7"` or `"radio_level": true` was coerced; now a typed error."""
+    with connect(_ws_url(live_server)) as ws:
+        ws.send(json.dumps({"type": "session.start", "flow": "clearance", "seed": "7"}))
+        ws.send(json.dumps({"type": "session.start", "flow": "clearance", "radio_level": True}))
+        ws.send(json.dumps({"type": "session.start", "flow": "clearance", "seed": 7.0}))
+        events = _events_until_pong(ws)
+    kinds = [(e["type"], e.get("code")) for e in events]
+    assert kinds[:2] == [("error", "bad_message"), ("error", "bad_message")]
+    assert ("session.started", None) in kinds[2:]
+
+
 # --------------------------------------------------------------------------- with the speech stack
 
 

@@ -9,39 +9,35 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field
 
+from gateway.wire import JsonBody, JsonInt
 from engine.models import ControllerMessage, Decision, ReadbackResult, Role, Session
 from gateway.service import MAX_SEED, RadioService
 from gateway.ws.protocol import TelemetryFields
 
 
-def _integral(value: Any) -> Any:
-    """JSON has one number type: 7.0 is the integer 7 (as JSON Schema says); 7.5 stays refused."""
-    return int(value) if isinstance(value, float) and value.is_integer() else value
-
-
-# strict: "7" and true are not seeds
-StrictSeed = Annotated[int, Field(strict=True, ge=0, le=MAX_SEED), BeforeValidator(_integral)]
+# strict: "7" and true are not seeds; 7.0 is 7
+StrictSeed = Annotated[JsonInt, Field(ge=0, le=MAX_SEED)]
 
 
 # --------------------------------------------------------------------------- requests
 
 
-class CreateSessionRequest(BaseModel):
+class CreateSessionRequest(JsonBody):
     """``POST /api/radio/sessions``; every field optional (``{}`` starts the main flow)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     flow: str | None = Field(default=None, max_length=100)
     scenario: dict[str, Any] | None = None  # names and value types are checked by the service
     seed: StrictSeed | None = None
 
 
-class TransmissionRequest(BaseModel):
+class TransmissionRequest(JsonBody):
     """``POST /api/radio/sessions/{id}/transmissions``."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     text: str
 
@@ -50,20 +46,20 @@ class TransmissionRequest(BaseModel):
 TelemetryRequest = TelemetryFields
 
 
-class DecideCandidate(BaseModel):
+class DecideCandidate(JsonBody):
     """A state the seed 000 frontend allows next (``id`` in ``flow``, default the request's flow)."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", strict=True)
 
     id: str
     flow: str | None = None
     state: dict[str, Any] | None = None
 
 
-class DecideRequest(BaseModel):
+class DecideRequest(JsonBody):
     """``POST /api/llm/decide`` in the seed 000 input shape; unknown extra keys are ignored."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", strict=True)
 
     state_id: str
     state: dict[str, Any] | None = None

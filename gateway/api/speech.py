@@ -48,11 +48,11 @@ import binascii
 import io
 import re
 import zlib
-from typing import Any
+from typing import Annotated, Any
 
 import av
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field, field_validator
 from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
@@ -60,6 +60,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import BaseRoute, Route
 
 from engine.phraseology import speak_text
+from gateway.wire import JsonBody, JsonInt
 from gateway.api.errors import ApiError, parse, read_json
 from gateway.audio.codec import DecodeError, decode_audio
 from gateway.audio.pcm import PcmError, duration_s, wav_bytes
@@ -108,14 +109,14 @@ _OPUS_BITRATE = 32_000
 # --------------------------------------------------------------------------- request bodies
 
 
-class SayRequest(BaseModel):
+class SayRequest(JsonBody):
     """Both `/api/atc/say` shapes; fields other clients send (moduleId, lessonId, ...) are ignored."""
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", strict=True)
 
     text: str = Field(max_length=MAX_SAY_CHARS)
     voice: str | None = None
-    level: int | None = Field(default=None, ge=1, le=5)
+    level: Annotated[JsonInt, Field(ge=1, le=5)] | None = None
     speed: float | None = Field(default=None, gt=0)
     tag: str | None = None
     sessionId: str | None = None  # camelCase: the web app's field names
@@ -142,16 +143,16 @@ class SayRequest(BaseModel):
         return fmt
 
 
-class Expected(BaseModel):
-    model_config = ConfigDict(extra="ignore")
+class Expected(JsonBody):
+    model_config = ConfigDict(extra="ignore", strict=True)
 
     phrase: str | None = Field(default=None, max_length=MAX_SAY_CHARS)
 
 
-class PttRequest(BaseModel):
+class PttRequest(JsonBody):
     """`/api/atc/ptt` in the seed 000 and OpenSquawk shapes (moduleId, lessonId, context ignored)."""
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", strict=True)
 
     audio: str
     format: str | None = None

@@ -10,15 +10,16 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import ConfigDict, Field, TypeAdapter, ValidationError
 
 from engine.models import ControllerMessage, Decision, ReadbackResult
+from gateway.wire import JsonBody, JsonInt
 
 SAMPLE_RATES = (8000, 16000, 24000, 32000, 44100, 48000)
 
 
-class _Msg(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class _Msg(JsonBody):
+    model_config = ConfigDict(extra="forbid", strict=True)
 
 
 class AudioFormat(_Msg):
@@ -31,11 +32,11 @@ class SessionStart(_Msg):
     type: Literal["session.start"]
     flow: str | None = None
     scenario: dict[str, Any] | None = None
-    seed: int | None = None
+    seed: JsonInt | None = None
     mode: Literal["ptt", "vox"] = "ptt"
     input_audio: AudioFormat = Field(default_factory=AudioFormat)
     output_audio: AudioFormat = Field(default_factory=AudioFormat)
-    radio_level: int | None = Field(default=None, ge=1, le=5)  # extension: readability 1-5
+    radio_level: Annotated[JsonInt, Field(ge=1, le=5)] | None = None  # extension: readability 1-5
     radio_effect: bool | None = None  # extension: false for clean audio
     voice: str | None = Field(default=None, max_length=100)  # extension: an id from GET /api/voices
 
@@ -47,7 +48,7 @@ class SessionResume(_Msg):
     mode: Literal["ptt", "vox"] | None = None
     input_audio: AudioFormat | None = None
     output_audio: AudioFormat | None = None
-    radio_level: int | None = Field(default=None, ge=1, le=5)
+    radio_level: Annotated[JsonInt, Field(ge=1, le=5)] | None = None
     voice: str | None = Field(default=None, max_length=100)
 
 

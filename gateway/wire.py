@@ -1,0 +1,28 @@
+"""Strict JSON message types, shared by the HTTP bodies and the WebSocket protocol: what the
+OpenAPI document and protocol-v1 say a field is, and nothing else.
+
+Pydantic's lax mode turns ``true`` into the integer 1, ``"3"`` into 3 and ``"yes"`` into True;
+a client that sends those has a bug the gateway should name, not guess around (the HTTP fuzzer
+found ``{"level": true}`` spoken at readability 1). Every HTTP request body and WebSocket
+client message derives from `JsonBody` (strict), and integer fields use `JsonInt`, because JSON has one number type and
+JSON Schema counts ``7.0`` as the integer 7 while ``7.5`` stays refused.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+
+
+def _integral(value: Any) -> Any:
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+JsonInt = Annotated[int, Field(strict=True), BeforeValidator(_integral)]
+
+
+class JsonBody(BaseModel):
+    """Base of HTTP request bodies and client messages: strict types; subclasses choose how extra keys are treated."""
+
+    model_config = ConfigDict(strict=True)
