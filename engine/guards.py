@@ -18,8 +18,11 @@ Evaluation semantics (total: a guard never raises on data, it answers True or Fa
 - Every comparison with a None operand is False (`missing == 1`, `missing != 1` and `missing < 1`
   alike), except `is None` / `is not None`, which is how to test for absence.
 - Comparisons between incompatible types (`"25R" < 3`) and `in` on a non-container are False.
-- Arithmetic works on numbers (and `+` on two strings); anything else, including None operands and
-  division by zero, yields None, which then compares False.
+- Arithmetic works on numbers (and `+` on two strings); anything else, including None operands,
+  division by zero and integers past 64 bits (a chain of products of a huge scenario number would
+  spend the CPU), yields None, which then compares False.
+- A guard outside the allow-list never runs: `compile_guard` raises `GuardError` (lint reports
+  it as an error) and `holds`, what the engine calls, answers False for it.
 - The final value is read with Python truthiness (None is False, so `not flags.x` holds when the flag
   was never set).
 """
@@ -32,10 +35,11 @@ from collections.abc import Callable, Mapping
 from functools import lru_cache
 from typing import Any
 
-__all__ = ["Guard", "GuardError", "compile_guard", "guard_names", "NAMESPACES", "MAX_GUARD_LENGTH"]
+__all__ = ["Guard", "GuardError", "compile_guard", "guard_names", "holds", "NAMESPACES", "MAX_GUARD_LENGTH"]
 
 NAMESPACES = frozenset({"flags", "telemetry", "vars"})
 MAX_GUARD_LENGTH = 2000  # guards are one-liners; the cap keeps the parser away from pathological input
+MAX_INT_BITS = 64  # arithmetic on larger integers yields None
 
 _EMPTY: Mapping[str, Any] = {}
 _MISSING = object()
@@ -123,6 +127,21 @@ def compile_guard(expr: str) -> Guard:
     )
 
 
+def holds(
+    expr: str,
+    variables: Mapping[str, Any] | None = None,
+    flags: Mapping[str, Any] | None = None,
+    telemetry: Mapping[str, Any] | None = None,
+) -> bool:
+    """`expr` evaluated on these values; False for an expression the allow-list refuses (a flow
+    file that was not linted must not turn a transmission into an error, and nothing else runs)."""
+    try:
+        guard = compile_guard(expr)
+    except GuardError:
+        return False
+    return guard.evaluate(variables, flags, telemetry)
+
+
 def guard_names(expr: str) -> set[str]:
     """Variable names a guard reads (bare names and `vars.x`), for lint; raises `GuardError`."""
     guard = compile_guard(expr)
@@ -139,6 +158,8 @@ def _arith(op: Callable[[Any, Any], Any], allow_str: bool) -> Callable[[Any, Any
         if left is None or right is None:
             return None
         if isinstance(left, (int, float)) and isinstance(right, (int, float)):
+            if _huge(left) or _huge(right):
+                return None
             try:
                 return op(left, right)
             except (ZeroDivisionError, OverflowError):
@@ -148,6 +169,10 @@ def _arith(op: Callable[[Any, Any], Any], allow_str: bool) -> Callable[[Any, Any
         return None
 
     return apply
+
+
+def _huge(number: int | float) -> bool:
+    return isinstance(number, int) and number.bit_length() > MAX_INT_BITS
 
 
 _BINOPS: dict[type[ast.operator], Callable[[Any, Any], Any]] = {

@@ -28,7 +28,7 @@ from pydantic import ValidationError
 from engine.guards import GuardError, compile_guard
 from engine.models import Flow, FlowMode, Role, State, Transition, TransitionKind, Trigger
 from engine.registry import KNOWN_SCENARIO_VARIABLES, KNOWN_TELEMETRY, FlowRegistry, UnknownFlow
-from engine.templates import template_vars
+from engine.templates import template_vars, unknown_placeholders
 from engine.triggers import INTENT_PATTERNS
 
 __all__ = [
@@ -569,6 +569,8 @@ class _FlowLinter:
         for name in template_vars(text):
             if name not in self.known:
                 self.error(sid, where, f"unknown variable {name!r}")
+        for placeholder in unknown_placeholders(text):
+            self.error(sid, where, f"{placeholder} is not a variable name (templates substitute plain names only)")
 
     def guard(self, sid: str | None, where: str, expr: str) -> None:
         try:

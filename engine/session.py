@@ -16,7 +16,7 @@ from typing import Any
 from engine import phraseology, timers
 from engine.candidates import Candidate, build_candidates
 from engine.corrections import correction_text
-from engine.guards import compile_guard
+from engine.guards import holds as guard_holds
 from engine.messages import build_message, frequency_var, render_text, speaking_context, station_frequency
 from engine.models import (
     CandidateTrace,
@@ -705,7 +705,7 @@ class SessionEngine:
     def _guard_ok(self, session: Session, guard: str | None) -> bool:
         if not guard:
             return True
-        return bool(compile_guard(guard).evaluate(session.variables, session.flags, session.telemetry))
+        return guard_holds(guard, session.variables, session.flags, session.telemetry)
 
     def _apply_updates(self, session: Session, d: Decision, t: Transition) -> None:
         for name, value in t.updates.items():

@@ -14,13 +14,15 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-__all__ = ["RenderResult", "Formatter", "render", "template_vars", "NAME_PATTERN"]
+__all__ = ["RenderResult", "Formatter", "render", "template_vars", "unknown_placeholders", "NAME_PATTERN"]
 
 NAME_PATTERN = r"[A-Za-z_][A-Za-z0-9_]*"
 
 # Double braces are the first alternative, so `{{x}}` is one variable, never `{` + `{x}` + `}`.
 # `{{ x }}` may carry blanks; legacy `{x}` may not (braces with blanks stay literal text).
 _VAR = re.compile(r"\{\{\s*(" + NAME_PATTERN + r")\s*\}\}|\{(" + NAME_PATTERN + r")\}")
+_DOUBLE = re.compile(r"\{\{(.*?)\}\}", re.DOTALL)
+_PLAIN = re.compile(r"^\s*" + NAME_PATTERN + r"\s*$")
 
 Formatter = Callable[[str, Any], str]
 
@@ -63,6 +65,14 @@ def template_vars(tpl: str | None) -> list[str]:
     if not tpl:
         return []
     return list(_names(tpl))
+
+
+def unknown_placeholders(tpl: str | None) -> list[str]:
+    """``{{ ... }}`` that are not a plain variable name (``{{ callsign.__class__ }}``,
+    ``{{ runway | upper }}``): rendered as the literal text they are, so lint reports them."""
+    if not tpl:
+        return []
+    return [m.group(0) for m in _DOUBLE.finditer(tpl) if not _PLAIN.match(m.group(1))]
 
 
 def render(tpl: str | None, variables: Mapping[str, Any], *, formatter: Formatter | None = None) -> RenderResult:

@@ -11,7 +11,7 @@ import re
 from functools import lru_cache
 from typing import Any, Callable
 
-from engine.guards import compile_guard
+from engine.guards import holds
 from engine.models import Trigger
 
 # Intents every flow may name; patterns run on normalized transcripts.
@@ -53,7 +53,7 @@ def telemetry_true(trigger: Trigger, variables: dict[str, Any], flags: dict[str,
     """A telemetry trigger's expression, evaluated now (hold time is the caller's concern)."""
     if trigger.kind != "telemetry" or not trigger.expr:
         return False
-    return bool(compile_guard(trigger.expr).evaluate(variables, flags, telemetry))
+    return holds(trigger.expr, variables, flags, telemetry)
 
 
 def word_triggers(triggers: list[Trigger]) -> list[Trigger]:

@@ -30,7 +30,9 @@ from starlette.staticfiles import StaticFiles
 from gateway import metrics
 from gateway.api import airports, compat, health, openapi, sessions
 from gateway.api import speech as speech_api
+from gateway.api.access import AccessMiddleware
 from gateway.api.errors import ApiError, InternalErrorMiddleware, api_error, http_error, service_error
+from gateway.auth import Authenticator
 from gateway.service import RadioService, ServiceError
 from gateway.settings import Settings
 from gateway.speech.stack import SpeechStack
@@ -74,6 +76,7 @@ def create_app(
     repository = open_repository(settings) if service is None else None
     service = service or RadioService(settings, repository=repository)
     speech = speech or SpeechStack(settings)
+    auth = Authenticator(settings)  # off unless API keys are configured (README "Security")
     metrics.stored_sessions_gauge(service.count)
 
     @contextlib.asynccontextmanager
@@ -93,18 +96,22 @@ def create_app(
 
     routes: list[BaseRoute] = [
         *health.routes(service, speech),
-        WebSocketRoute("/v1/radio", radio_handler(service, speech, settings)),
+        WebSocketRoute("/v1/radio", radio_handler(service, speech, settings, auth)),
         *speech_api.routes(speech, settings),
-        *sessions.routes(service, settings.max_body_bytes),
+        *sessions.routes(service, settings.max_body_bytes, auth),
         *compat.routes(service, settings.max_body_bytes),
         *airports.routes(service.airports),
-        *openapi.routes(service),
+        *openapi.routes(service, auth),
         *metrics.routes(),
         _home(settings),
     ]
     app = Starlette(
         routes=routes,
-        middleware=[speech_api.cors_middleware(settings), Middleware(InternalErrorMiddleware)],
+        middleware=[
+            speech_api.cors_middleware(settings),
+            Middleware(InternalErrorMiddleware),
+            Middleware(AccessMiddleware, auth=auth, service=service),
+        ],
         exception_handlers={
             ApiError: api_error,
             ServiceError: service_error,
@@ -115,6 +122,7 @@ def create_app(
     app.state.service = service
     app.state.settings = settings
     app.state.speech = speech
+    app.state.auth = auth
     return app
 
 

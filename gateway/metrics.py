@@ -37,6 +37,11 @@ ACTIVE_SESSIONS = Gauge("livefreq_ws_sessions", "WebSocket connections with a se
 TRANSMISSIONS = Counter("livefreq_transmissions_total", "Pilot transmissions decided", ["source"])
 MESSAGES = Counter("livefreq_ws_messages_total", "WebSocket messages by direction and type", ["direction", "type"])
 CONTROLLER_MESSAGES = Counter("livefreq_controller_messages_total", "Controller messages spoken on a socket", ["outcome"])
+DROPPED = Counter(
+    "livefreq_ws_dropped_total",
+    "WebSocket frames dropped: in, over a rate limit; out, hints (partials, vad) for a slow reader",
+    ["direction", "reason"],
+)
 ERRORS = Counter("livefreq_errors_total", "Errors returned to clients, by code", ["transport", "code"])
 SPECULATIVE_TTS = Counter(
     "livefreq_speculative_tts_total", "Likely controller replies synthesized while the pilot talked", ["outcome"]

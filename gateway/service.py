@@ -74,6 +74,17 @@ class BadInput(ServiceError):
     code = "validation_error"
 
 
+class TooManySessions(ServiceError):
+    """A limit of `Settings.max_sessions` (the gateway is full: 503) or `max_sessions_per_key`
+    (this key has enough: 429) refuses a new session."""
+
+    code = "too_many_sessions"
+
+    def __init__(self, message: str, *, per_key: bool) -> None:
+        super().__init__(message)
+        self.status = 429 if per_key else 503
+
+
 @dataclass(slots=True)
 class Evaluation:
     """What the engine made of one utterance on a throwaway session (see `RadioService.evaluate`).
@@ -132,6 +143,7 @@ class RadioService:
         self._lock = threading.RLock()
         self._wakeups: dict[str, float | None] = {}  # session id -> when tick_all must visit it
         self._touched: dict[str, float] = {}  # session id -> last client activity
+        self._owners: dict[str, str | None] = {}  # session id -> API key id that created it
         # Every name a client may set: the shared vocabulary, whatever the scenario resolver fills
         # (so a value it would make up can be given instead) and the flows' own variables.
         self.allowed_variables: frozenset[str] = frozenset(
@@ -152,11 +164,13 @@ class RadioService:
         flow: str | None = None,
         scenario: Mapping[str, Any] | None = None,
         seed: int | None = None,
+        owner: str | None = None,
     ) -> tuple[Session, Decision, str]:
         """Start a scenario; returns the session, its opening decision and the resume token.
 
         Unset scenario variables are filled from the airport data and the seed (random when not
-        given, and kept in `session.seed` so the scenario can be replayed).
+        given, and kept in `session.seed` so the scenario can be replayed). `owner` is the id of
+        the API key creating it (gateway/auth.py), counted against `max_sessions_per_key`.
         """
         slug = self._flow_slug(flow)
         given = self._check_scenario(scenario)
@@ -167,18 +181,25 @@ class RadioService:
         )
         token = secrets.token_urlsafe(24)
         with self._lock:
+            self._check_capacity(owner)
             now = self.clock()
             session_id = self._new_id()
             session, decision = self.engine.start(
                 variables=variables, session_id=session_id, flow=slug, now=now, seed=seed
             )
-            record = StoredSession(session=session, resume_token=token, touched_at=now)
+            record = StoredSession(session=session, resume_token=token, touched_at=now, owner=owner)
             self._save(record, [decision])
         return session, decision, token
 
     def get(self, session_id: str) -> Session:
         with self._lock:
             return self._load(session_id).session
+
+    def owner_of(self, session_id: str) -> str | None:
+        """The id of the API key that created the session (None: created without authentication);
+        `SessionNotFound` when there is no such session."""
+        with self._lock:
+            return self._load(session_id).owner
 
     def transmit(self, session_id: str, text: str) -> Decision:
         """One pilot transmission (typed text or a final transcript)."""
@@ -432,6 +453,21 @@ class RadioService:
             raise BadInput(f"text is longer than {MAX_TEXT_CHARS} characters", field="text")
         return text
 
+    def _check_capacity(self, owner: str | None) -> None:
+        """Refuse a new session past the total or per-key limit (called under the lock)."""
+        if self.count() >= self.settings.max_sessions:
+            raise TooManySessions(
+                f"the gateway holds its limit of {self.settings.max_sessions} sessions; retry later", per_key=False
+            )
+        if owner is not None:
+            held = sum(1 for o in self._owners.values() if o == owner)
+            if held >= self.settings.max_sessions_per_key:
+                raise TooManySessions(
+                    f"this API key holds its limit of {self.settings.max_sessions_per_key} sessions; "
+                    "end one (DELETE /api/radio/sessions/{id}) or let it expire",
+                    per_key=True,
+                )
+
     def _new_id(self) -> str:
         while True:
             session_id = uuid.uuid4().hex
@@ -483,10 +519,12 @@ class RadioService:
         session_id = record.session.session_id
         self._wakeups[session_id] = self.engine.next_wakeup(record.session)
         self._touched[session_id] = record.touched_at
+        self._owners[session_id] = record.owner
 
     def _forget(self, session_id: str) -> None:
         self._wakeups.pop(session_id, None)
         self._touched.pop(session_id, None)
+        self._owners.pop(session_id, None)
 
 
 def _entries(decisions: Iterable[Decision]) -> list[PilotEntry | AtcEntry]:

@@ -6,12 +6,13 @@ Only adapters read settings; the engine gets plain values. Paths default to the 
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import AliasChoices, Field, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import AliasChoices, Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -68,7 +69,48 @@ class Settings(BaseSettings):
     # probing 127.0.0.1:8765-8770) call the local gateway
     cors_origins: list[str] = Field(default_factory=lambda: ["*"])
 
+    # hardening (gateway/auth.py, gateway/ws/limits.py; README "Security"). Authentication is off
+    # until API keys are configured: a local trainer needs no set-up.
+    # keys: comma-separated entries, each a key or "sha256:<hex>" of one, optionally "label entry"
+    api_keys: Annotated[list[SecretStr], NoDecode] = Field(default_factory=list)
+    api_keys_file: Path | None = None  # one entry per line (as in api_keys), '#' comments
+    # signs session tokens; None: a random secret kept in `auth_secret_file` (created 0600)
+    auth_secret: SecretStr | None = None
+    auth_secret_file: Path | None = None  # None: "auth-secret" beside sqlite_path
+    session_token_ttl_s: float = Field(default=86400.0, gt=0)
+    # browser origins allowed to open WS /v1/radio besides the gateway's own; "*": any. A request
+    # without an Origin header (not a browser) is always allowed.
+    ws_origins: Annotated[list[str], NoDecode] = Field(default_factory=list)
+    max_sessions: int = Field(default=1000, gt=0)  # stored sessions in all (503 too_many_sessions)
+    max_sessions_per_key: int = Field(default=100, gt=0)  # per API key, when auth is on (429)
+    # per WebSocket connection: token buckets for text messages and audio bytes; over-limit frames
+    # are dropped with a `rate_limited` error, and `ws_abuse_drops` drops (forgiven one per
+    # second) close the socket
+    ws_messages_per_s: float = Field(default=50.0, gt=0)
+    ws_messages_burst: int = Field(default=100, gt=0)
+    ws_audio_bytes_per_s: int = Field(default=1_000_000, gt=0)  # ~10x real time at 48 kHz
+    ws_audio_burst_bytes: int = Field(default=16 * 1024 * 1024, gt=0)
+    ws_abuse_drops: int = Field(default=100, gt=0)
+    # what a connection may hold for a client that reads too slowly (gateway/ws/sendqueue.py)
+    ws_send_queue_bytes: int = Field(default=2 * 1024 * 1024, gt=0)
+    ws_send_queue_droppable: int = Field(default=32, ge=0)  # partial transcripts and vad events
+
     @field_validator("sqlite_path")
     @classmethod
     def _expand(cls, path: Path) -> Path:
         return path.expanduser()
+
+    @field_validator("api_keys", "ws_origins", mode="before")
+    @classmethod
+    def _comma_list(cls, value: Any) -> Any:
+        """``a,b`` in the environment (JSON lists work too)."""
+        if isinstance(value, str):
+            text = value.strip()
+            if text.startswith("["):
+                return json.loads(text)
+            return [part.strip() for part in text.split(",") if part.strip()]
+        return value
+
+    @property
+    def auth_enabled(self) -> bool:
+        return bool(self.api_keys) or self.api_keys_file is not None

@@ -248,12 +248,12 @@ class _HungUp:
 
     application_state = WebSocketState.CONNECTED
 
-    async def send_json(self, data: Any) -> None:
+    async def send_text(self, data: str) -> None:
         self.application_state = WebSocketState.DISCONNECTED
         raise WebSocketDisconnect(code=1006)
 
     async def send_bytes(self, data: bytes) -> None:
-        await self.send_json(data)
+        await self.send_text("")
 
 
 def test_a_pilot_hanging_up_while_the_controller_talks_logs_no_error(caplog: pytest.LogCaptureFixture) -> None:
@@ -263,11 +263,13 @@ def test_a_pilot_hanging_up_while_the_controller_talks_logs_no_error(caplog: pyt
     connection = RadioConnection(_HungUp(), RadioService(settings), SpeechStack(settings), settings)  # type: ignore[arg-type]
 
     async def scenario() -> None:
+        connection.start_writer()  # sends leave through the connection's outbox (gateway/ws/outbox.py)
         frequency = Frequency(connection.send, connection.send_audio, EspeakTts(), pace=False)
         frequency.start()
         frequency.enqueue([ControllerMessage(message_id="m1", seq=1, template="t", text="go ahead", speech="go ahead")])
         await asyncio.wait_for(frequency.idle(), 10)
         await frequency.close()
+        assert connection._closed  # the writer saw the hang-up: nothing more is queued for nobody
 
     with caplog.at_level(logging.ERROR):
         asyncio.run(scenario())

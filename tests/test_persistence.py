@@ -26,7 +26,7 @@ import pytest
 
 from engine.models import ControllerMessage, FlowFrame, Session
 from gateway.clock import scaled_clock
-from gateway.service import RadioService
+from gateway.service import RadioService, TooManySessions
 from gateway.settings import Settings
 from gateway.store import (
     AtcEntry,
@@ -189,6 +189,55 @@ def test_sqlite_admits_one_process_per_file_and_refuses_newer_schemas(tmp_path: 
     with pytest.raises(StoreError, match="schema version"):
         SqliteSessionRepository(path)
     SqliteSessionRepository(tmp_path / "other.sqlite3").close()  # a failed open left no lock behind
+
+
+# The schema of livefreq's first SQLite files (version 1), as that release created them.
+_SCHEMA_V1 = """
+CREATE TABLE sessions (id TEXT PRIMARY KEY, session TEXT NOT NULL, resume_token TEXT NOT NULL,
+    touched_at REAL NOT NULL, delivered_seq INTEGER NOT NULL DEFAULT 0, updated REAL NOT NULL);
+CREATE TABLE transcript (n INTEGER PRIMARY KEY, session_id TEXT NOT NULL, entry TEXT NOT NULL);
+CREATE INDEX transcript_session ON transcript (session_id, n);
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+PRAGMA user_version = 1;
+"""
+
+
+def test_sqlite_upgrades_a_version_1_file_in_place(tmp_path: Path) -> None:
+    """Sessions gained an owner (the API key that created them): an old file opens, its sessions
+    and transcripts intact and ownerless, and new owners are stored."""
+    path = tmp_path / "old.sqlite3"
+    old = _record("old")
+    with sqlite3.connect(path) as db:
+        db.executescript(_SCHEMA_V1)
+        db.execute(
+            "INSERT INTO sessions VALUES (?, ?, ?, ?, ?, ?)",
+            ("old", old.session.model_dump_json(), old.resume_token, old.touched_at, 2, 1.0),
+        )
+        db.execute("INSERT INTO transcript (session_id, entry) VALUES (?, ?)", ("old", _atc(1).model_dump_json()))
+    with SqliteSessionRepository(path) as store:
+        assert store.get("old") == old.model_copy(update={"delivered_seq": 2, "owner": None})
+        assert [e.seq for e in store.transcript("old")] == [1]
+        store.save(_record("new").model_copy(update={"owner": "school-1"}), [])
+    with sqlite3.connect(path) as db:
+        assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 2
+    with SqliteSessionRepository(path) as store:  # reopening a current file changes nothing
+        assert store.get("new").owner == "school-1" and store.get("old").owner is None
+
+
+def test_owners_survive_a_restart_and_count_per_key(tmp_path: Path) -> None:
+    settings = Settings(sqlite_path=tmp_path / "s.sqlite3", max_sessions_per_key=2)
+    with SqliteSessionRepository(settings.sqlite_path) as store:
+        service = RadioService(settings, repository=store)
+        for _ in range(2):
+            service.create(flow="clearance", owner="school-1")
+        ids = service.session_ids()
+    with SqliteSessionRepository(settings.sqlite_path) as store:
+        service = RadioService(settings, repository=store)  # the index is rebuilt from the file
+        assert {service.owner_of(sid) for sid in ids} == {"school-1"}
+        with pytest.raises(TooManySessions) as refused:
+            service.create(flow="clearance", owner="school-1")
+        assert refused.value.status == 429
+        service.create(flow="clearance", owner="school-2")
 
 
 def test_scenario_clock_continues_across_restarts(tmp_path: Path) -> None:

@@ -34,6 +34,8 @@ SERVICE_STATUS: dict[str, int] = {
 }
 HTTP_CODES: dict[int, str] = {
     400: "bad_request",
+    401: "unauthorized",
+    403: "forbidden",
     404: "not_found",
     405: "method_not_allowed",
     413: "payload_too_large",
@@ -66,7 +68,8 @@ async def api_error(request: Request, exc: Exception) -> Response:
 
 async def service_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, ServiceError)
-    return error_response(SERVICE_STATUS.get(exc.code, 400), exc.code, exc.message, exc.field)
+    status = getattr(exc, "status", None) or SERVICE_STATUS.get(exc.code, 400)  # e.g. TooManySessions: 429/503
+    return error_response(status, exc.code, exc.message, exc.field)
 
 
 async def http_error(request: Request, exc: Exception) -> Response:

@@ -13,6 +13,12 @@ variables the service accepts (`RadioService.allowed_variables`), each a string,
 A transmission's text is what `RadioService` accepts (not blank, at most `MAX_TEXT_CHARS` once
 stripped); the text `/api/atc/say` speaks is not blank; `/api/llm/decide` names a known flow and
 state; an empty `flow`/`flow_slug` means none given.
+
+Security follows the gateway's configuration: with authentication on (gateway/auth.py) the
+document declares the bearer scheme, every operation outside `gateway.api.access.PUBLIC_PATHS`
+requires it and lists its 401 `unauthorized` and 403 `forbidden` answers, and creating a session
+may meet the per-key limit (429); with it off, none of that is promised. The session limit of the
+whole gateway (503 `too_many_sessions`) holds either way.
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ from starlette.routing import BaseRoute, Route
 
 from engine.airport import AirportInfo
 from engine.models import FlowFrame, FlowMode, ReadbackResult, Trace
+from gateway.api.access import is_public
 from gateway.api.health import package_version
 from gateway.api.schemas import (
     CreateSessionRequest,
@@ -40,6 +47,7 @@ from gateway.api.schemas import (
     TransmissionRequest,
 )
 from gateway.api.speech import PttRequest, SayRequest
+from gateway.auth import Authenticator
 from gateway.service import MAX_TEXT_CHARS, RadioService
 from gateway.store import AtcEntry, PilotEntry
 
@@ -132,6 +140,7 @@ class DecisionBody(_View):
 
 class SessionCreated(DecisionBody):
     resume_token: str
+    session_token: str | None  # reaches this session when authentication is on; null when off
 
 
 class TransmissionResult(DecisionBody):
@@ -283,7 +292,7 @@ OPERATIONS: tuple[Operation, ...] = (
     ),
     Operation(
         "post", "/api/radio/sessions", "createSession", "Start a session", "sessions",
-        (201, SessionCreated), _BODY_ERRORS, CreateSessionRequest, body_required=False,
+        (201, SessionCreated), (*_BODY_ERRORS, 503), CreateSessionRequest, body_required=False,
     ),
     Operation("get", _SESSION, "getSession", "Where a session stands", "sessions", (200, SessionRead), (404,)),
     Operation("delete", _SESSION, "deleteSession", "End a session", "sessions", (200, SessionDeleted), (404,)),
@@ -328,19 +337,27 @@ _STATUS_TEXT = {
     200: "OK",
     201: "Created",
     400: "Body is not JSON",
+    401: "No valid credential (unauthorized): an API key or the session's token is required",
+    403: "The credential does not reach this (forbidden): another session's token, another key's session",
     404: "Unknown session or resource",
     413: "Body too large",
     422: "Invalid field (the error names it)",
+    429: "This API key holds its limit of sessions (too_many_sessions)",
     500: "Speech engine failure",
-    503: "Speech engines unavailable",
+    503: "Unavailable: the speech engines (speech), or the gateway holds its limit of sessions (too_many_sessions)",
 }
+_AUTH_ERRORS = (401, 403)
+BEARER = "bearer"
 
 
 # --------------------------------------------------------------------------- document
 
 
-def openapi_document(service: RadioService, operations: Iterable[Operation] = OPERATIONS) -> dict[str, Any]:
-    """The OpenAPI 3.1 document of `operations` for this service's flows and variables."""
+def openapi_document(
+    service: RadioService, operations: Iterable[Operation] = OPERATIONS, *, secured: bool = False
+) -> dict[str, Any]:
+    """The OpenAPI 3.1 document of `operations` for this service's flows and variables;
+    `secured`: authentication is on (see the module docstring)."""
     operations = tuple(operations)
     requests = {op.body for op in operations if op.body is not None}
     responses = {op.ok[1] for op in operations} | {m for op in operations for m in op.extra_ok} | {ErrorBody}
@@ -354,12 +371,18 @@ def openapi_document(service: RadioService, operations: Iterable[Operation] = OP
 
     paths: dict[str, dict[str, Any]] = {}
     for op in operations:
+        public = is_public(op.path)
+        errors = op.errors
+        if secured and not public:
+            errors = (*errors, *_AUTH_ERRORS, *((429,) if op.operation_id == "createSession" else ()))
         item: dict[str, Any] = {
             "operationId": op.operation_id,
             "summary": op.summary,
             "tags": [op.tag],
-            "responses": _responses(op, refs),
+            "responses": _responses(op, refs, tuple(sorted(set(errors)))),
         }
+        if secured and public:
+            item["security"] = []  # open to all: load balancers, API clients, the browser radio
         params = re.findall(r"{(\w+)}", op.path)
         if params:
             item["parameters"] = [
@@ -372,7 +395,7 @@ def openapi_document(service: RadioService, operations: Iterable[Operation] = OP
                 body = {"anyOf": [body, {"type": "null"}]}
             item["requestBody"] = {"required": op.body_required, "content": {"application/json": {"schema": body}}}
         paths.setdefault(op.path, {})[op.method] = item
-    return {
+    document: dict[str, Any] = {
         "openapi": OPENAPI_VERSION,
         "info": {
             "title": "livefreq",
@@ -383,9 +406,20 @@ def openapi_document(service: RadioService, operations: Iterable[Operation] = OP
         "paths": paths,
         "components": {"schemas": components},
     }
+    if secured:
+        document["components"]["securitySchemes"] = {
+            BEARER: {
+                "type": "http",
+                "scheme": "bearer",
+                "description": "An API key (every route; a session it creates is its own), or a session's "
+                "`session_token` (that session's routes only). README \"Security\".",
+            }
+        }
+        document["security"] = [{BEARER: []}]
+    return document
 
 
-def _responses(op: Operation, refs: dict[tuple[Model, str], dict[str, Any]]) -> dict[str, Any]:
+def _responses(op: Operation, refs: dict[tuple[Model, str], dict[str, Any]], errors: tuple[int, ...]) -> dict[str, Any]:
     status, model = op.ok
     schema = refs[(model, "serialization")]
     if op.extra_ok:
@@ -393,7 +427,7 @@ def _responses(op: Operation, refs: dict[tuple[Model, str], dict[str, Any]]) -> 
     content = {op.media_type: {"schema": schema}}
     out: dict[str, Any] = {str(status): {"description": _STATUS_TEXT[status], "content": content}}
     error = {"application/json": {"schema": refs[(ErrorBody, "serialization")]}}
-    for code in (*op.errors, 405):
+    for code in (*errors, 405):
         out[str(code)] = {"description": _STATUS_TEXT.get(code, "Method not allowed"), "content": error}
     return out
 
@@ -437,9 +471,9 @@ def _component(components: dict[str, Any], refs: dict[tuple[Model, str], dict[st
     return components[name]
 
 
-def routes(service: RadioService) -> list[BaseRoute]:
-    """``GET /openapi.json``, built once: the flows and variables never change in a process."""
-    document = openapi_document(service)
+def routes(service: RadioService, auth: Authenticator) -> list[BaseRoute]:
+    """``GET /openapi.json``, built once: the flows, variables and keys never change in a process."""
+    document = openapi_document(service, secured=auth.enabled)
 
     async def openapi(request: Request) -> JSONResponse:
         return JSONResponse(document)

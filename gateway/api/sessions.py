@@ -1,7 +1,10 @@
 """Session endpoints (protocol-v1.md, "HTTP"): create, read, transmit, transcript, reset, end.
 
 Handlers only parse, call `RadioService` and shape the answer; the service raises the errors
-(`SessionNotFound` -> 404, `BadInput` -> 422) that `gateway.api.errors` turns into JSON.
+(`SessionNotFound` -> 404, `BadInput` -> 422, `TooManySessions` -> 429/503) that
+`gateway.api.errors` turns into JSON. Who may call them is decided before, by
+`gateway.api.access`; a new session is owned by the API key that created it and comes with its
+session token (null when authentication is off).
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import BaseRoute, Route
 
+from gateway.api.access import principal_of
 from gateway.api.errors import read_model
 from gateway.api.schemas import (
     CreateSessionRequest,
@@ -20,15 +24,18 @@ from gateway.api.schemas import (
     readback_view,
     session_view,
 )
+from gateway.auth import Authenticator
 from gateway.service import RadioService
 
 
-def routes(service: RadioService, max_body_bytes: int) -> list[BaseRoute]:
+def routes(service: RadioService, max_body_bytes: int, auth: Authenticator) -> list[BaseRoute]:
     async def create(request: Request) -> JSONResponse:
         body = await read_model(request, CreateSessionRequest, max_body_bytes)
-        session, decision, token = service.create(flow=body.flow, scenario=body.scenario, seed=body.seed)
+        owner = principal_of(request).key_id
+        session, decision, token = service.create(flow=body.flow, scenario=body.scenario, seed=body.seed, owner=owner)
         payload = decision_body(session, decision, service)
         payload["resume_token"] = token
+        payload["session_token"] = auth.session_token(session.session_id)
         return JSONResponse(payload, status_code=201)
 
     async def read(request: Request) -> JSONResponse:

@@ -33,6 +33,9 @@ class StoredSession(_Model):
     # last controller message (seq) the pilot received; later ones are replayed on resume. Stores
     # keep the highest value they were given, so a stale copy put back never un-delivers one.
     delivered_seq: int = 0
+    # id of the API key that created the session (gateway/auth.py), None when authentication was
+    # off: the key that may reach it besides its session token, and what "sessions per key" counts
+    owner: str | None = None
 
 
 class PilotEntry(_Model):

@@ -1,7 +1,7 @@
 """SQLite session store: the gateway's embedded default, so a restart (or ``kill -9``) loses nothing.
 
 One file holds every session (the engine's `Session` as JSON beside the gateway's resume token,
-activity time and delivered seq), the transcripts (append-only rows, ordered by rowid) and the
+activity time, delivered seq and owner), the transcripts (append-only rows, ordered by rowid) and the
 scenario clock's anchor. The database runs in WAL mode: readers never block the writer and a
 commit is one sequential append to the log.
 
@@ -14,6 +14,10 @@ store's copy; 650-720 transmissions/s against 670-900 in memory. ``NORMAL`` (set
 after `save` returns finds the decision on restart, the WAL being in the operating system's page
 cache — but a power cut or kernel crash may lose the last commits (never corrupt the file): the
 choice for a disk whose flushes are slow (spinning disks, some network volumes).
+
+Schema: ``PRAGMA user_version`` says which version a file has; opening a file of an older
+livefreq upgrades it in place with the steps of `_MIGRATIONS` (v1 -> v2 added ``owner``), in the
+opening transaction, so a failed upgrade leaves the old file as it was. A newer file is refused.
 
 Concurrency: one connection, guarded by a lock (the service already serialises its
 load-decide-store sequence; the lock keeps direct callers safe too). Writes run in
@@ -46,7 +50,7 @@ try:  # POSIX; elsewhere the one-process-per-file rule is only documented
 except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 _SCHEMA = """
 CREATE TABLE sessions (
@@ -55,7 +59,8 @@ CREATE TABLE sessions (
     resume_token  TEXT NOT NULL,
     touched_at    REAL NOT NULL,               -- scenario clock: last client activity (expiry)
     delivered_seq INTEGER NOT NULL DEFAULT 0,  -- last controller message the pilot received
-    updated       REAL NOT NULL                -- wall clock of the last write (operations)
+    updated       REAL NOT NULL,               -- wall clock of the last write (operations)
+    owner         TEXT                         -- id of the API key that created it (v2)
 );
 CREATE TABLE transcript (
     n          INTEGER PRIMARY KEY,            -- rowid: append order
@@ -70,15 +75,21 @@ CREATE TABLE meta (
 """
 
 _UPSERT = """
-INSERT INTO sessions (id, session, resume_token, touched_at, delivered_seq, updated)
-VALUES (?, ?, ?, ?, ?, ?)
+INSERT INTO sessions (id, session, resume_token, touched_at, delivered_seq, updated, owner)
+VALUES (?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (id) DO UPDATE SET
     session = excluded.session,
     resume_token = excluded.resume_token,
     touched_at = excluded.touched_at,
     delivered_seq = max(sessions.delivered_seq, excluded.delivered_seq),
-    updated = excluded.updated
+    updated = excluded.updated,
+    owner = excluded.owner
 """
+
+# Upgrades, by the version they lead to: each runs in the opening transaction, in order.
+_MIGRATIONS: dict[int, tuple[str, ...]] = {
+    2: ("ALTER TABLE sessions ADD COLUMN owner TEXT",),  # sessions per API key (gateway/auth.py)
+}
 
 _ENTRY: TypeAdapter[PilotEntry | AtcEntry] = TypeAdapter(TranscriptEntry)
 
@@ -118,12 +129,17 @@ class SqliteSessionRepository:
     def get(self, session_id: str) -> StoredSession | None:
         with self._lock:
             row = self._db.execute(
-                "SELECT session, resume_token, touched_at, delivered_seq FROM sessions WHERE id = ?", (session_id,)
+                "SELECT session, resume_token, touched_at, delivered_seq, owner FROM sessions WHERE id = ?",
+                (session_id,),
             ).fetchone()
         if row is None:
             return None
         return StoredSession(
-            session=Session.model_validate_json(row[0]), resume_token=row[1], touched_at=row[2], delivered_seq=row[3]
+            session=Session.model_validate_json(row[0]),
+            resume_token=row[1],
+            touched_at=row[2],
+            delivered_seq=row[3],
+            owner=row[4],
         )
 
     def put(self, record: StoredSession) -> None:
@@ -138,6 +154,7 @@ class SqliteSessionRepository:
             record.touched_at,
             record.delivered_seq,
             time.time(),
+            record.owner,
         )
         lines = [entry.model_dump_json() for entry in entries]  # serialise outside the lock
         with self._lock, self._transaction():
@@ -239,6 +256,11 @@ class SqliteSessionRepository:
                 # statement by statement: executescript would COMMIT the open transaction
                 for statement in filter(str.strip, _SCHEMA.split(";")):
                     self._db.execute(statement)
+            else:  # a file of an older livefreq: upgrade it in place, sessions kept
+                for target in range(version + 1, SCHEMA_VERSION + 1):
+                    for statement in _MIGRATIONS[target]:
+                        self._db.execute(statement)
+            if version != SCHEMA_VERSION:
                 self._db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
     def _release(self) -> None:

@@ -7,12 +7,20 @@ transcript goes to the session engine through the service. Every decision about 
 this socket, HTTP, the background clock, telemetry) arrives through the service's `DecisionHub`
 and leaves as `decision` and `state` events, while its controller messages go to the session's
 live `Frequency` to be spoken in order. Bad input gets a typed `error` and the socket stays open.
+
+Hardening (README "Security"): a browser page from another origin is refused (`origin_allowed`),
+and with authentication on the socket needs an API key or a session token (``?token=`` or
+``Authorization: Bearer``); both refusals are a fatal `forbidden`/`unauthorized` error and close
+code 1008. Incoming frames pass the connection's rate limits (gateway/ws/limits.py); outgoing ones
+go through a bounded `Outbox` drained by one writer task (gateway/ws/outbox.py), so a client that
+stops reading costs a bounded amount of memory and is disconnected, never waited for.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import time
 from dataclasses import dataclass, field
@@ -25,18 +33,23 @@ from gateway import metrics
 from gateway.audio.pcm import FrameBuffer
 from gateway.audio.resample import StreamResampler
 from gateway.audio.vad import SPEECH_END, SPEECH_START, VoiceActivityDetector
+from gateway.auth import ANONYMOUS, AuthError, Authenticator, Principal, bearer, origin_allowed
 from gateway.frequency import Frequency
-from gateway.service import RadioService, ServiceError
+from gateway.service import RadioService, ServiceError, SessionNotFound
 from gateway.settings import Settings
 from gateway.speech.stack import SpeechStack, UnknownVoice, stt_context
 from gateway.speech.tts.base import TtsEngine
 from gateway.speech.stt.base import SttStream
 from gateway.ws import protocol as p
+from gateway.ws.limits import ConnectionLimits, Verdict
+from gateway.ws.outbox import Outbox, SlowConsumer
 
 log = logging.getLogger("livefreq.ws")
 
 STT_RATE = 16000
 PARTIAL_EVERY_S = 0.5
+CLOSE_TIMEOUT_S = 2.0  # how long the last words (a fatal error, the close) may take to leave
+POLICY_VIOLATION = 1008  # WebSocket close code of every fatal error
 
 
 @dataclass
@@ -74,20 +87,33 @@ class Link:
 
 
 class RadioConnection:
-    def __init__(self, ws: WebSocket, service: RadioService, speech: SpeechStack, settings: Settings) -> None:
+    def __init__(
+        self,
+        ws: WebSocket,
+        service: RadioService,
+        speech: SpeechStack,
+        settings: Settings,
+        auth: Authenticator | None = None,
+    ) -> None:
         self.ws = ws
         self.service = service
         self.speech = speech
         self.settings = settings
+        self.auth = auth or Authenticator(settings)
+        self.principal: Principal = ANONYMOUS
+        self.limits = ConnectionLimits(settings)
+        self.outbox = Outbox(settings.ws_send_queue_bytes, settings.ws_send_queue_droppable)
         self.link: Link | None = None
         self.frequency: Frequency | None = None
         self.resampler: StreamResampler | None = None
         self.framer = FrameBuffer(STT_RATE, 20)
         self.vad: VoiceActivityDetector | None = None
         self.tx: Transmission | None = None
-        self._send_lock = asyncio.Lock()
         self._events_task: asyncio.Task[None] | None = None
         self._speculation: asyncio.Task[None] | None = None
+        self._writer: asyncio.Task[None] | None = None
+        self._task: asyncio.Task[Any] | None = None  # the one running `run`
+        self._fatal: p.ProtocolError | None = None  # set: the connection ends with this error
         self._closed = False
 
     # ------------------------------------------------------------------ socket
@@ -95,29 +121,76 @@ class RadioConnection:
     async def run(self) -> None:
         await self.ws.accept()
         metrics.CONNECTIONS.inc()
+        self._task = asyncio.current_task()
+        self.start_writer()
         try:
-            while True:
+            self._admit()
+            while self._fatal is None:
                 message = await self.ws.receive()
                 if message["type"] == "websocket.disconnect":
                     break
-                if message.get("bytes") is not None:
-                    await self._guard(self._on_audio(message["bytes"]))
-                elif message.get("text") is not None:
-                    await self._guard(self._on_text(message["text"]))
+                data, text = message.get("bytes"), message.get("text")
+                if data is None and text is None:
+                    continue
+                if not await self._within_limits(len(data) if data is not None else None):
+                    continue
+                if data is not None:
+                    await self._guard(self._on_audio(data))
+                else:
+                    await self._guard(self._on_text(text))
         except WebSocketDisconnect:
             pass
+        except asyncio.CancelledError:
+            if self._fatal is None:  # the server is shutting down
+                raise
+            self._task.uncancel()  # cancelled by `_overflow`: end with the error below
         finally:
             metrics.CONNECTIONS.dec()
             await self._teardown()
+            await self._finish()
+
+    def _admit(self) -> None:
+        """The Origin allow-list, then the credential (when authentication is on)."""
+        headers = self.ws.headers
+        if not origin_allowed(headers.get("origin"), headers.get("host"), self.settings.ws_origins):
+            self._fatal = p.ProtocolError(
+                "forbidden", f"origin {headers.get('origin')!r} may not open this radio (LIVEFREQ_WS_ORIGINS)", fatal=True
+            )
+            return
+        try:
+            self.principal = self.auth.authenticate(self.ws.query_params.get("token") or bearer(headers))
+        except AuthError as exc:
+            self._fatal = p.ProtocolError(exc.code, exc.message, fatal=True)
+
+    async def _within_limits(self, audio_bytes: int | None) -> bool:
+        """The rate limits (gateway/ws/limits.py): False drops the frame."""
+        verdict = self.limits.admit(audio_bytes)
+        if verdict is Verdict.ACCEPT:
+            return True
+        metrics.DROPPED.labels("in", "rate_limited").inc()
+        what = "audio" if audio_bytes is not None else "messages"
+        if verdict is Verdict.ABUSE:
+            self._fatal = p.ProtocolError(
+                "rate_limited", f"{self.limits.dropped} frames over the rate limit; closing", fatal=True
+            )
+        elif verdict is Verdict.DROP_NOTIFY:
+            limit = (
+                f"{self.settings.ws_audio_bytes_per_s} audio bytes/s"
+                if audio_bytes is not None
+                else f"{self.settings.ws_messages_per_s:g} messages/s"
+            )
+            await self.send(p.error("rate_limited", f"{what} over the limit of {limit}: frames are being dropped"))
+        return False
 
     async def _guard(self, work: Any) -> None:
         """Run one handler; turn every failure into a typed `error` event, keep the socket."""
         try:
             await work
         except p.ProtocolError as exc:
-            await self.send(p.error(exc.code, exc.message, exc.fatal))
             if exc.fatal:
-                await self.ws.close(code=1008)
+                self._fatal = exc
+            else:
+                await self.send(p.error(exc.code, exc.message))
         except ServiceError as exc:
             await self.send(p.error(exc.code, exc.message))
         except (WebSocketDisconnect, RuntimeError) as exc:
@@ -130,21 +203,78 @@ class RadioConnection:
             await self.send(p.error("internal", f"internal error ({type(exc).__name__}); the session is intact"))
 
     async def send(self, event: dict[str, Any]) -> None:
+        """Queue an event for the client (never waits for the socket; see gateway/ws/outbox.py)."""
         kind = str(event.get("type"))
-        metrics.MESSAGES.labels("out", kind).inc()
         if kind == "error":
             metrics.count_error("ws", str(event.get("code")))
-        async with self._send_lock:
-            if self.ws.application_state == WebSocketState.CONNECTED and not self._closed:
-                # the pilot may hang up mid-send (the controller talking): run() sees it and tears down
-                with contextlib.suppress(WebSocketDisconnect):
-                    await self.ws.send_json(event)
+        droppable = kind == "vad" or (kind == "transcript" and not event.get("final"))
+        if self._queue(_encode(event), droppable=droppable):
+            metrics.MESSAGES.labels("out", kind).inc()
 
     async def send_audio(self, pcm: bytes) -> None:
-        async with self._send_lock:
-            if self.ws.application_state == WebSocketState.CONNECTED and not self._closed:
-                with contextlib.suppress(WebSocketDisconnect):
-                    await self.ws.send_bytes(pcm)
+        self._queue(pcm)
+
+    def _queue(self, data: str | bytes, *, droppable: bool = False) -> bool:
+        if self._closed or self._fatal is not None:
+            return False
+        try:
+            if self.outbox.put(data, droppable=droppable):
+                return True
+            metrics.DROPPED.labels("out", "slow_reader").inc()
+        except SlowConsumer as exc:
+            self._overflow(str(exc))
+        return False
+
+    def _overflow(self, detail: str) -> None:
+        """The client reads too slowly for a must-deliver frame: end the connection."""
+        log.warning("radio connection: slow reader disconnected (%s)", detail)
+        self._fatal = p.ProtocolError(
+            "slow_consumer", f"the client reads too slowly: {detail}; reconnect and resume", fatal=True
+        )
+        if self._task is not None and self._task is not asyncio.current_task():
+            self._task.cancel()  # leave the receive loop at once (from the loop itself: it checks `_fatal`)
+
+    def start_writer(self) -> None:
+        """Start the task that drains the outbox into the socket."""
+        if self._writer is None:
+            self._writer = asyncio.create_task(self._write(), name="livefreq-ws-writer")
+
+    async def _write(self) -> None:
+        while True:
+            frame = await self.outbox.get()
+            if self.ws.application_state != WebSocketState.CONNECTED:
+                return
+            try:
+                if frame.data is None:
+                    await self.ws.close(code=frame.close_code)
+                    return
+                if isinstance(frame.data, bytes):
+                    await self.ws.send_bytes(frame.data)
+                else:
+                    await self.ws.send_text(frame.data)
+            except (WebSocketDisconnect, RuntimeError):
+                # the pilot hung up (maybe mid-message): run() sees it and tears down; meanwhile
+                # nothing more is queued for nobody
+                self._closed = True
+                return
+
+    async def _finish(self) -> None:
+        """After teardown: a fatal error's last words and the close (within `CLOSE_TIMEOUT_S`:
+        a client that does not read gets no more time), then the writer stops."""
+        writer, self._writer = self._writer, None
+        if writer is None:
+            return
+        if self._fatal is not None:
+            error = p.error(self._fatal.code, self._fatal.message, fatal=True)
+            metrics.count_error("ws", self._fatal.code)
+            metrics.MESSAGES.labels("out", "error").inc()
+            self.outbox.put(_encode(error), force=True)
+            self.outbox.close(POLICY_VIOLATION)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(writer), CLOSE_TIMEOUT_S)
+        writer.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await writer
 
     # ------------------------------------------------------------------ control messages
 
@@ -188,8 +318,11 @@ class RadioConnection:
     async def _start(self, msg: p.SessionStart) -> None:
         if self.link is not None:
             raise p.ProtocolError("session_active", "this socket already has a session; open a new socket for another")
+        self._authorize(lambda: self.auth.require_key(self.principal, "start a session"))
         tts = self._voice(msg.voice)
-        session, decision, token = self.service.create(flow=msg.flow, scenario=msg.scenario, seed=msg.seed)
+        session, decision, token = self.service.create(
+            flow=msg.flow, scenario=msg.scenario, seed=msg.seed, owner=self.principal.key_id
+        )
         await self._attach(
             session,
             token,
@@ -207,6 +340,13 @@ class RadioConnection:
     async def _resume(self, msg: p.SessionResume) -> None:
         if self.link is not None:
             raise p.ProtocolError("session_active", "this socket already has a session")
+        if self.auth.enabled:  # the credential's reach first (HTTP: gateway/api/access.py)
+            if self.principal.is_key:
+                with contextlib.suppress(SessionNotFound):  # unknown: `unknown_session` below, as over HTTP
+                    owner = self.service.owner_of(msg.session_id)
+                    self._authorize(lambda: self.auth.check_session(self.principal, msg.session_id, owner))
+            else:
+                self._authorize(lambda: self.auth.check_session(self.principal, msg.session_id, None))
         if not self.service.check_token(msg.session_id, msg.resume_token):
             self.service.get(msg.session_id)  # unknown session -> its own typed error
             raise p.ProtocolError("bad_token", "the resume token does not match this session")
@@ -230,6 +370,14 @@ class RadioConnection:
         if self.frequency is not None and missed:
             self.frequency.enqueue(missed)
         await self._send_state()
+
+    @staticmethod
+    def _authorize(check: Any) -> None:
+        """Run an `Authenticator` check; a refusal is a `forbidden` error, the socket stays open."""
+        try:
+            check()
+        except AuthError as exc:
+            raise p.ProtocolError(exc.code, exc.message) from exc
 
     def _voice(self, voice: str | None) -> TtsEngine:
         try:
@@ -276,6 +424,7 @@ class RadioConnection:
                 "type": "session.started",
                 "session_id": session.session_id,
                 "resume_token": token,
+                "session_token": self.auth.session_token(session.session_id),
                 "resumed": resumed,
                 "flow": session.active.flow,
                 "state": session.active.state,
@@ -510,8 +659,15 @@ class RadioConnection:
             await self.frequency.close()
 
 
-def route_handler(service: RadioService, speech: SpeechStack, settings: Settings) -> Any:
+def _encode(event: dict[str, Any]) -> str:
+    """JSON text as Starlette's `send_json` writes it."""
+    return json.dumps(event, separators=(",", ":"), ensure_ascii=False)
+
+
+def route_handler(service: RadioService, speech: SpeechStack, settings: Settings, auth: Authenticator | None = None) -> Any:
+    auth = auth or Authenticator(settings)
+
     async def radio(ws: WebSocket) -> None:
-        await RadioConnection(ws, service, speech, settings).run()
+        await RadioConnection(ws, service, speech, settings, auth).run()
 
     return radio

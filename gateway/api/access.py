@@ -1,0 +1,74 @@
+"""Who may call which HTTP route, when authentication is on (gateway/auth.py has the policy).
+
+One ASGI middleware in front of every route, so a route added later is protected without
+remembering to: the public routes are listed here, every other request needs a credential.
+
+- public: ``/health``, ``/openapi.json``, and everything outside ``/api/`` and ``/metrics`` (the
+  browser radio's static files);
+- ``/api/radio/sessions/{id}`` and below: the session's own token, or the API key that created it;
+- every other ``/api/`` route and ``/metrics``: an API key.
+
+A refused request never reaches its handler: 401 ``unauthorized`` (with ``WWW-Authenticate:
+Bearer``) or 403 ``forbidden``, in the gateway's JSON error shape. The principal of an accepted
+request is in ``request.state.principal`` (creating a session records its key as the owner).
+"""
+
+from __future__ import annotations
+
+import re
+
+from starlette.requests import Request
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from gateway.api.errors import error_response
+from gateway.auth import ANONYMOUS, AuthError, Authenticator, Principal, bearer
+from gateway.service import RadioService, SessionNotFound
+
+PUBLIC_PATHS = frozenset({"/health", "/openapi.json"})
+_SESSION_ROUTE = re.compile(r"^/api/radio/sessions/([^/]+)(?:/[^/]*)?$")
+
+
+def is_public(path: str) -> bool:
+    return path in PUBLIC_PATHS or not (path.startswith("/api/") or path == "/metrics")
+
+
+def principal_of(request: Request) -> Principal:
+    """The authenticated caller of a request (`ANONYMOUS` when authentication is off)."""
+    return getattr(request.state, "principal", ANONYMOUS)
+
+
+class AccessMiddleware:
+    def __init__(self, app: ASGIApp, auth: Authenticator, service: RadioService) -> None:
+        self.app = app
+        self.auth = auth
+        self.service = service
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or not self.auth.enabled or is_public(scope["path"]):
+            await self.app(scope, receive, send)
+            return
+        try:
+            principal = self._authorize(scope["path"], bearer(Request(scope).headers))
+        except AuthError as exc:
+            headers = {"WWW-Authenticate": 'Bearer realm="livefreq"'} if exc.status == 401 else None
+            await error_response(exc.status, exc.code, exc.message, None, headers)(scope, receive, send)
+            return
+        scope.setdefault("state", {})["principal"] = principal
+        await self.app(scope, receive, send)
+
+    def _authorize(self, path: str, credential: str | None) -> Principal:
+        principal = self.auth.authenticate(credential)
+        match = _SESSION_ROUTE.match(path)
+        if match is None:
+            self.auth.require_key(principal, "call this route")
+            return principal
+        session_id = match.group(1)
+        if principal.is_key:
+            try:
+                owner = self.service.owner_of(session_id)
+            except SessionNotFound:
+                return principal  # the handler answers 404, as without authentication
+            self.auth.check_session(principal, session_id, owner)
+        else:
+            self.auth.check_session(principal, session_id, None)
+        return principal
