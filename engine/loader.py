@@ -128,8 +128,26 @@ class MemoryFlowSource:
 # --------------------------------------------------------------------------- YAML
 
 
+# A flow document expanded (aliases followed) may have at most this many YAML nodes. The shipped
+# flows have at most a few thousand; "billion laughs" (aliases of aliases of lists) loads as a few
+# shared objects, and then explodes when a session copies the flow's variables or the runtime
+# API writes the flow out as JSON.
+MAX_EXPANDED_NODES = 200_000
+
+
 class _StrictLoader(yaml.SafeLoader):
-    """`yaml.SafeLoader` that refuses duplicate keys (two states with one id would silently merge)."""
+    """`yaml.SafeLoader` (plain data only: no Python objects, no code) that refuses duplicate
+    keys (two states with one id would silently merge) and documents that expand past
+    `MAX_EXPANDED_NODES` through aliases."""
+
+    def construct_document(self, node: yaml.Node) -> Any:
+        size = _expanded_size(node, {})
+        if size > MAX_EXPANDED_NODES:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"the document expands to {size} nodes through aliases (at most {MAX_EXPANDED_NODES})",
+                node.start_mark,
+            )
+        return super().construct_document(node)
 
     def construct_mapping(self, node: yaml.Node, deep: bool = False) -> dict[Any, Any]:
         if isinstance(node, yaml.MappingNode):
@@ -151,6 +169,21 @@ class _StrictLoader(yaml.SafeLoader):
                         key_node.start_mark,
                     )
         return super().construct_mapping(node, deep=deep)
+
+
+def _expanded_size(node: yaml.Node, seen: dict[int, int]) -> int:
+    """Nodes of `node` with every alias followed, counted once per shared node (linear time)."""
+    known = seen.get(id(node))
+    if known is not None:
+        return known
+    seen[id(node)] = 1  # a recursive alias counts once instead of forever
+    size = 1
+    if isinstance(node, yaml.SequenceNode):
+        size += sum(_expanded_size(child, seen) for child in node.value)
+    elif isinstance(node, yaml.MappingNode):
+        size += sum(_expanded_size(k, seen) + _expanded_size(v, seen) for k, v in node.value)
+    seen[id(node)] = size
+    return size
 
 
 def _yaml_problem(exc: yaml.YAMLError) -> LoadProblem:
@@ -272,6 +305,8 @@ def load_flow_text(text: str, source: str, *, expected_slug: str | None = None) 
         data = yaml.load(text, Loader=_StrictLoader)  # a SafeLoader: plain data only, no objects
     except yaml.YAMLError as exc:
         raise FlowLoadError(source, [_yaml_problem(exc)]) from None
+    except RecursionError:  # PyYAML composes nested collections recursively
+        raise FlowLoadError.single(source, "YAML error: the document is nested too deeply") from None
     if data is None:
         raise FlowLoadError.single(source, "empty flow document")
     if not isinstance(data, dict):
