@@ -67,6 +67,21 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.set_defaults(handler=cmd_serve)
 
+    keys = sub.add_parser(
+        "keys", help="API keys for authentication", description="API keys (README \"Security\")."
+    )
+    keys_sub = keys.add_subparsers(dest="keys_command", metavar="ACTION")
+    new_key = keys_sub.add_parser(
+        "new",
+        help="make a random API key and the line to configure it with",
+        description="Print a new random API key (give it to the client) and the entry that configures it "
+        "(put it in LIVEFREQ_API_KEYS_FILE or LIVEFREQ_API_KEYS): its SHA-256 only, so the gateway's "
+        "configuration holds no usable key.",
+    )
+    new_key.add_argument("--label", default=None, help="the key's id in logs and as the owner of its sessions")
+    new_key.set_defaults(handler=cmd_keys_new)
+    keys.set_defaults(handler=_usage(keys))
+
     flows = sub.add_parser("flows", help="check and list the YAML flows", description="Check and list the YAML flows.")
     flows_sub = flows.add_subparsers(dest="flows_command", metavar="ACTION")
     lint = flows_sub.add_parser(
@@ -301,6 +316,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
     logging.basicConfig(level="DEBUG" if level == "trace" else level.upper(), format="%(levelname)s:     %(message)s")
     app = create_app(settings)
     wildcard = settings.host in ("0.0.0.0", "::")
+    if not app.state.auth.enabled and settings.host not in ("127.0.0.1", "localhost", "::1"):
+        log.warning(
+            "listening on %s without authentication: anyone who reaches this port may start sessions "
+            "and use the speech engines (set LIVEFREQ_API_KEYS or LIVEFREQ_API_KEYS_FILE; README \"Security\")",
+            settings.host,
+        )
     log.info(
         "livefreq gateway on http://%s:%d%s (%d flows from %s)",
         "127.0.0.1" if wildcard else _url_host(settings.host),
@@ -310,6 +331,23 @@ def cmd_serve(args: argparse.Namespace) -> int:
         settings.flows_dir,
     )
     uvicorn.run(app, host=settings.host, port=settings.port, log_level=level)
+    return EXIT_OK
+
+
+def cmd_keys_new(args: argparse.Namespace, out: TextIO | None = None) -> int:
+    """A new API key and its configuration entry (gateway/auth.py keeps digests only)."""
+    from gateway.auth import AuthConfigError, new_key, parse_key_entry
+
+    out = out or sys.stdout
+    key, entry = new_key()
+    line = f"{args.label} {entry}" if args.label else entry
+    try:
+        key_id = parse_key_entry(line, "--label").key_id
+    except AuthConfigError as exc:
+        raise CliError(str(exc)) from None
+    print(f"key (give to the client, shown once): {key}", file=out)
+    print(f"entry (for LIVEFREQ_API_KEYS_FILE):   {line}", file=out)
+    print(f"key id (owner of its sessions):       {key_id}", file=out)
     return EXIT_OK
 
 

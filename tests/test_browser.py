@@ -263,3 +263,31 @@ def test_fly_the_clearance_by_voice(page: Page, initial_call: str) -> None:
     assert page.text_content("#st-state") == state_before
     assert stat(page, "reconnects") == 1
     assert not stat(page, "errors.length")
+
+
+def test_the_radio_page_with_an_api_key(browser: Browser) -> None:
+    """With authentication on, the page opened as `/#key=...` sends the key (Bearer on its API
+    calls, `?token=` on the radio socket), takes it out of the address bar, and flies."""
+    key = "browser-key-0123456789abcdef"
+    settings = Settings(speech_preload=False, stt_engine="sphinx", tts_engine="espeak", api_keys=[key],
+                        auth_secret="b" * 32)
+    with run_server(create_app(settings)) as base:
+        context = browser.new_context()
+        try:
+            tab = context.new_page()
+            tab.set_default_timeout(TIMEOUT_MS)
+            tab.goto(f"{base}/#key={key}")
+            tab.wait_for_selector("#flow option[value=clearance]", state="attached")  # runtime read with the key
+            assert "key=" not in tab.url
+            tab.select_option("#flow", FLOW)
+            tab.click("#start-button")
+            tab.wait_for_function("window.livefreq.state.session")  # the socket was let in with ?token=
+            tab.fill("#text-input", tab.text_content("#hint-text") or "request IFR clearance")
+            tab.press("#text-input", "Enter")
+            tab.wait_for_selector(".entry.atc .text >> text=/cleared to/i")
+
+            # the same call without the key is refused
+            assert tab.evaluate("fetch('/api/voices').then((r) => r.status)") == 401
+            assert tab.evaluate("import('/js/access.js').then((m) => m.apiFetch('/api/voices')).then((r) => r.status)") == 200
+        finally:
+            context.close()

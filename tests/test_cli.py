@@ -48,7 +48,8 @@ def livefreq(
 @pytest.mark.parametrize(
     ("args", "expected"),
     [
-        (["--help"], ["serve", "flows", "chat", "bench"]),
+        (["--help"], ["serve", "keys", "flows", "chat", "bench"]),
+        (["keys", "new", "--help"], ["--label"]),
         (["serve", "--help"], ["--host", "--port", "--log-level"]),
         (["flows", "lint", "--help"], ["--dir"]),
         (["chat", "--help"], ["--flow", "--seed", "--airport", "--callsign", "--trace", "--no-speech"]),
@@ -60,6 +61,22 @@ def test_help_names_every_option(args: list[str], expected: list[str]) -> None:
     assert result.returncode == 0, result.stderr
     for word in expected:
         assert word in result.stdout
+
+
+def test_keys_new_prints_a_key_and_the_entry_that_admits_it(tmp_path: Path) -> None:
+    from gateway.auth import Authenticator
+    from gateway.settings import Settings
+
+    result = livefreq("keys", "new", "--label", "school-1")
+    assert result.returncode == 0, result.stderr
+    lines = dict(line.split(": ", 1) for line in result.stdout.splitlines())
+    key = lines["key (give to the client, shown once)"].strip()
+    entry = lines["entry (for LIVEFREQ_API_KEYS_FILE)"].strip()
+    assert key not in entry and entry.startswith("school-1 sha256:")
+    (tmp_path / "keys").write_text(entry + "\n", encoding="utf-8")
+    auth = Authenticator(Settings(api_keys_file=tmp_path / "keys", auth_secret="k" * 32))
+    assert auth.authenticate(key).key_id == "school-1"
+    assert livefreq("keys", "new", "--label", "no spaces").returncode == 1
 
 
 def test_bench_without_target_lists_the_benchmarks() -> None:

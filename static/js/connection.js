@@ -2,13 +2,15 @@
 // It reconnects by itself with a growing delay after the socket drops; the page re-attaches its
 // session (`session.resume`) in its `open` handler, so a reload or a network blip loses nothing.
 
+import { withToken } from "./access.js";
+
 const BACKOFF_S = [0.5, 1, 2, 4, 8, 15];
 const PING_EVERY_MS = 20000;
 
-/** ws:// or wss:// URL of the radio endpoint on the page's own host. */
+/** ws:// or wss:// URL of the radio endpoint on the page's own host (with the API key, if any). */
 export function radioUrl(loc = window.location) {
   const scheme = loc.protocol === "https:" ? "wss:" : "ws:";
-  return `${scheme}//${loc.host}/v1/radio`;
+  return withToken(`${scheme}//${loc.host}/v1/radio`);
 }
 
 /**

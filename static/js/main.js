@@ -2,6 +2,7 @@
 // ATC playback and the views together. Everything a test or a curious trainee may want to
 // inspect is on `window.livefreq` (stats counters, the current session, the player).
 
+import { apiFetch } from "./access.js";
 import { RadioConnection } from "./connection.js";
 import { MicCapture, micErrorMessage } from "./capture.js";
 import { AtcPlayer } from "./playback.js";
@@ -286,7 +287,7 @@ function sessionStarted(msg) {
 /** After a reload the log is empty: fill it with what was said so far in this session. */
 async function loadHistory(sessionId) {
   try {
-    const response = await fetch(`/api/radio/sessions/${encodeURIComponent(sessionId)}/transcript`);
+    const response = await apiFetch(`/api/radio/sessions/${encodeURIComponent(sessionId)}/transcript`);
     if (!response.ok) return;
     const data = await response.json();
     const last = log.history(data.entries || [], stationLabel);
@@ -541,7 +542,7 @@ function hideStart() {
 async function loadVoices() {
   const select = $("voice");
   try {
-    const response = await fetch("/api/voices");
+    const response = await apiFetch("/api/voices");
     if (!response.ok) throw new Error(`HTTP ${response.status}`);
     const data = await response.json();
     select.replaceChildren(...data.voices.map((v) => h("option", { value: v.id }, v.label)));
@@ -555,7 +556,7 @@ async function loadVoices() {
 async function loadFlows() {
   const select = $("flow");
   try {
-    const response = await fetch("/api/decision-flows/runtime");
+    const response = await apiFetch("/api/decision-flows/runtime");
     if (!response.ok) throw new Error(`HTTP ${response.status}`);
     const data = await response.json();
     state.flows = data.flows || {};
@@ -600,7 +601,7 @@ async function lookupAirport() {
   }
   const ticket = ++airportLookup;
   try {
-    const response = await fetch(`/api/airports/${encodeURIComponent(icao)}`);
+    const response = await apiFetch(`/api/airports/${encodeURIComponent(icao)}`);
     if (ticket !== airportLookup) return;
     if (!response.ok) {
       out.textContent = `${icao} is not in the airport database.`;
