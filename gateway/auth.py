@@ -33,7 +33,6 @@ import re
 import secrets
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from urllib.parse import urlsplit
 
 from itsdangerous import BadSignature, URLSafeTimedSerializer

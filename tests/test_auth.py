@@ -17,6 +17,7 @@ from typing import Any
 
 import httpx
 import pytest
+from openapi_spec_validator import validate
 from starlette.types import ASGIApp
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import ClientConnection, connect
@@ -214,6 +215,7 @@ def test_sessions_are_reached_by_their_token_or_their_key_only(gateway: str) -> 
 
 def test_openapi_declares_the_bearer_scheme_when_configured(gateway: str, live_server: str) -> None:
     secured = httpx.get(f"{gateway}/openapi.json", timeout=10).json()
+    validate(secured)  # still a valid OpenAPI 3.1 document
     assert secured["components"]["securitySchemes"]["bearer"] == {
         "type": "http",
         "scheme": "bearer",

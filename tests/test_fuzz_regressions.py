@@ -274,3 +274,29 @@ def test_a_pilot_hanging_up_while_the_controller_talks_logs_no_error(caplog: pyt
     with caplog.at_level(logging.ERROR):
         asyncio.run(scenario())
     assert [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR] == []
+
+
+def test_bounded_integers_are_bounded_in_the_openapi_document() -> None:
+    """`Annotated[JsonInt, Field(ge=0, le=...)]` was checked by the server but written into the JSON
+    schema as the unknown keywords ge/le, so the document allowed any integer and the HTTP fuzzer's
+    "valid" seed 4415981953116041384034304 was refused (ST202)."""
+    from gateway.api.openapi import openapi_document
+    from gateway.service import MAX_SEED
+
+    document = openapi_document(RadioService(Settings(speech_preload=False)))
+    schemas = document["components"]["schemas"]
+    text = json.dumps(document)
+    assert '"ge"' not in text and '"le"' not in text
+    seed = schemas["CreateSessionRequest"]["properties"]["seed"]["anyOf"][0]
+    assert (seed["minimum"], seed["maximum"]) == (0, MAX_SEED)
+    level = schemas["SayRequest"]["properties"]["level"]["anyOf"][0]
+    assert (level["minimum"], level["maximum"]) == (1, 5)
+
+
+def test_a_body_of_blanks_is_no_json(live_server: str) -> None:
+    """An optional body may be absent, but b" " is not a JSON document: the HTTP fuzzer's
+    "invalid syntax" body created a session (ST201)."""
+    for body in (b" ", b"\n\t "):
+        answer = httpx.post(f"{live_server}/api/radio/sessions", content=body, headers={"content-type": "application/json"})
+        assert answer.status_code == 400 and answer.json()["error"]["code"] == "bad_json", answer.text
+    assert httpx.post(f"{live_server}/api/radio/sessions", content=b"", timeout=30).status_code == 201

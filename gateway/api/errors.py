@@ -108,7 +108,7 @@ class InternalErrorMiddleware:
 
 
 async def read_json(request: Request, limit: int) -> Any:
-    """The request body as JSON, reading at most `limit` bytes; None when the body is empty."""
+    """The request body as JSON, reading at most `limit` bytes; None when there is no body."""
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit:
         raise ApiError(413, "payload_too_large", f"request body is larger than {limit} bytes")
@@ -120,7 +120,7 @@ async def read_json(request: Request, limit: int) -> Any:
             raise ApiError(413, "payload_too_large", f"request body is larger than {limit} bytes")
         chunks.append(chunk)
     body = b"".join(chunks)
-    if not body.strip():
+    if not body:  # no body at all; blanks alone are no JSON document (400 below)
         return None
     try:
         return json.loads(body)
