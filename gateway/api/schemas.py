@@ -7,18 +7,18 @@ reused by the WebSocket adapter (`message_view`, `readback_view`, `session_view`
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from gateway.wire import JsonBody, JsonInt
+from gateway.wire import JsonBody, json_int
 from engine.models import ControllerMessage, Decision, ReadbackResult, Role, Session
 from gateway.service import MAX_SEED, RadioService
 from gateway.ws.protocol import TelemetryFields
 
 
 # strict: "7" and true are not seeds; 7.0 is 7
-StrictSeed = Annotated[JsonInt, Field(ge=0, le=MAX_SEED)]
+StrictSeed = json_int(ge=0, le=MAX_SEED)
 
 
 # --------------------------------------------------------------------------- requests

@@ -48,7 +48,7 @@ import binascii
 import io
 import re
 import zlib
-from typing import Annotated, Any
+from typing import Any
 
 import av
 import numpy as np
@@ -60,7 +60,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import BaseRoute, Route
 
 from engine.phraseology import speak_text
-from gateway.wire import JsonBody, JsonInt
+from gateway.wire import JsonBody, json_int
 from gateway.api.errors import ApiError, parse, read_json
 from gateway.audio.codec import DecodeError, decode_audio
 from gateway.audio.pcm import PcmError, duration_s, wav_bytes
@@ -116,7 +116,7 @@ class SayRequest(JsonBody):
 
     text: str = Field(max_length=MAX_SAY_CHARS)
     voice: str | None = None
-    level: Annotated[JsonInt, Field(ge=1, le=5)] | None = None
+    level: json_int(ge=1, le=5) | None = None
     speed: float | None = Field(default=None, gt=0)
     tag: str | None = None
     sessionId: str | None = None  # camelCase: the web app's field names

@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 from pydantic import ConfigDict, Field, TypeAdapter, ValidationError
 
 from engine.models import ControllerMessage, Decision, ReadbackResult
-from gateway.wire import JsonBody, JsonInt
+from gateway.wire import JsonBody, JsonInt, json_int
 
 SAMPLE_RATES = (8000, 16000, 24000, 32000, 44100, 48000)
 
@@ -36,7 +36,7 @@ class SessionStart(_Msg):
     mode: Literal["ptt", "vox"] = "ptt"
     input_audio: AudioFormat = Field(default_factory=AudioFormat)
     output_audio: AudioFormat = Field(default_factory=AudioFormat)
-    radio_level: Annotated[JsonInt, Field(ge=1, le=5)] | None = None  # extension: readability 1-5
+    radio_level: json_int(ge=1, le=5) | None = None  # extension: readability 1-5
     radio_effect: bool | None = None  # extension: false for clean audio
     voice: str | None = Field(default=None, max_length=100)  # extension: an id from GET /api/voices
 
@@ -48,7 +48,7 @@ class SessionResume(_Msg):
     mode: Literal["ptt", "vox"] | None = None
     input_audio: AudioFormat | None = None
     output_audio: AudioFormat | None = None
-    radio_level: Annotated[JsonInt, Field(ge=1, le=5)] | None = None
+    radio_level: json_int(ge=1, le=5) | None = None
     voice: str | None = Field(default=None, max_length=100)
 
 
