@@ -1,10 +1,12 @@
 """Persistence: the session stores, and a gateway killed with SIGKILL that resumes with nothing lost.
 
-The repository tests run on both stores (one protocol); the SQLite ones also reopen the file. The
-service tests restart a `RadioService` on the same file with a virtual clock. The last test runs
-the real `livefreq serve` as a subprocess, drives a session over HTTP into an interrupt flow with
-a silence prompt pending, kills the process with SIGKILL, starts it again on the same database and
-checks the session, the transcript, `session.resume` over the WebSocket and the timer.
+The repository tests run on every store (one protocol: memory, SQLite, and Redis on a real
+redis-server on loopback); the SQLite ones also reopen the file. The service tests restart a
+`RadioService` on the same file with a virtual clock. The kill tests run the real `livefreq serve`
+as subprocesses and drive a session over HTTP into an interrupt flow with a silence prompt
+pending: one gateway on SQLite is killed with SIGKILL and started again on the same database; two
+gateways on one Redis share the session, one is killed and the other carries on. Each checks the
+session, the transcript, `session.resume` over the WebSocket and that the timer fires once.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ import pytest
 
 from engine.models import ControllerMessage, FlowFrame, Session
 from gateway.clock import scaled_clock
-from gateway.service import RadioService
+from gateway.service import RadioService, SessionNotFound
 from gateway.settings import Settings
 from gateway.store import (
     AtcEntry,
@@ -36,7 +38,9 @@ from gateway.store import (
     SqliteSessionRepository,
     StoredSession,
     StoreError,
+    VersionConflict,
 )
+from gateway.store.redis import RedisSessionRepository
 from gateway.store.sqlite import SCHEMA_VERSION
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -74,9 +78,17 @@ def _pilot(text: str) -> PilotEntry:
     return PilotEntry(at=1.0, flow="clearance", state="A", text=text, transmission_id="s1-x1", intent="request")
 
 
-@pytest.fixture(params=["memory", "sqlite"])
+def _open(kind: str, request: pytest.FixtureRequest, tmp_path: Path, **options: Any) -> SessionRepository:
+    if kind == "memory":
+        return MemorySessionRepository(**options)
+    if kind == "sqlite":
+        return SqliteSessionRepository(tmp_path / f"s{len(list(tmp_path.iterdir()))}.sqlite3", **options)
+    return RedisSessionRepository(request.getfixturevalue("redis_url"), prefix=f"t{len(options)}:", **options)
+
+
+@pytest.fixture(params=["memory", "sqlite", "redis"])
 def repo(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[SessionRepository]:
-    store = MemorySessionRepository() if request.param == "memory" else SqliteSessionRepository(tmp_path / "s.sqlite3")
+    store = _open(request.param, request, tmp_path)
     yield store
     store.close()
 
@@ -135,13 +147,72 @@ def test_delivered_seq_only_moves_forward(repo: SessionRepository) -> None:
     assert repo.get("unknown") is None
 
 
-def test_long_transcripts_keep_the_newest_lines(tmp_path: Path) -> None:
-    for store in (MemorySessionRepository(max_transcript=3), SqliteSessionRepository(tmp_path / "t", max_transcript=3)):
-        store.put(_record())
-        store.append_transcript("s1", [_atc(1), _atc(2)])
-        store.append_transcript("s1", [_atc(3), _atc(4), _atc(5)])
-        assert [e.seq for e in store.transcript("s1")] == [3, 4, 5]
-        store.close()
+@pytest.mark.parametrize("kind", ["memory", "sqlite", "redis"])
+def test_long_transcripts_keep_the_newest_lines(kind: str, request: pytest.FixtureRequest, tmp_path: Path) -> None:
+    store = _open(kind, request, tmp_path, max_transcript=3)
+    store.put(_record())
+    store.append_transcript("s1", [_atc(1), _atc(2)])
+    store.append_transcript("s1", [_atc(3), _atc(4), _atc(5)])
+    assert [e.seq for e in store.transcript("s1")] == [3, 4, 5]
+    store.save(_record(), [_atc(6), _atc(7)])  # save trims too
+    assert [e.seq for e in store.transcript("s1")] == [5, 6, 7]
+    store.close()
+
+
+def test_save_checks_the_version_it_was_given(repo: SessionRepository) -> None:
+    assert repo.read("s1") is None
+    assert repo.save(_record(state="A"), [_atc(1)], expect=0) == 1  # 0: must not exist yet
+    record, version = repo.read("s1")
+    assert (record.session.active.state, version) == ("A", 1)
+    assert repo.save(_record(state="B"), [_atc(2)], expect=version) == 2
+    # a writer that read version 1 is too late: nothing of its write is stored
+    with pytest.raises(VersionConflict):
+        repo.save(_record(state="C"), [_atc(3)], expect=version)
+    with pytest.raises(VersionConflict):
+        repo.save(_record(state="C"), [_atc(3)], expect=0)
+    assert repo.read("s1")[0].session.active.state == "B"
+    assert [e.seq for e in repo.transcript("s1")] == [1, 2]
+    repo.put(_record(state="D"))  # no expectation: last writer wins, the version still moves
+    assert (repo.get("s1").session.active.state, repo.read("s1")[1]) == ("D", 3)
+    assert repo.read("s1")[0] == repo.get("s1")
+
+
+def test_due_sessions_are_leased_to_one_holder(repo: SessionRepository) -> None:
+    repo.save(_record("a"), [], wake_at=5.0)
+    repo.save(_record("b"), [], wake_at=10.0)
+    repo.save(_record("c"), [])  # nothing scheduled
+    assert repo.due(4.9, "n1", 30) == []
+    assert repo.due(7.0, "n1", 30) == ["a"]
+    assert repo.due(7.0, "n2", 30) == []  # n1 is ticking it
+    repo.release("a", "n2")  # not n2's lease: nothing happens
+    assert repo.due(7.0, "n2", 30) == []
+    repo.release("a", "n1")
+    assert repo.due(10.0, "n2", 30) == ["a", "b"]  # earliest first
+    assert repo.due(10.0, "n1", 30) == []
+    repo.release("a", "n2")
+    repo.save(_record("a"), [], wake_at=None)  # its timers fired: unscheduled
+    assert repo.due(100.0, "n1", 30) == []  # b is still n2's
+    repo.release("b", "n2")
+    assert repo.due(100.0, "n1", 30, limit=1) == ["b"]
+    assert repo.delete("b") and repo.due(100.0, "n2", 30) == []
+
+
+def test_an_expired_lease_can_be_taken(repo: SessionRepository) -> None:
+    repo.save(_record("a"), [], wake_at=1.0)
+    assert repo.due(2.0, "dead-node", 0.05) == ["a"]  # claimed by a node that then died
+    assert poll(lambda: repo.due(2.0, "n2", 30) or None, 10, "the lease to run out") == ["a"]
+
+
+def test_idle_lists_sessions_touched_before_a_time(repo: SessionRepository) -> None:
+    repo.save(_record("a", touched=10.0), [])
+    repo.save(_record("b", touched=20.0), [])
+    assert repo.idle(10.0) == []  # strictly before
+    assert repo.idle(15.0) == ["a"]
+    assert sorted(repo.idle(25.0)) == ["a", "b"]
+    repo.save(_record("a", touched=30.0), [])
+    assert repo.idle(25.0) == ["b"]
+    repo.delete("b")
+    assert repo.idle(25.0) == [] and len(repo) == 1
 
 
 def test_sqlite_reopens_what_it_stored(tmp_path: Path) -> None:
@@ -295,6 +366,105 @@ def test_expiry_deletes_from_sqlite_also_after_a_restart(registry: Any, tmp_path
     again.tick_all()
     assert again.repository.ids() == []
     again.repository.close()
+
+
+def test_a_schema_1_file_is_migrated_and_its_timers_still_fire(registry: Any, tmp_path: Path) -> None:
+    path, clock = tmp_path / "s.sqlite3", Clock()
+    service = _service(registry, path, clock)
+    session, opening, _ = service.create(flow="clearance", scenario=SCENARIO, seed=7)
+    service.transmit(session.session_id, opening.expected_pilot[0])  # a silence prompt is armed
+    service.repository.close()
+    with sqlite3.connect(path) as db:  # what livefreq wrote before the version and wake-up columns
+        for statement in ("DROP INDEX sessions_wake", "DROP INDEX sessions_touched",
+                          "ALTER TABLE sessions DROP COLUMN wake_at", "ALTER TABLE sessions DROP COLUMN version",
+                          "PRAGMA user_version = 1"):
+            db.execute(statement)
+    db.close()
+
+    clock.t += 16
+    again = _service(registry, path, clock)
+    assert again.repository.read(session.session_id)[1] == 0
+    assert [d.intent for _, d in again.tick_all()] == ["silence_prompt"]  # visited, and re-indexed
+    assert again.tick_all() == []
+    clock.t += 16
+    assert [d.intent for _, d in again.tick_all()] == ["silence_prompt"]
+    again.repository.close()
+    with sqlite3.connect(path) as db:
+        assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    db.close()
+
+
+# --------------------------------------------------------------------------- two services on one Redis
+
+
+def _node(registry: Any, url: str, clock: Clock, name: str, ttl: float = 7200.0) -> RadioService:
+    """A `RadioService` as one gateway node runs it on the Redis store."""
+    return RadioService(
+        Settings(session_ttl_s=ttl, node_id=name), registry=registry, clock=clock,
+        repository=RedisSessionRepository(url, prefix="nodes:"),
+    )
+
+
+def test_two_nodes_share_sessions_and_fire_each_timer_once(registry: Any, redis_url: str) -> None:
+    clock = Clock()
+    a, b = _node(registry, redis_url, clock, "a"), _node(registry, redis_url, clock, "b")
+    session, opening, token = a.create(flow="clearance", scenario=SCENARIO, seed=7)
+    sid = session.session_id
+    assert b.check_token(sid, token) and b.get(sid) == a.get(sid)
+    b.transmit(sid, opening.expected_pilot[0])  # decided on b, seen on a
+    assert a.get(sid).active.state == "CD_READBACK" and a.transcript(sid) == b.transcript(sid)
+
+    clock.t += 16  # the silence prompt is due; a is ticking it when b's clock runs
+    assert a.repository.due(clock.t, a.node, 30) == [sid]
+    assert b.tick_all() == []
+    a.repository.release(sid, a.node)
+    fired = b.tick_all() + a.tick_all()  # both clocks run: one of them fires it
+    assert [(s, d.intent) for s, d in fired] == [(sid, "silence_prompt")]
+    assert a.tick_all() == [] and b.tick_all() == []
+    assert len(_prompts(a.transcript(sid))) == 1
+
+    b.mark_delivered(sid, 4)  # delivery, made on b, is known on a
+    assert a.delivered_seq(sid) == 4
+    for node in (a, b):
+        node.repository.close()
+
+
+def test_a_decision_interrupted_by_another_node_is_decided_again(registry: Any, redis_url: str) -> None:
+    clock = Clock()
+    a, b = _node(registry, redis_url, clock, "a"), _node(registry, redis_url, clock, "b")
+    session, opening, _ = a.create(flow="clearance", scenario=SCENARIO, seed=7)
+    sid, request = session.session_id, opening.expected_pilot[0]
+    seen: list[str] = []
+
+    def racing(s: Session, now: float) -> Any:
+        seen.append(s.active.state)
+        if len(seen) == 1:  # while a decides, b stores the same transmission first
+            b.transmit(sid, request)
+        return a.engine.transmit(s, "say again", now)
+
+    decision = a._act(sid, racing)
+    # a's first decision was made on a stale copy: refused by the store, decided again on b's
+    assert seen == [opening.to_state, "CD_READBACK"]
+    assert decision.from_state == "CD_READBACK"
+    pilot = [e["text"] for e in a.transcript(sid) if e["role"] == "pilot"]
+    assert pilot == [request, "say again"]  # each once, in the order they were stored
+    for node in (a, b):
+        node.repository.close()
+
+
+def test_expiry_on_one_node_is_expiry_on_all(registry: Any, redis_url: str) -> None:
+    clock = Clock()
+    a, b = _node(registry, redis_url, clock, "a", ttl=60), _node(registry, redis_url, clock, "b", ttl=60)
+    old, _, _ = a.create(flow="clearance", scenario=SCENARIO, seed=1)
+    clock.t += 30
+    kept, _, _ = a.create(flow="clearance", scenario=SCENARIO, seed=2)
+    clock.t += 31
+    b.tick_all()
+    assert b.session_ids() == [kept.session_id] and a.count() == 1
+    with pytest.raises(SessionNotFound):
+        a.get(old.session_id)
+    for node in (a, b):
+        node.repository.close()
 
 
 # --------------------------------------------------------------------------- kill -9

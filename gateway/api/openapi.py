@@ -77,12 +77,20 @@ class SpeechStatus(_View):
     error: str | None
 
 
+class StoreStatus(_View):
+    """Where sessions live (memory, sqlite, redis) and which gateway node answered."""
+
+    kind: Literal["memory", "sqlite", "redis"]
+    node: str
+
+
 class Health(_View):
     ok: Literal[True]
     ready: bool
     speech: SpeechStatus
     flows: int
     sessions: int
+    store: StoreStatus
     version: str
 
 
@@ -275,7 +283,7 @@ _BODY_ERRORS = (400, 413, 422)
 _SESSION = "/api/radio/sessions/{session_id}"
 
 OPERATIONS: tuple[Operation, ...] = (
-    Operation("get", "/health", "health", "Liveness and readiness", "service", (200, Health)),
+    Operation("get", "/health", "health", "Liveness and readiness", "service", (200, Health), (503,)),
     Operation("get", PATH, "openapi", "This document", "service", (200, OpenApiDocument)),
     Operation(
         "get", "/metrics", "metrics", "Prometheus metrics: stage latencies, sessions, messages, errors", "service",
@@ -332,7 +340,7 @@ _STATUS_TEXT = {
     413: "Body too large",
     422: "Invalid field (the error names it)",
     500: "Speech engine failure",
-    503: "Speech engines unavailable",
+    503: "Speech engines or the session store unavailable",
 }
 
 
