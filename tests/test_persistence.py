@@ -471,19 +471,18 @@ def test_expiry_on_one_node_is_expiry_on_all(registry: Any, redis_url: str) -> N
 
 
 class Gateway:
-    """`livefreq serve` in a subprocess on a SQLite file."""
+    """`livefreq serve` in a subprocess; `store` are its LIVEFREQ_STORE... variables."""
 
-    def __init__(self, db: Path, log: Path) -> None:
+    def __init__(self, log: Path, **store: str) -> None:
         with socket.socket() as probe:
             probe.bind(("127.0.0.1", 0))
             self.port = probe.getsockname()[1]
         self.base = f"http://127.0.0.1:{self.port}"
         env = {
             **os.environ,
-            "LIVEFREQ_STORE": "sqlite",
-            "LIVEFREQ_SQLITE_PATH": str(db),
+            **store,
             "LIVEFREQ_SPEECH_PRELOAD": "false",
-            "LIVEFREQ_TIME_SCALE": "8",  # a 15 s silence prompt every ~1.9 s
+            "LIVEFREQ_TIME_SCALE": store.get("LIVEFREQ_TIME_SCALE", "8"),  # a 15 s silence prompt every ~1.9 s
             "LIVEFREQ_TICK_INTERVAL_S": "0.05",
             "LIVEFREQ_TTS_ENGINE": "espeak",  # replayed calls are spoken: the quick voice
             "LIVEFREQ_AUDIO_PACING": "false",
@@ -539,8 +538,10 @@ def _stored(db: Path, session_id: str) -> tuple[dict[str, Any], list[dict[str, A
     return session, lines
 
 
-async def _resume(base: str, session_id: str, token: str, cancel: str) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any]]:
-    """Resume over the WebSocket; returns session.started, the replayed calls, the state after `cancel`."""
+async def _resume(
+    base: str, session_id: str, token: str, cancel: str, replays: int = 2
+) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any]]:
+    """Resume over the WebSocket; returns session.started, the `replays` replayed calls, the state after `cancel`."""
     from gateway.voicekit import RadioClient
 
     client = await RadioClient.connect(base)
@@ -550,7 +551,7 @@ async def _resume(base: str, session_id: str, token: str, cancel: str) -> tuple[
         await client.send({"type": "session.resume", "session_id": session_id, "resume_token": token})
         started = await client.wait_type("session.started", timeout=20)
         ends = lambda: sum(e["type"] == "atc.message.end" for e in client.rx.events)
-        await client.until(lambda: True if ends() >= 2 else None, 20, "two replayed calls")
+        await client.until(lambda: True if ends() >= replays else None, 20, f"{replays} replayed call(s)")
         replayed = [e for e in client.rx.events if e["type"] == "atc.message"]
         mark = client.mark()
         await client.send({"type": "text", "text": cancel})
@@ -562,7 +563,7 @@ async def _resume(base: str, session_id: str, token: str, cancel: str) -> tuple[
 
 def test_kill_9_mid_session_and_resume_with_nothing_lost(tmp_path: Path) -> None:
     db, log = tmp_path / "livefreq.sqlite3", tmp_path / "gateway.log"
-    first = Gateway(db, log)
+    first = Gateway(log, LIVEFREQ_STORE="sqlite", LIVEFREQ_SQLITE_PATH=str(db))
     try:
         reply = first.http.post("/api/radio/sessions", json={"flow": "clearance", "scenario": SCENARIO, "seed": 7})
         assert reply.status_code == 201, reply.text
@@ -602,7 +603,7 @@ def test_kill_9_mid_session_and_resume_with_nothing_lost(tmp_path: Path) -> None
     pending = [t for t in on_disk["timers"] if not t["consumed"] and not t["cancelled"]]
     assert [(t["kind"], t["state"]) for t in pending] == [("silence", "EM_DETAILS")]
 
-    second = Gateway(db, log)
+    second = Gateway(log, LIVEFREQ_STORE="sqlite", LIVEFREQ_SQLITE_PATH=str(db))
     try:
         again = second.http.get(f"/api/radio/sessions/{sid}").json()["session"]
         for key in ("flow", "state", "variables", "flags", "flow_stack", "parallel_flows", "main_flow", "seed"):
@@ -631,3 +632,107 @@ def test_kill_9_mid_session_and_resume_with_nothing_lost(tmp_path: Path) -> None
         assert [e["text"] for e in transcript(second.http) if e["role"] == "pilot"][-1] == cancel
     finally:
         second.close()
+
+
+def _stored_in_redis(url: str, prefix: str, session_id: str) -> dict[str, Any]:
+    """The session as the store holds it, read with plain redis-py."""
+    import redis
+
+    with redis.Redis.from_url(url) as client:
+        return json.loads(client.hget(f"{prefix}s:{session_id}", "record"))["session"]
+
+
+async def _listen_on_b(
+    base: str, session_id: str, token: str, mayday_on_a: Callable[[], dict[str, Any]]
+) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any], list[dict[str, Any]]]:
+    """A pilot's socket on node B while node A decides: returns A's answer to the MAYDAY, the
+    decision event B's socket got for it, the first silence prompt it heard, and every event."""
+    from gateway.voicekit import RadioClient
+
+    client = await RadioClient.connect(base)
+    try:
+        await client.send({"type": "session.resume", "session_id": session_id, "resume_token": token})
+        await client.wait_type("session.started", timeout=20)
+        mark = client.mark()
+        mayday = await asyncio.to_thread(mayday_on_a)  # an HTTP transmission on node A
+        tx = mayday["decision"]["transmission_id"]
+        relayed = await client.wait_type("decision", timeout=20, start=mark, transmission_id=tx)
+        # the pilot stays silent: a node's clock (either one) fires the prompt, B's socket speaks it
+        prompt = await client.wait_for(lambda e: e["type"] == "atc.message" and PROMPT in e["text"], 30, mark)
+        await client.wait_type("atc.message.end", timeout=20, start=mark, message_id=prompt["message_id"])
+        return mayday, relayed, prompt, client.rx.events[mark:]
+    finally:
+        await client.close()
+
+
+def test_two_nodes_on_redis_one_killed_and_the_other_carries_on(tmp_path: Path, redis_url: str) -> None:
+    log, prefix = tmp_path / "gateways.log", "two:"
+    shared = {"LIVEFREQ_STORE": "redis", "LIVEFREQ_REDIS_URL": redis_url, "LIVEFREQ_REDIS_PREFIX": prefix,
+              "LIVEFREQ_TIME_SCALE": "6"}  # a silence prompt every 2.5 s
+    a = Gateway(log, LIVEFREQ_NODE_ID="node-a", **shared)
+    try:
+        b = Gateway(log, LIVEFREQ_NODE_ID="node-b", **shared)
+    except BaseException:
+        a.close()
+        raise
+
+    def transcript(http: httpx.Client) -> list[dict[str, Any]]:
+        answer = http.get(f"/api/radio/sessions/{sid}/transcript")
+        assert answer.status_code == 200
+        return answer.json()["entries"]
+
+    try:
+        try:
+            for node, name in ((a, "node-a"), (b, "node-b")):
+                assert node.http.get("/health").json()["store"] == {"kind": "redis", "node": name}
+            reply = a.http.post("/api/radio/sessions", json={"flow": "clearance", "scenario": SCENARIO, "seed": 7})
+            assert reply.status_code == 201, reply.text
+            sid, token = reply.json()["session"]["id"], reply.json()["resume_token"]
+            clearance = a.http.post(f"/api/radio/sessions/{sid}/transmissions", json={"text": reply.json()["expected_pilot"][0]})
+            assert clearance.json()["session"]["state"] == "CD_READBACK"
+
+            def mayday_on_a() -> dict[str, Any]:
+                answer = a.http.post(f"/api/radio/sessions/{sid}/transmissions", json={"text": MAYDAY})
+                assert answer.status_code == 200, answer.text
+                return answer.json()
+
+            # live across nodes: the decision made on A reaches the socket on B, once
+            mayday, relayed, prompt, events = asyncio.run(_listen_on_b(b.base, sid, token, mayday_on_a))
+            assert (relayed["to_flow"], relayed["to_state"]) == ("emergency", "EM_DETAILS")
+            assert sum(e["type"] == "decision" and e["transmission_id"] == relayed["transmission_id"] for e in events) == 1
+            cancel = next(p for p in mayday["expected_pilot"] if "cancel" in p.lower())
+
+            # both clocks ran while the prompt fell due: it fired once, and both nodes see the same
+            view, before = b.http.get(f"/api/radio/sessions/{sid}").json()["session"], transcript(b.http)
+            assert transcript(a.http) == before and a.http.get(f"/api/radio/sessions/{sid}").json()["session"] == view
+            assert [p["seq"] for p in _prompts(before)] == [prompt["seq"]]
+            stored = _stored_in_redis(redis_url, prefix, sid)
+            a.kill()  # SIGKILL: no shutdown, no lease released, nothing flushed
+        finally:
+            a.close()
+        pending = [t for t in stored["timers"] if not t["consumed"] and not t["cancelled"]]
+        assert [(t["kind"], t["state"]) for t in pending] == [("silence", "EM_DETAILS")], (
+            "the second prompt fired before the kill: the test machine is too slow"
+        )
+
+        # nothing lost: the session as it stood, on the surviving node
+        again = b.http.get(f"/api/radio/sessions/{sid}").json()["session"]
+        for key in ("flow", "state", "variables", "flags", "flow_stack", "parallel_flows", "main_flow", "seed"):
+            assert again[key] == view[key], key
+        assert again["flow_stack"] == [{"flow": "clearance", "state": "CD_READBACK", "mode": "main", "return_to": None}]
+
+        # the pending timer fires on B, the surviving node, once
+        after = poll(lambda: (lines if len(_prompts(lines := transcript(b.http))) >= 2 else None), 30, "second prompt")
+        assert after[: len(before)] == before and len(after) == len(before) + 1
+        assert not [t for t in _stored_in_redis(redis_url, prefix, sid)["timers"] if not t["consumed"] and not t["cancelled"]]
+        second = _prompts(after)[1]
+
+        # a session started on A resumes on B: the prompt nobody heard is spoken, the heard one not
+        started, replayed, state = asyncio.run(_resume(b.base, sid, token, cancel, replays=1))
+        assert started["resumed"] is True and (started["flow"], started["state"]) == ("emergency", "EM_DETAILS")
+        assert [e["seq"] for e in replayed] == [second["seq"]]
+        assert (state["flow"], state["state"]) == ("clearance", "CD_READBACK")
+        assert len(_prompts(transcript(b.http))) == 2  # and none fired twice meanwhile
+        assert [e["text"] for e in transcript(b.http) if e["role"] == "pilot"][-1] == cancel
+    finally:
+        b.close()

@@ -7,11 +7,13 @@ failure: CI installs it, so its absence is a broken set-up, never a reason to te
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import socket
 import subprocess
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -70,3 +72,55 @@ class RedisServer:
         if self.proc.stdout is not None:
             self.proc.stdout.close()
         shutil.rmtree(self.dir, ignore_errors=True)
+
+
+class ReplyCutter:
+    """A loopback TCP proxy in front of a server that can lose one reply on purpose: `cut_next`
+    makes it close the connection instead of forwarding the next bytes the server sends back (the
+    request did reach the server and ran). That is a network failure at the worst moment, for
+    real: the client's retry logic runs exactly as it would in production."""
+
+    def __init__(self, upstream_port: int) -> None:
+        self._upstream = ("127.0.0.1", upstream_port)
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self._listener.getsockname()[1]
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+        self._cut = threading.Event()
+        self.cuts = 0
+        self._sockets: list[socket.socket] = []
+        threading.Thread(target=self._accept, name="reply-cutter", daemon=True).start()
+
+    def cut_next(self) -> None:
+        self._cut.set()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self._listener.accept()
+            except OSError:
+                return
+            upstream = socket.create_connection(self._upstream)
+            self._sockets += [client, upstream]
+            threading.Thread(target=self._pump, args=(client, upstream, False), daemon=True).start()
+            threading.Thread(target=self._pump, args=(upstream, client, True), daemon=True).start()
+
+    def _pump(self, source: socket.socket, sink: socket.socket, replies: bool) -> None:
+        try:
+            while data := source.recv(65536):
+                if replies and self._cut.is_set():
+                    self._cut.clear()
+                    self.cuts += 1
+                    break  # the reply is lost with the connection
+                sink.sendall(data)
+        except OSError:
+            pass
+        for s in (source, sink):
+            with contextlib.suppress(OSError):
+                s.shutdown(socket.SHUT_RDWR)
+            s.close()
+
+    def close(self) -> None:
+        self._listener.close()
+        for s in self._sockets:
+            with contextlib.suppress(OSError):
+                s.close()
