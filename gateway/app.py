@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 from collections.abc import AsyncIterator
 
 from starlette.applications import Starlette
@@ -84,7 +85,7 @@ def create_app(
     repository = open_repository(settings) if service is None else None
     service = service or RadioService(settings, repository=repository)
     speech = speech or SpeechStack(settings)
-    metrics.stored_sessions_gauge(service.count)
+    metrics.stored_sessions_gauge(lambda: _stored_sessions(service))
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -130,6 +131,14 @@ def create_app(
     app.state.settings = settings
     app.state.speech = speech
     return app
+
+
+def _stored_sessions(service: RadioService) -> float:
+    """For the metrics gauge: NaN while the store does not answer, so /metrics still shows the rest."""
+    try:
+        return float(service.count())
+    except StoreUnavailable:
+        return math.nan
 
 
 async def _start_relay(service: RadioService, settings: Settings) -> DecisionRelay | None:

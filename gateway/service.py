@@ -525,6 +525,8 @@ class RadioService:
         `save`, and every caller answers only after this returns: a crash at any instant leaves
         a decision either whole in the store (its reply may be lost, never its effect) or absent
         (the pilot never heard it; a due timer is still pending and fires once on restart).
+        `expect` is the version the record was loaded at: if another node stored the session
+        since, `VersionConflict` leaves here before anyone is told, and `_retry` decides again.
         """
         decisions = list(decisions)
         session_id = record.session.session_id

@@ -3,7 +3,7 @@
 The protocol is synchronous on purpose: the engine is pure and fast, the embedded stores (memory,
 SQLite) answer in microseconds, and a sync interface keeps `RadioService` usable from the CLI and
 from threads as well as from the event loop. The network store (Redis) implements the same methods
-with a blocking client and short timeouts (about 0.1-0.3 ms a call on loopback, measured in
+with a blocking client and short timeouts (0.1-0.3 ms a call on loopback, measured in
 gateway/store/redis.py); if that ever blocks the loop, the service is the one place to move calls
 into a thread.
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from gateway.clock import Anchor, continue_anchor
 from gateway.store.base import AtcEntry, PilotEntry, StoredSession, VersionConflict
@@ -42,6 +42,16 @@ class Leases:
             return False
         self._held[session_id] = (holder, now + lease_s)
         return True
+
+    def claim_due(self, due: Iterable[str], holder: str, lease_s: float, limit: int) -> list[str]:
+        """The first `limit` of the `due` sessions (earliest first) that `holder` could lease."""
+        claimed: list[str] = []
+        for session_id in due:
+            if len(claimed) == limit:
+                break
+            if self.claim(session_id, holder, lease_s):
+                claimed.append(session_id)
+        return claimed
 
     def release(self, session_id: str, holder: str) -> None:
         current = self._held.get(session_id)
@@ -105,13 +115,8 @@ class MemorySessionRepository:
 
     def due(self, now: float, holder: str, lease_s: float, limit: int = 100) -> list[str]:
         with self._lock:
-            claimed: list[str] = []
-            for _, sid in sorted((at, sid) for sid, at in self._wakeups.items() if at <= now):
-                if len(claimed) == limit:
-                    break
-                if self._leases.claim(sid, holder, lease_s):
-                    claimed.append(sid)
-            return claimed
+            due = sorted((at, sid) for sid, at in self._wakeups.items() if at <= now)
+            return self._leases.claim_due((sid for _, sid in due), holder, lease_s, limit)
 
     def release(self, session_id: str, holder: str) -> None:
         with self._lock:

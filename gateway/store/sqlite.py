@@ -184,13 +184,7 @@ class SqliteSessionRepository:
             rows = self._db.execute(
                 "SELECT id FROM sessions WHERE wake_at <= ? ORDER BY wake_at", (now,)
             ).fetchall()
-            claimed: list[str] = []
-            for (session_id,) in rows:
-                if len(claimed) == limit:
-                    break
-                if self._leases.claim(session_id, holder, lease_s):
-                    claimed.append(session_id)
-            return claimed
+            return self._leases.claim_due((row[0] for row in rows), holder, lease_s, limit)
 
     def release(self, session_id: str, holder: str) -> None:
         with self._lock:
