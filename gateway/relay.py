@@ -114,18 +114,28 @@ class DecisionRelay:
                 self._outbox.task_done()
 
     async def _read_channel(self) -> None:
+        down = False  # one warning per outage; redis-py reconnects and subscribes again
         while True:
             try:
                 message = await self._pubsub.get_message(ignore_subscribe_messages=True, timeout=1.0)
             except (RedisError, OSError) as exc:
-                log.warning("reading the decision channel failed (%s); reconnecting", exc)
+                if not down:
+                    log.warning("reading the decision channel failed (%s); reconnecting", exc)
+                down = True
                 await asyncio.sleep(RECONNECT_S)
                 continue
+            if down:
+                log.warning("reading the decision channel again")
+                down = False
             if message is not None and message["type"] == "message":
                 self._receive(message["data"])
 
     def _receive(self, payload: bytes) -> None:
-        node, session, body = payload.split(b"\n", 2)
+        parts = payload.split(b"\n", 2)
+        if len(parts) != 3:
+            log.warning("ignoring a message on %s that is not a relayed decision", self.channel)
+            return
+        node, session, body = parts
         if node == self._node:
             return  # our own: local listeners had it from publish
         session_id = session.decode()
@@ -133,8 +143,8 @@ class DecisionRelay:
             return
         try:
             decision = Decision.model_validate_json(body)
-        except ValueError:
-            log.exception("a relayed decision of session %s does not parse", session_id)
+        except ValueError:  # another livefreq version, or something else on the channel
+            log.warning("ignoring a relayed decision of session %s that does not parse", session_id)
             return
         self.relayed_in += 1
         self.hub.deliver(session_id, decision)

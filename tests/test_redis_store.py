@@ -8,6 +8,7 @@ two `livefreq serve` nodes with one killed.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import socket
 import subprocess
@@ -147,6 +148,8 @@ def test_the_relay_delivers_each_decision_once_on_every_node(redis_url: str) -> 
             assert on_a.empty()  # a's own two came back before d3, and were dropped
 
             assert on_b.get_nowait() == d3
+            await relay_a._publisher.publish("t:decisions", b"not a decision")  # the channel is not ours alone
+            await relay_a._publisher.publish("t:decisions", b"node-x\ns1\n{broken")
             hub_a.publish("s1", d4)
             assert await asyncio.wait_for(on_b.get(), 10) == d4
             assert on_b.empty() and elsewhere.empty()  # b's own d3 came back before d4: dropped
@@ -157,3 +160,41 @@ def test_the_relay_delivers_each_decision_once_on_every_node(redis_url: str) -> 
         assert hub_a.relay is None and hub_b.relay is None
 
     asyncio.run(run())
+
+
+def test_the_relay_carries_on_after_redis_restarts() -> None:
+    binary = require_redis_server()
+    _, (d1, d2, _, _) = _decisions()
+    server = RedisServer(binary)
+    servers = [server]
+
+    async def run() -> None:
+        hub_a, hub_b = DecisionHub(), DecisionHub()
+        relay_a = DecisionRelay(hub_a, server.url, "t:decisions", "node-a")
+        relay_b = DecisionRelay(hub_b, server.url, "t:decisions", "node-b")
+        await relay_a.start()
+        await relay_b.start()
+        on_b = hub_b.subscribe("s1")
+        try:
+            server.stop()  # Redis goes away and comes back on the same port
+            hub_a.publish("s1", d1)  # relayed while down: lost live (it is in the store)
+            await relay_a.flush()
+            assert relay_a.dropped == 1
+            servers.append(RedisServer(binary, port=server.port))
+            for _ in range(60):  # until b has subscribed again (redis-py reconnects on its next read)
+                hub_a.publish("s1", d2)
+                await relay_a.flush()
+                with contextlib.suppress(TimeoutError):
+                    assert await asyncio.wait_for(on_b.get(), 0.5) == d2
+                    break
+            else:
+                raise AssertionError("the relay did not reconnect")
+        finally:
+            await relay_a.stop()
+            await relay_b.stop()
+
+    try:
+        asyncio.run(run())
+    finally:
+        for s in servers:
+            s.stop()

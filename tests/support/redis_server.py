@@ -36,10 +36,12 @@ def require_redis_server() -> str:
 class RedisServer:
     """redis-server in the foreground on 127.0.0.1, no persistence, in a scratch directory."""
 
-    def __init__(self, binary: str) -> None:
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            self.port = probe.getsockname()[1]
+    def __init__(self, binary: str, port: int | None = None) -> None:
+        if port is None:
+            with socket.socket() as probe:
+                probe.bind(("127.0.0.1", 0))
+                port = probe.getsockname()[1]
+        self.port = port
         self.url = f"redis://127.0.0.1:{self.port}/0"
         self.dir = Path(tempfile.mkdtemp(prefix="livefreq-redis-"))
         self.proc = subprocess.Popen(
