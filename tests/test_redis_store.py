@@ -198,3 +198,13 @@ def test_the_relay_carries_on_after_redis_restarts() -> None:
     finally:
         for s in servers:
             s.stop()
+
+
+def test_without_redis_server_the_tests_skip_outside_ci_and_fail_in_ci(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", "/nonexistent")
+    monkeypatch.setenv("CI", "false")
+    with pytest.raises(pytest.skip.Exception, match="install-system-deps.sh"):
+        require_redis_server()
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception, match="CI must have it"):
+        require_redis_server()
