@@ -9,7 +9,9 @@ and silence prompts fire server-side, and that is cancelled on shutdown.
 
 Sessions live in the store ``settings.store`` names (SQLite by default, gateway/store): an app
 that builds its own service opens it here and closes it on shutdown; sessions stored by an
-earlier run are picked up again, with their pending timers.
+earlier run are picked up again, with their pending timers. On the Redis store the lifespan also
+runs the decision relay (gateway/relay.py), so a decision made on another node reaches the
+sockets on this one.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 from collections.abc import AsyncIterator
 
 from starlette.applications import Starlette
@@ -31,12 +34,20 @@ from gateway import metrics
 from gateway.api import airports, compat, health, openapi, sessions
 from gateway.api import speech as speech_api
 from gateway.api.access import AccessMiddleware
-from gateway.api.errors import ApiError, InternalErrorMiddleware, api_error, http_error, service_error
+from gateway.api.errors import (
+    ApiError,
+    InternalErrorMiddleware,
+    api_error,
+    http_error,
+    service_error,
+    store_unavailable,
+)
 from gateway.auth import Authenticator
+from gateway.relay import DecisionRelay
 from gateway.service import RadioService, ServiceError
 from gateway.settings import Settings
 from gateway.speech.stack import SpeechStack
-from gateway.store import open_repository
+from gateway.store import StoreUnavailable, open_repository
 from gateway.ws.handler import route_handler as radio_handler
 
 log = logging.getLogger(__name__)
@@ -77,10 +88,11 @@ def create_app(
     service = service or RadioService(settings, repository=repository)
     speech = speech or SpeechStack(settings)
     auth = Authenticator(settings)  # off unless API keys are configured (README "Security")
-    metrics.stored_sessions_gauge(service.count)
+    metrics.stored_sessions_gauge(lambda: _stored_sessions(service))
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        relay = await _start_relay(service, settings)
         clock = asyncio.create_task(run_clock(service, settings.tick_interval_s), name="livefreq-clock")
         loading = asyncio.create_task(_preload(speech), name="livefreq-speech") if settings.speech_preload else None
         try:
@@ -91,6 +103,8 @@ def create_app(
                     task.cancel()
                     with contextlib.suppress(asyncio.CancelledError, Exception):
                         await task
+            if relay is not None:
+                await relay.stop()
             if repository is not None:
                 repository.close()
 
@@ -115,6 +129,7 @@ def create_app(
         exception_handlers={
             ApiError: api_error,
             ServiceError: service_error,
+            StoreUnavailable: store_unavailable,
             HTTPException: http_error,
         },
         lifespan=lifespan,
@@ -124,6 +139,26 @@ def create_app(
     app.state.speech = speech
     app.state.auth = auth
     return app
+
+
+def _stored_sessions(service: RadioService) -> float:
+    """For the metrics gauge: NaN while the store does not answer, so /metrics still shows the rest."""
+    try:
+        return float(service.count())
+    except StoreUnavailable:
+        return math.nan
+
+
+async def _start_relay(service: RadioService, settings: Settings) -> DecisionRelay | None:
+    """Relay decisions between the nodes sharing the service's Redis store (none otherwise)."""
+    from gateway.store.redis import RedisSessionRepository
+
+    store = service.repository
+    if not isinstance(store, RedisSessionRepository):
+        return None
+    relay = DecisionRelay(service.hub, store.url, store.channel, service.node, timeout_s=settings.redis_timeout_s)
+    await relay.start()
+    return relay
 
 
 async def _preload(speech: SpeechStack) -> None:

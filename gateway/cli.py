@@ -308,13 +308,17 @@ def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from gateway.app import create_app
+    from gateway.store import StoreError
 
     settings = _settings(host=args.host, port=args.port, log_level=args.log_level)
     level = settings.log_level.lower()
     if level not in LOG_LEVELS:
         raise CliError(f"unknown log level {settings.log_level!r} (one of {', '.join(LOG_LEVELS)})")
     logging.basicConfig(level="DEBUG" if level == "trace" else level.upper(), format="%(levelname)s:     %(message)s")
-    app = create_app(settings)
+    try:
+        app = create_app(settings)
+    except StoreError as exc:  # a SQLite file in use, or a Redis that does not answer
+        raise CliError(str(exc)) from None
     wildcard = settings.host in ("0.0.0.0", "::")
     if not app.state.auth.enabled and settings.host not in ("127.0.0.1", "localhost", "::1"):
         log.warning(

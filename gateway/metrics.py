@@ -59,7 +59,7 @@ def count_error(transport: str, code: str) -> None:
     ERRORS.labels(transport, code).inc()
 
 
-def stored_sessions_gauge(count: Callable[[], int]) -> None:
+def stored_sessions_gauge(count: Callable[[], float]) -> None:
     """`livefreq_sessions`: sessions in the store, read when scraped (the last app built wins)."""
     gauge = REGISTRY._names_to_collectors.get("livefreq_sessions")  # noqa: SLF001 - re-binding in tests
     if gauge is None:

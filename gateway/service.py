@@ -7,10 +7,19 @@ a live session directly, so what a session did is always in its transcript.
 
 Concurrency: methods are synchronous and short (no I/O beyond the repository). One re-entrant
 lock serialises the load-decide-store sequence, so the event loop, the background clock
-(`tick_all`) and a CLI thread may share one service.
+(`tick_all`) and a CLI thread may share one service. Other processes (gateway nodes sharing a
+Redis store) may write the same session at the same time: every write checks the version it
+read (`SessionRepository.save(expect=...)`), and on a conflict the sequence runs again on the
+fresh copy. The engine is pure, so deciding again is safe, and nothing is published before the
+write is in.
+
+Timers: the store keeps when each session must be visited next (the engine's `next_wakeup`,
+written with every save), so `tick_all` asks it for the due sessions, of every node, and ticks
+each under a short lease: exactly one node fires a timer.
 
 Expiry: a session idle (no create, transmission or reset) for `settings.session_ttl_s` is
-deleted by `tick_all` and is already invisible to `get` before that.
+deleted by `tick_all` (the store's index of last activity, shared by every node) and is already
+invisible to `get` before that.
 """
 
 from __future__ import annotations
@@ -23,7 +32,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from engine.candidates import Candidate
 from engine.loader import load_registry
@@ -38,13 +47,26 @@ from gateway.flows_source import DirectoryFlowSource
 from gateway.clock import scaled_clock
 from gateway.hub import DecisionHub
 from gateway.settings import Settings
-from gateway.store import AtcEntry, MemorySessionRepository, PilotEntry, SessionRepository, StoredSession
+from gateway.store import (
+    AtcEntry,
+    MemorySessionRepository,
+    PilotEntry,
+    SessionRepository,
+    StoredSession,
+    VersionConflict,
+)
 
 log = logging.getLogger(__name__)
 
 MAX_TEXT_CHARS = 500
 MAX_SEED = 2**63 - 1
 _SCALARS = (str, int, float, bool)
+# Wall seconds a node holds a due session while ticking it (one synchronous tick takes about a
+# millisecond, so nothing renews it); a node that dies holding one delays that timer this long.
+TIMER_LEASE_S = 5.0
+# Load-decide-store attempts when other nodes keep writing the same session in between.
+MAX_ATTEMPTS = 10
+T = TypeVar("T")
 
 
 class ServiceError(Exception):
@@ -83,6 +105,12 @@ class TooManySessions(ServiceError):
     def __init__(self, message: str, *, per_key: bool) -> None:
         super().__init__(message)
         self.status = 429 if per_key else 503
+
+
+class SessionBusy(ServiceError):
+    """Other writers changed the session every time it was decided (`MAX_ATTEMPTS` in a row)."""
+
+    code = "session_busy"
 
 
 @dataclass(slots=True)
@@ -140,10 +168,8 @@ class RadioService:
         self._probe_router = _RecordingRouter(DeterministicRouter())
         self._probe = SessionEngine(self.registry, router=self._probe_router)
         self.hub = DecisionHub()  # live listeners (WebSocket connections) per session
+        self.node = self.settings.node_id  # holder of this process's timer leases
         self._lock = threading.RLock()
-        self._wakeups: dict[str, float | None] = {}  # session id -> when tick_all must visit it
-        self._touched: dict[str, float] = {}  # session id -> last client activity
-        self._owners: dict[str, str | None] = {}  # session id -> API key id that created it
         # Every name a client may set: the shared vocabulary, whatever the scenario resolver fills
         # (so a value it would make up can be given instead) and the flows' own variables.
         self.allowed_variables: frozenset[str] = frozenset(
@@ -151,10 +177,6 @@ class RadioService:
             | set(resolve_scenario({}, airport=None, destination=None, seed=0))
             | {name for flow in self.registry for name in flow.variables}
         )
-        for session_id in self.repository.ids():  # a persistent store may hold sessions already
-            record = self.repository.get(session_id)
-            if record is not None:
-                self._index(record)
 
     # ------------------------------------------------------------------ sessions
 
@@ -180,26 +202,31 @@ class RadioService:
             given, airport=self.airports.get(dep), destination=self.airports.get(dest), seed=seed
         )
         token = secrets.token_urlsafe(24)
-        with self._lock:
-            self._check_capacity(owner)
+
+        def start() -> tuple[Session, Decision]:
             now = self.clock()
             session_id = self._new_id()
             session, decision = self.engine.start(
                 variables=variables, session_id=session_id, flow=slug, now=now, seed=seed
             )
             record = StoredSession(session=session, resume_token=token, touched_at=now, owner=owner)
-            self._save(record, [decision])
+            self._save(record, [decision], expect=0)  # a conflict: the new id was taken meanwhile
+            return session, decision
+
+        with self._lock:
+            self._check_capacity(owner)
+            session, decision = self._retry(start)
         return session, decision, token
 
     def get(self, session_id: str) -> Session:
         with self._lock:
-            return self._load(session_id).session
+            return self._load(session_id)[0].session
 
     def owner_of(self, session_id: str) -> str | None:
         """The id of the API key that created the session (None: created without authentication);
         `SessionNotFound` when there is no such session."""
         with self._lock:
-            return self._load(session_id).owner
+            return self._load(session_id)[0].owner
 
     def transmit(self, session_id: str, text: str) -> Decision:
         """One pilot transmission (typed text or a final transcript)."""
@@ -213,13 +240,17 @@ class RadioService:
     def defer_silence(self, session_id: str, extra_s: float = 0.0) -> None:
         """Silence prompts count from now (+ `extra_s`): the controller just finished talking, or
         the pilot is transmitting (see SessionEngine.defer_silence)."""
-        with self._lock:
-            record = self.repository.get(session_id)
-            if record is None:
+
+        def defer() -> None:
+            found = self.repository.read(session_id)
+            if found is None:
                 return
+            record, version = found
             if self.engine.defer_silence(record.session, self.clock() + extra_s * self.settings.time_scale):
-                self.repository.put(record)
-                self._index(record)
+                self._save(record, [], expect=version)
+
+        with self._lock:
+            self._retry(defer)
 
     def mark_delivered(self, session_id: str, seq: int) -> None:
         """A controller message reached the pilot (spoken on a socket, or in an HTTP response)."""
@@ -267,19 +298,22 @@ class RadioService:
 
     def _act(self, session_id: str, act: Callable[[Session, float], Decision | None]) -> Decision | None:
         """Load the session, let the engine act on it now, store it (and tell listeners) at once."""
-        with self._lock:
-            record = self._load(session_id)
+
+        def decide() -> Decision | None:
+            record, version = self._load(session_id)
             now = self.clock()
             decision = act(record.session, now)
             record.touched_at = now
-            self._save(record, [decision] if decision is not None else [])
-        return decision
+            self._save(record, [decision] if decision is not None else [], expect=version)
+            return decision
+
+        with self._lock:
+            return self._retry(decide)
 
     def delete(self, session_id: str) -> None:
         with self._lock:
             self._load(session_id)
             self.repository.delete(session_id)
-            self._forget(session_id)
 
     def transcript(self, session_id: str) -> list[dict[str, Any]]:
         """Every pilot transmission and controller message, in order (JSON-ready dicts)."""
@@ -300,33 +334,44 @@ class RadioService:
         """Drop expired sessions and fire every due timer; the background clock calls this.
 
         Only sessions whose next wake-up has come are loaded, so an idle server does no work.
+        The store leases each due session to this node while it is ticked: with several nodes
+        on one store, each timer fires on exactly one of them.
         """
         now = self.clock()
         out: list[tuple[str, Decision]] = []
         with self._lock:
             self._expire(now)
-            due = [sid for sid, at in self._wakeups.items() if at is not None and at <= now]
+            due = self.repository.due(now, self.node, TIMER_LEASE_S)
         for session_id in due:
             with self._lock:
-                record = self.repository.get(session_id)
-                if record is None:
-                    self._forget(session_id)
-                    continue
                 try:
-                    decisions = self.engine.tick(record.session, now)
-                except Exception:
-                    log.exception("tick failed for session %s; its timers are parked until it is used", session_id)
-                    self._wakeups[session_id] = None
-                    continue
-                self._save(record, decisions)
+                    decisions = self._retry(lambda: self._tick(session_id, now))
+                finally:
+                    self.repository.release(session_id, self.node)
             out.extend((session_id, d) for d in decisions)
         return out
+
+    def _tick(self, session_id: str, now: float) -> list[Decision]:
+        found = self.repository.read(session_id)
+        if found is None:
+            return []
+        record, version = found
+        try:
+            decisions = self.engine.tick(record.session, now)
+        except Exception:
+            log.exception("tick failed for session %s; its timers are parked until it is used", session_id)
+            stored = self.repository.read(session_id)  # the tick changed our copy: store the stored one
+            if stored is not None:
+                self.repository.save(stored[0], [], wake_at=None, expect=stored[1])
+            return []
+        self._save(record, decisions, expect=version)
+        return decisions
 
     def session_ids(self) -> list[str]:
         return self.repository.ids()
 
     def count(self) -> int:
-        return len(self.repository.ids())
+        return len(self.repository)
 
     # ------------------------------------------------------------------ flows and views
 
@@ -454,14 +499,15 @@ class RadioService:
         return text
 
     def _check_capacity(self, owner: str | None) -> None:
-        """Refuse a new session past the total or per-key limit (called under the lock)."""
+        """Refuse a new session past the total or per-key limit (called under the lock). Counted
+        in the store, so on Redis the limits hold for all nodes together; two nodes creating at
+        the same instant may each pass a limit by one."""
         if self.count() >= self.settings.max_sessions:
             raise TooManySessions(
                 f"the gateway holds its limit of {self.settings.max_sessions} sessions; retry later", per_key=False
             )
         if owner is not None:
-            held = sum(1 for o in self._owners.values() if o == owner)
-            if held >= self.settings.max_sessions_per_key:
+            if self.repository.owned(owner) >= self.settings.max_sessions_per_key:
                 raise TooManySessions(
                     f"this API key holds its limit of {self.settings.max_sessions_per_key} sessions; "
                     "end one (DELETE /api/radio/sessions/{id}) or let it expire",
@@ -474,33 +520,49 @@ class RadioService:
             if self.repository.get(session_id) is None:
                 return session_id
 
-    def _load(self, session_id: str) -> StoredSession:
-        record = self.repository.get(session_id)
-        if record is None:
+    def _load(self, session_id: str) -> tuple[StoredSession, int]:
+        """The session and its stored version; SessionNotFound when unknown or expired."""
+        found = self.repository.read(session_id)
+        if found is None:
             raise SessionNotFound(f"no session {session_id!r}", field="session_id")
-        if self._expired(record, self.clock()):
+        if self._expired(found[0], self.clock()):
             self.repository.delete(session_id)
-            self._forget(session_id)
             raise SessionNotFound(f"session {session_id!r} has expired", field="session_id")
-        return record
+        return found
+
+    def _retry(self, work: Callable[[], T]) -> T:
+        """Run a load-decide-store sequence again while another writer saved the session between
+        its load and its save (`VersionConflict`): the engine decides again on the fresh copy."""
+        for _ in range(MAX_ATTEMPTS - 1):
+            try:
+                return work()
+            except VersionConflict as exc:
+                log.debug("session %s changed while deciding; deciding again", exc.session_id)
+        try:
+            return work()
+        except VersionConflict as exc:
+            raise SessionBusy(
+                f"session {exc.session_id!r} kept changing while it was decided; try again", field="session_id"
+            ) from exc
 
     def _expired(self, record: StoredSession, now: float) -> bool:
         return now - record.touched_at > self.settings.session_ttl_s
 
     def _expire(self, now: float) -> None:
         ttl = self.settings.session_ttl_s
-        for session_id in [sid for sid, at in self._touched.items() if now - at > ttl]:
-            self.repository.delete(session_id)
-            self._forget(session_id)
-            log.info("session %s expired after %.0f s idle", session_id, ttl)
+        for session_id in self.repository.idle(now - ttl):
+            if self.repository.delete(session_id):  # another node may have dropped it already
+                log.info("session %s expired after %.0f s idle", session_id, ttl)
 
-    def _save(self, record: StoredSession, decisions: Iterable[Decision]) -> None:
+    def _save(self, record: StoredSession, decisions: Iterable[Decision], *, expect: int) -> None:
         """Store first, then tell the listeners: what a client hears has been saved.
 
         The session (timers consumed, state moved) and its transcript lines go in one atomic
         `save`, and every caller answers only after this returns: a crash at any instant leaves
         a decision either whole in the store (its reply may be lost, never its effect) or absent
         (the pilot never heard it; a due timer is still pending and fires once on restart).
+        `expect` is the version the record was loaded at: if another node stored the session
+        since, `VersionConflict` leaves here before anyone is told, and `_retry` decides again.
         """
         decisions = list(decisions)
         session_id = record.session.session_id
@@ -510,21 +572,12 @@ class RadioService:
             record.delivered_seq = max(
                 [record.delivered_seq, *(m.seq for d in decisions if d.cause != "tick" for m in d.messages)]
             )
-        self.repository.save(record, _entries(decisions))  # session and transcript: one commit
-        self._index(record)
+        # session, transcript and the clock's indexes: one atomic write, refused if stale
+        self.repository.save(
+            record, _entries(decisions), wake_at=self.engine.next_wakeup(record.session), expect=expect
+        )
         for decision in decisions:
             self.hub.publish(session_id, decision)
-
-    def _index(self, record: StoredSession) -> None:
-        session_id = record.session.session_id
-        self._wakeups[session_id] = self.engine.next_wakeup(record.session)
-        self._touched[session_id] = record.touched_at
-        self._owners[session_id] = record.owner
-
-    def _forget(self, session_id: str) -> None:
-        self._wakeups.pop(session_id, None)
-        self._touched.pop(session_id, None)
-        self._owners.pop(session_id, None)
 
 
 def _entries(decisions: Iterable[Decision]) -> list[PilotEntry | AtcEntry]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -24,6 +25,11 @@ def default_sqlite_path() -> Path:
     return Path(data_home) / "livefreq" / "livefreq.sqlite3"
 
 
+def default_node_id() -> str:
+    """``hostname:pid``: unique among the gateway processes of one deployment."""
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
 class Settings(BaseSettings):
     """e.g. ``LIVEFREQ_PORT=9000 LIVEFREQ_FLOWS_DIR=/srv/flows livefreq serve``."""
 
@@ -38,14 +44,23 @@ class Settings(BaseSettings):
     log_level: str = "info"
     session_ttl_s: float = Field(default=7200.0, gt=0)  # idle time after which a session is dropped
     # where the gateway app keeps sessions and transcripts (gateway/store): "sqlite" survives
-    # restarts (one gateway process per file); "memory" forgets everything on exit. Only apps
-    # built by `create_app` open it; a `RadioService` built on its own (chat, the in-process
-    # benchmark) keeps its sessions in memory unless given a repository.
-    store: Literal["memory", "sqlite"] = "sqlite"
+    # restarts (one gateway process per file); "redis" is shared by several gateway nodes;
+    # "memory" forgets everything on exit. Only apps built by `create_app` open it; a
+    # `RadioService` built on its own (chat, the in-process benchmark) keeps its sessions in
+    # memory unless given a repository.
+    store: Literal["memory", "sqlite", "redis"] = "sqlite"
     sqlite_path: Path = Field(default_factory=default_sqlite_path)  # directory created on open
     # FULL: one fsync per commit, a stored decision survives a power cut; NORMAL: survives a crash
     # of the process only, for disks with slow flushes (measured costs in gateway/store/sqlite.py)
     sqlite_synchronous: Literal["NORMAL", "FULL"] = "FULL"
+    # the Redis store (gateway/store/redis.py): every node of one deployment uses the same URL,
+    # prefix and time_scale; the prefix lets several deployments share one server
+    redis_url: str = "redis://127.0.0.1:6379/0"
+    redis_prefix: str = "livefreq:"
+    redis_timeout_s: float = Field(default=0.5, gt=0)  # per command: a stuck Redis fails fast (503)
+    # this process among the nodes sharing a store: holder of its timer leases, sender of its
+    # relayed decisions, shown by /health; unique per process (default hostname:pid)
+    node_id: str = Field(default_factory=default_node_id, pattern=r"^\S+$")
     tick_interval_s: float = Field(default=0.25, gt=0)  # period of the background session clock
     time_scale: float = Field(default=1.0, gt=0, le=1000)  # >1 compresses controller waits (gateway/clock.py)
 

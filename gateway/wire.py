@@ -4,7 +4,7 @@ OpenAPI document and protocol-v1 say a field is, and nothing else.
 Pydantic's lax mode turns ``true`` into the integer 1, ``"3"`` into 3 and ``"yes"`` into True;
 a client that sends those has a bug the gateway should name, not guess around (the HTTP fuzzer
 found ``{"level": true}`` spoken at readability 1). Every HTTP request body and WebSocket
-client message derives from `JsonBody` (strict), and integer fields use `JsonInt`, because JSON has one number type and
+client message derives from `JsonBody` (strict), and integer fields use `JsonInt` (`json_int(ge=..., le=...)` when bounded), because JSON has one number type and
 JSON Schema counts ``7.0`` as the integer 7 while ``7.5`` stays refused.
 """
 
@@ -19,12 +19,10 @@ def _integral(value: Any) -> Any:
     return int(value) if isinstance(value, float) and value.is_integer() else value
 
 
-def json_int(*, ge: int | None = None, le: int | None = None) -> Any:
-    """`JsonInt` with bounds. They go inside, before the validator: a bound put on `JsonInt` from
-    outside (``Annotated[JsonInt, Field(ge=1)]``) is still checked, but pydantic cannot write it
-    into the JSON schema (it came out as the unknown keywords ``ge``/``le``), so the OpenAPI
-    document promised any integer and the HTTP fuzzer's valid seeds were refused."""
-    return Annotated[int, Field(strict=True, ge=ge, le=le), BeforeValidator(_integral)]
+def json_int(**bounds: int) -> Any:
+    """A JSON integer, with `bounds` (ge, le, ...) on the integer itself, so they reach the JSON
+    Schema as minimum/maximum (bounds on an outer Annotated would be lost behind the validator)."""
+    return Annotated[int, Field(strict=True, **bounds), BeforeValidator(_integral)]
 
 
 JsonInt = json_int()

@@ -8,7 +8,8 @@ gateway per file. Before any test module is imported the run sets ``LIVEFREQ_STO
 run starts many servers in one process, at several fixture scopes at once) and points
 ``LIVEFREQ_SQLITE_PATH`` at a scratch directory, so no test, and no `livefreq` process a test
 starts, touches the user's database. tests/test_persistence.py runs gateways on SQLite files of
-its own.
+its own, and on Redis: `redis_url` is a real redis-server on loopback, started once per run,
+emptied before each test that uses it (tests/support/redis_server.py).
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ import httpx
 import pytest
 import uvicorn
 from starlette.types import ASGIApp
+
+from tests.support.redis_server import RedisServer, require_redis_server
 
 STARTUP_TIMEOUT_S = 20.0
 _STORE_DIR = "LIVEFREQ_TEST_STORE_DIR"
@@ -89,3 +92,24 @@ def serve() -> Iterator[Callable[[ASGIApp], str]]:
     """``url = serve(app)``: run `app` on its own port until the test ends."""
     with contextlib.ExitStack() as stack:
         yield lambda app: stack.enter_context(run_server(app))
+
+
+@pytest.fixture(scope="session")
+def redis_server() -> Iterator[RedisServer]:
+    server = RedisServer(require_redis_server())
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture()
+def redis_url(request: pytest.FixtureRequest) -> str:
+    """URL of the run's redis-server, emptied for this test (skips without redis-server; fails in CI)."""
+    require_redis_server()
+    server: RedisServer = request.getfixturevalue("redis_server")
+    import redis
+
+    with redis.Redis.from_url(server.url) as client:
+        client.flushall()
+    return server.url

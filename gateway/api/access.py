@@ -20,9 +20,10 @@ import re
 from starlette.requests import Request
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from gateway.api.errors import error_response
+from gateway.api.errors import error_response, store_unavailable
 from gateway.auth import ANONYMOUS, AuthError, Authenticator, Principal, bearer
 from gateway.service import RadioService, SessionNotFound
+from gateway.store import StoreUnavailable
 
 PUBLIC_PATHS = frozenset({"/health", "/openapi.json"})
 _SESSION_ROUTE = re.compile(r"^/api/radio/sessions/([^/]+)(?:/[^/]*)?$")
@@ -47,11 +48,15 @@ class AccessMiddleware:
         if scope["type"] != "http" or not self.auth.enabled or is_public(scope["path"]):
             await self.app(scope, receive, send)
             return
+        request = Request(scope)
         try:
-            principal = self._authorize(scope["path"], bearer(Request(scope).headers))
+            principal = self._authorize(scope["path"], bearer(request.headers))
         except AuthError as exc:
             headers = {"WWW-Authenticate": 'Bearer realm="livefreq"'} if exc.status == 401 else None
             await error_response(exc.status, exc.code, exc.message, None, headers)(scope, receive, send)
+            return
+        except StoreUnavailable as exc:  # the owner of a session could not be read (Redis down)
+            await (await store_unavailable(request, exc))(scope, receive, send)
             return
         scope.setdefault("state", {})["principal"] = principal
         await self.app(scope, receive, send)

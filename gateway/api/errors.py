@@ -31,6 +31,7 @@ SERVICE_STATUS: dict[str, int] = {
     "unknown_flow": 422,
     "unknown_state": 422,
     "validation_error": 422,
+    "session_busy": 409,
 }
 HTTP_CODES: dict[int, str] = {
     400: "bad_request",
@@ -70,6 +71,12 @@ async def service_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, ServiceError)
     status = getattr(exc, "status", None) or SERVICE_STATUS.get(exc.code, 400)  # e.g. TooManySessions: 429/503
     return error_response(status, exc.code, exc.message, exc.field)
+
+
+async def store_unavailable(request: Request, exc: Exception) -> Response:
+    """The session store did not answer (Redis down): 503, so a load balancer retries elsewhere."""
+    log.warning("session store unavailable on %s %s: %s", request.method, request.url.path, exc)
+    return error_response(503, "store_unavailable", "the session store did not answer; try again shortly")
 
 
 async def http_error(request: Request, exc: Exception) -> Response:

@@ -24,6 +24,9 @@ def routes(service: RadioService, speech: SpeechStack) -> list[BaseRoute]:
 
     async def health(request: Request) -> JSONResponse:
         # ok: the process serves (the text API works); ready: the speech engines are loaded too.
+        # store: where sessions live and which node this is (several nodes share a Redis store).
+        # A store that does not answer raises StoreUnavailable: 503 store_unavailable, so a load
+        # balancer takes the node out.
         return JSONResponse(
             {
                 "ok": True,
@@ -31,6 +34,7 @@ def routes(service: RadioService, speech: SpeechStack) -> list[BaseRoute]:
                 "speech": speech.describe(),
                 "flows": len(service.registry),
                 "sessions": service.count(),
+                "store": {"kind": service.repository.kind, "node": service.node},
                 "version": release,
             }
         )

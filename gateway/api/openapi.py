@@ -85,12 +85,20 @@ class SpeechStatus(_View):
     error: str | None
 
 
+class StoreStatus(_View):
+    """Where sessions live (memory, sqlite, redis) and which gateway node answered."""
+
+    kind: Literal["memory", "sqlite", "redis"]
+    node: str
+
+
 class Health(_View):
     ok: Literal[True]
     ready: bool
     speech: SpeechStatus
     flows: int
     sessions: int
+    store: StoreStatus
     version: str
 
 
@@ -284,7 +292,7 @@ _BODY_ERRORS = (400, 413, 422)
 _SESSION = "/api/radio/sessions/{session_id}"
 
 OPERATIONS: tuple[Operation, ...] = (
-    Operation("get", "/health", "health", "Liveness and readiness", "service", (200, Health)),
+    Operation("get", "/health", "health", "Liveness and readiness", "service", (200, Health), (503,)),
     Operation("get", PATH, "openapi", "This document", "service", (200, OpenApiDocument)),
     Operation(
         "get", "/metrics", "metrics", "Prometheus metrics: stage latencies, sessions, messages, errors", "service",
@@ -344,7 +352,7 @@ _STATUS_TEXT = {
     422: "Invalid field (the error names it)",
     429: "This API key holds its limit of sessions (too_many_sessions)",
     500: "Speech engine failure",
-    503: "Unavailable: the speech engines (speech), or the gateway holds its limit of sessions (too_many_sessions)",
+    503: "Unavailable: the speech engines or the session store, or the gateway holds its limit of sessions (too_many_sessions)",
 }
 _AUTH_ERRORS = (401, 403)
 BEARER = "bearer"

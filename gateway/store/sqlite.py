@@ -1,8 +1,9 @@
 """SQLite session store: the gateway's embedded default, so a restart (or ``kill -9``) loses nothing.
 
 One file holds every session (the engine's `Session` as JSON beside the gateway's resume token,
-activity time, delivered seq and owner), the transcripts (append-only rows, ordered by rowid) and the
-scenario clock's anchor. The database runs in WAL mode: readers never block the writer and a
+activity time, delivered seq, version and next wake-up: indexed columns for the session clock;
+and the API key that created it, indexed for the sessions-per-key limit),
+the transcripts (append-only rows, ordered by rowid) and the scenario clock's anchor. The database runs in WAL mode: readers never block the writer and a
 commit is one sequential append to the log.
 
 Durability: ``synchronous=FULL`` (the default) fsyncs the log on every commit, so a decision
@@ -15,13 +16,10 @@ after `save` returns finds the decision on restart, the WAL being in the operati
 cache — but a power cut or kernel crash may lose the last commits (never corrupt the file): the
 choice for a disk whose flushes are slow (spinning disks, some network volumes).
 
-Schema: ``PRAGMA user_version`` says which version a file has; opening a file of an older
-livefreq upgrades it in place with the steps of `_MIGRATIONS` (v1 -> v2 added ``owner``), in the
-opening transaction, so a failed upgrade leaves the old file as it was. A newer file is refused.
-
 Concurrency: one connection, guarded by a lock (the service already serialises its
 load-decide-store sequence; the lock keeps direct callers safe too). Writes run in
-``BEGIN IMMEDIATE`` transactions, so `save` is atomic. One gateway process per file: two would
+``BEGIN IMMEDIATE`` transactions, so `save` (version check included) is atomic. Timer leases are
+kept in the process (`Leases`): only one process opens the file. One gateway process per file: two would
 both fire the stored timers, so opening takes an exclusive advisory lock on ``<file>.lock``
 (released by the kernel when the process dies, so a restart after ``kill -9`` opens at once).
 Several nodes share sessions through the Redis store instead.
@@ -42,25 +40,32 @@ from pydantic import TypeAdapter
 
 from engine.models import Session
 from gateway.clock import continue_anchor
-from gateway.store.base import AtcEntry, PilotEntry, StoredSession, TranscriptEntry
-from gateway.store.memory import MAX_TRANSCRIPT_ENTRIES
+from gateway.store.base import (
+    AtcEntry,
+    PilotEntry,
+    StoredSession,
+    StoreError,
+    TranscriptEntry,
+    VersionConflict,
+)
+from gateway.store.memory import MAX_TRANSCRIPT_ENTRIES, Leases
 
 try:  # POSIX; elsewhere the one-process-per-file rule is only documented
     import fcntl
 except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
 
-SCHEMA_VERSION = 2
-
-_SCHEMA = """
+# One script per schema version, applied in order (a file at version n runs scripts n+1...).
+# Statements are split on ";", so comments here hold none.
+_MIGRATIONS = [
+    """
 CREATE TABLE sessions (
     id            TEXT PRIMARY KEY,
     session       TEXT NOT NULL,               -- engine.models.Session as JSON
     resume_token  TEXT NOT NULL,
     touched_at    REAL NOT NULL,               -- scenario clock: last client activity (expiry)
     delivered_seq INTEGER NOT NULL DEFAULT 0,  -- last controller message the pilot received
-    updated       REAL NOT NULL,               -- wall clock of the last write (operations)
-    owner         TEXT                         -- id of the API key that created it (v2)
+    updated       REAL NOT NULL                -- wall clock of the last write (operations)
 );
 CREATE TABLE transcript (
     n          INTEGER PRIMARY KEY,            -- rowid: append order
@@ -72,34 +77,44 @@ CREATE TABLE meta (
     key   TEXT PRIMARY KEY,
     value TEXT NOT NULL
 );
-"""
+""",
+    # 2: optimistic concurrency and the session clock's indexes (gateway/store/base.py)
+    """
+ALTER TABLE sessions ADD COLUMN version INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE sessions ADD COLUMN wake_at REAL;  -- scenario clock: next visit of the clock, NULL: none
+UPDATE sessions SET wake_at = 0;               -- stored before the index: visited once, re-indexed then
+CREATE INDEX sessions_wake ON sessions (wake_at);
+CREATE INDEX sessions_touched ON sessions (touched_at);
+""",
+    # 3: the API key that created each session, for the sessions-per-key limit (gateway/auth.py)
+    """
+ALTER TABLE sessions ADD COLUMN owner TEXT;
+CREATE INDEX sessions_owner ON sessions (owner);
+""",
+]
+SCHEMA_VERSION = len(_MIGRATIONS)
 
 _UPSERT = """
-INSERT INTO sessions (id, session, resume_token, touched_at, delivered_seq, updated, owner)
-VALUES (?, ?, ?, ?, ?, ?, ?)
+INSERT INTO sessions (id, session, resume_token, touched_at, delivered_seq, updated, version, wake_at, owner)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (id) DO UPDATE SET
     session = excluded.session,
     resume_token = excluded.resume_token,
     touched_at = excluded.touched_at,
     delivered_seq = max(sessions.delivered_seq, excluded.delivered_seq),
     updated = excluded.updated,
+    version = excluded.version,
+    wake_at = excluded.wake_at,
     owner = excluded.owner
 """
-
-# Upgrades, by the version they lead to: each runs in the opening transaction, in order.
-_MIGRATIONS: dict[int, tuple[str, ...]] = {
-    2: ("ALTER TABLE sessions ADD COLUMN owner TEXT",),  # sessions per API key (gateway/auth.py)
-}
 
 _ENTRY: TypeAdapter[PilotEntry | AtcEntry] = TypeAdapter(TranscriptEntry)
 
 
-class StoreError(RuntimeError):
-    """The store file cannot be used (locked by another process, or a newer schema)."""
-
-
 class SqliteSessionRepository:
     """`SessionRepository` on one SQLite file (created, with its directory, on first open)."""
+
+    kind = "sqlite"
 
     def __init__(
         self,
@@ -112,6 +127,7 @@ class SqliteSessionRepository:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._max_transcript = max_transcript
         self._lock = threading.Lock()
+        self._leases = Leases()
         self._lockfile = _exclusive(self.path)
         try:
             # autocommit mode (isolation_level=None): transactions are the explicit BEGINs below
@@ -127,39 +143,67 @@ class SqliteSessionRepository:
     # ------------------------------------------------------------------ protocol
 
     def get(self, session_id: str) -> StoredSession | None:
+        found = self.read(session_id)
+        return found[0] if found is not None else None
+
+    def read(self, session_id: str) -> tuple[StoredSession, int] | None:
         with self._lock:
             row = self._db.execute(
-                "SELECT session, resume_token, touched_at, delivered_seq, owner FROM sessions WHERE id = ?",
+                "SELECT session, resume_token, touched_at, delivered_seq, version, owner FROM sessions WHERE id = ?",
                 (session_id,),
             ).fetchone()
         if row is None:
             return None
-        return StoredSession(
+        record = StoredSession(
             session=Session.model_validate_json(row[0]),
             resume_token=row[1],
             touched_at=row[2],
             delivered_seq=row[3],
-            owner=row[4],
+            owner=row[5],
         )
+        return record, row[4]
 
     def put(self, record: StoredSession) -> None:
         self.save(record, [])
 
-    def save(self, record: StoredSession, entries: Sequence[PilotEntry | AtcEntry]) -> None:
+    def save(
+        self,
+        record: StoredSession,
+        entries: Sequence[PilotEntry | AtcEntry],
+        *,
+        wake_at: float | None = None,
+        expect: int | None = None,
+    ) -> int:
         session_id = record.session.session_id
-        row = (
-            session_id,
-            record.session.model_dump_json(),
-            record.resume_token,
-            record.touched_at,
-            record.delivered_seq,
-            time.time(),
-            record.owner,
-        )
-        lines = [entry.model_dump_json() for entry in entries]  # serialise outside the lock
+        session_json = record.session.model_dump_json()  # serialise outside the lock
+        lines = [entry.model_dump_json() for entry in entries]
         with self._lock, self._transaction():
-            self._db.execute(_UPSERT, row)
+            row = self._db.execute("SELECT version FROM sessions WHERE id = ?", (session_id,)).fetchone()
+            version = row[0] if row is not None else 0
+            if expect is not None and expect != version:
+                raise VersionConflict(session_id, expect)
+            self._db.execute(
+                _UPSERT,
+                (session_id, session_json, record.resume_token, record.touched_at, record.delivered_seq,
+                 time.time(), version + 1, wake_at, record.owner),
+            )
             self._append(session_id, lines)
+        return version + 1
+
+    def due(self, now: float, holder: str, lease_s: float, limit: int = 100) -> list[str]:
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT id FROM sessions WHERE wake_at <= ? ORDER BY wake_at", (now,)
+            ).fetchall()
+            return self._leases.claim_due((row[0] for row in rows), holder, lease_s, limit)
+
+    def release(self, session_id: str, holder: str) -> None:
+        with self._lock:
+            self._leases.release(session_id, holder)
+
+    def idle(self, before: float) -> list[str]:
+        with self._lock:
+            return [row[0] for row in self._db.execute("SELECT id FROM sessions WHERE touched_at < ?", (before,))]
 
     def set_delivered(self, session_id: str, seq: int) -> None:
         with self._lock, self._transaction():
@@ -169,12 +213,17 @@ class SqliteSessionRepository:
 
     def delete(self, session_id: str) -> bool:
         with self._lock, self._transaction():
+            self._leases.drop(session_id)
             self._db.execute("DELETE FROM transcript WHERE session_id = ?", (session_id,))
             return self._db.execute("DELETE FROM sessions WHERE id = ?", (session_id,)).rowcount > 0
 
     def ids(self) -> list[str]:
         with self._lock:
             return [row[0] for row in self._db.execute("SELECT id FROM sessions ORDER BY rowid")]
+
+    def owned(self, owner: str) -> int:
+        with self._lock:
+            return int(self._db.execute("SELECT count(*) FROM sessions WHERE owner = ?", (owner,)).fetchone()[0])
 
     def append_transcript(self, session_id: str, entries: Sequence[PilotEntry | AtcEntry]) -> None:
         lines = [entry.model_dump_json() for entry in entries]
@@ -252,15 +301,11 @@ class SqliteSessionRepository:
                 raise StoreError(
                     f"{self.path} has schema version {version}; this livefreq knows up to {SCHEMA_VERSION}"
                 )
-            if version == 0:
+            for script in _MIGRATIONS[version:]:
                 # statement by statement: executescript would COMMIT the open transaction
-                for statement in filter(str.strip, _SCHEMA.split(";")):
+                for statement in filter(str.strip, script.split(";")):
                     self._db.execute(statement)
-            else:  # a file of an older livefreq: upgrade it in place, sessions kept
-                for target in range(version + 1, SCHEMA_VERSION + 1):
-                    for statement in _MIGRATIONS[target]:
-                        self._db.execute(statement)
-            if version != SCHEMA_VERSION:
+            if version < SCHEMA_VERSION:
                 self._db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
     def _release(self) -> None:
