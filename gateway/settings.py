@@ -106,7 +106,7 @@ class Settings(BaseSettings):
     ws_audio_bytes_per_s: int = Field(default=1_000_000, gt=0)  # ~10x real time at 48 kHz
     ws_audio_burst_bytes: int = Field(default=16 * 1024 * 1024, gt=0)
     ws_abuse_drops: int = Field(default=100, gt=0)
-    # what a connection may hold for a client that reads too slowly (gateway/ws/sendqueue.py)
+    # what a connection may hold for a client that reads too slowly (gateway/ws/outbox.py)
     ws_send_queue_bytes: int = Field(default=2 * 1024 * 1024, gt=0)
     ws_send_queue_droppable: int = Field(default=32, ge=0)  # partial transcripts and vad events
 
