@@ -26,7 +26,8 @@ from gateway.app import create_app
 from gateway.settings import Settings
 from gateway.speech.stack import SpeechStack
 from gateway.speech.tts.espeak import EspeakTts
-from gateway.ws.handler import RadioConnection
+from gateway.connection import RadioConnection
+from gateway.ws.handler import WebSocketTransport
 from tests.conftest import run_server
 
 
@@ -260,10 +261,10 @@ def test_a_pilot_hanging_up_while_the_controller_talks_logs_no_error(caplog: pyt
     """The fuzzer's reconnect step: the frequency's next send raised WebSocketDisconnect and was
     logged as an ERROR with its traceback ("transmitting ... failed") for an ordinary hang-up."""
     settings = Settings(speech_preload=False, stt_engine="sphinx", tts_engine="espeak")
-    connection = RadioConnection(_HungUp(), RadioService(settings), SpeechStack(settings), settings)  # type: ignore[arg-type]
+    connection = RadioConnection(WebSocketTransport(_HungUp()), RadioService(settings), SpeechStack(settings), settings)  # type: ignore[arg-type]
 
     async def scenario() -> None:
-        connection.start_writer()  # sends leave through the connection's outbox (gateway/ws/outbox.py)
+        connection.open()  # sends leave through the connection's outbox (gateway/ws/outbox.py)
         frequency = Frequency(connection.send, connection.send_audio, EspeakTts(), pace=False)
         frequency.start()
         frequency.enqueue([ControllerMessage(message_id="m1", seq=1, template="t", text="go ahead", speech="go ahead")])

@@ -1,673 +1,118 @@
 """`WS /v1/radio`: one pilot's radio over one WebSocket (protocol v1, docs/protocol-v1.md).
 
-The connection is a small pipeline: input audio is resampled to 16 kHz and cut into 20 ms frames;
-a transmission (between `ptt.down` and `ptt.up`, or between the VAD's speech start and end in vox
-mode) streams into the STT engine, which sends partial transcripts while the pilot talks; the final
-transcript goes to the session engine through the service. Every decision about the session (from
-this socket, HTTP, the background clock, telemetry) arrives through the service's `DecisionHub`
-and leaves as `decision` and `state` events, while its controller messages go to the session's
-live `Frequency` to be spoken in order. Bad input gets a typed `error` and the socket stays open.
+The pipeline is the transport-neutral `RadioConnection` (gateway/connection.py); this module is
+only how its frames move on a WebSocket: JSON in text frames, PCM16 in binary frames, both ways,
+at the rates the client declares.
 
-Hardening (README "Security"): a browser page from another origin is refused (`origin_allowed`),
+Admission (README "Security"): a browser page from another origin is refused (`origin_allowed`),
 and with authentication on the socket needs an API key or a session token (``?token=`` or
 ``Authorization: Bearer``); both refusals are a fatal `forbidden`/`unauthorized` error and close
-code 1008. Incoming frames pass the connection's rate limits (gateway/ws/limits.py); outgoing ones
-go through a bounded `Outbox` drained by one writer task (gateway/ws/outbox.py), so a client that
-stops reading costs a bounded amount of memory and is disconnected, never waited for.
+code 1008.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import json
-import logging
-import time
-from dataclasses import dataclass, field
 from typing import Any
 
 from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
 
-from engine.models import ControllerMessage, Decision, Session
 from gateway import metrics
-from gateway.audio.pcm import FrameBuffer
-from gateway.audio.resample import StreamResampler
-from gateway.audio.vad import SPEECH_END, SPEECH_START, VoiceActivityDetector
-from gateway.auth import ANONYMOUS, AuthError, Authenticator, Principal, bearer, origin_allowed
-from gateway.frequency import Frequency
-from gateway.service import RadioService, ServiceError, SessionNotFound
+from gateway.auth import AuthError, Authenticator, bearer, origin_allowed
+from gateway.connection import POLICY_VIOLATION, RadioConnection, TransportClosed
+from gateway.service import RadioService
 from gateway.settings import Settings
-from gateway.speech.stack import SpeechStack, UnknownVoice, stt_context
-from gateway.speech.tts.base import TtsEngine
-from gateway.speech.stt.base import SttStream
+from gateway.speech.stack import SpeechStack
 from gateway.ws import protocol as p
-from gateway.ws.limits import ConnectionLimits, Verdict
-from gateway.ws.outbox import Outbox, SlowConsumer
 
-log = logging.getLogger("livefreq.ws")
-
-STT_RATE = 16000
-PARTIAL_EVERY_S = 0.5
-CLOSE_TIMEOUT_S = 2.0  # how long the last words (a fatal error, the close) may take to leave
-POLICY_VIOLATION = 1008  # WebSocket close code of every fatal error
+__all__ = ["POLICY_VIOLATION", "WebSocketTransport", "route_handler", "serve_socket"]
 
 
-@dataclass
-class Transmission:
-    """One pilot transmission being recognized."""
+class WebSocketTransport:
+    """A Starlette WebSocket as a `Transport`: the client declares its audio rates."""
 
-    stream: SttStream
-    started: float
-    samples: int = 0
-    ended: float | None = None  # monotonic time of ptt.up / the VAD's end of speech
-    partial_task: asyncio.Task[None] | None = None
-    last_partial: str = ""
-    dropped: bool = False  # cut at max length: later audio of this keying is ignored
+    kind = "ws"
+    input_rate: int | None = None
+    output_rate: int | None = None
 
-
-@dataclass
-class Link:
-    """What this socket knows about its session."""
-
-    session_id: str
-    mode: str = "ptt"
-    input_rate: int = 16000
-    output_rate: int = 16000
-    radio_level: int = 4
-    radio_effect: bool = True
-    events: asyncio.Queue[Decision] | None = None
-    delivered_seq: int = 0
-    state_key: tuple[str, str] = ("", "")
-    ptt_keyed: bool = False
-    last_audio_at: float = 0.0
-    stats: dict[str, int] = field(default_factory=lambda: {"frames": 0, "ignored_frames": 0})
-    # stage clocks (gateway/metrics.py), by controller message id; emptied as messages go on air
-    decided_at: dict[str, float] = field(default_factory=dict)
-    speech_end_at: dict[str, float] = field(default_factory=dict)
-
-
-class RadioConnection:
-    def __init__(
-        self,
-        ws: WebSocket,
-        service: RadioService,
-        speech: SpeechStack,
-        settings: Settings,
-        auth: Authenticator | None = None,
-    ) -> None:
+    def __init__(self, ws: WebSocket) -> None:
         self.ws = ws
-        self.service = service
-        self.speech = speech
-        self.settings = settings
-        self.auth = auth or Authenticator(settings)
-        self.principal: Principal = ANONYMOUS
-        self.limits = ConnectionLimits(settings)
-        self.outbox = Outbox(settings.ws_send_queue_bytes, settings.ws_send_queue_droppable)
-        self.link: Link | None = None
-        self.frequency: Frequency | None = None
-        self.resampler: StreamResampler | None = None
-        self.framer = FrameBuffer(STT_RATE, 20)
-        self.vad: VoiceActivityDetector | None = None
-        self.tx: Transmission | None = None
-        self._events_task: asyncio.Task[None] | None = None
-        self._speculation: asyncio.Task[None] | None = None
-        self._writer: asyncio.Task[None] | None = None
-        self._task: asyncio.Task[Any] | None = None  # the one running `run`
-        self._fatal: p.ProtocolError | None = None  # set: the connection ends with this error
-        self._closed = False
+        self.receiver: asyncio.Task[Any] | None = None  # the task running the receive loop
 
-    # ------------------------------------------------------------------ socket
+    @property
+    def connected(self) -> bool:
+        return self.ws.application_state == WebSocketState.CONNECTED
 
-    async def run(self) -> None:
-        await self.ws.accept()
-        metrics.CONNECTIONS.inc()
-        self._task = asyncio.current_task()
-        self.start_writer()
+    async def write_text(self, data: str) -> None:
+        await self._send(self.ws.send_text, data)
+
+    async def write_audio(self, pcm: bytes) -> None:
+        await self._send(self.ws.send_bytes, pcm)
+
+    async def write_close(self, code: int) -> None:
+        await self._send(lambda _: self.ws.close(code=code), None)
+
+    async def _send(self, send: Any, data: Any) -> None:
         try:
-            self._admit()
-            while self._fatal is None:
-                message = await self.ws.receive()
-                if message["type"] == "websocket.disconnect":
-                    break
-                data, text = message.get("bytes"), message.get("text")
-                if data is None and text is None:
-                    continue
-                if not await self._within_limits(len(data) if data is not None else None):
-                    continue
-                if data is not None:
-                    await self._guard(self._on_audio(data))
-                else:
-                    await self._guard(self._on_text(text))
-        except WebSocketDisconnect:
-            pass
-        except asyncio.CancelledError:
-            if self._fatal is None:  # the server is shutting down
-                raise
-            self._task.uncancel()  # cancelled by `_overflow`: end with the error below
-        finally:
-            metrics.CONNECTIONS.dec()
-            await self._teardown()
-            await self._finish()
+            await send(data)
+        except (WebSocketDisconnect, RuntimeError) as exc:  # Starlette's two ways of saying "gone"
+            raise TransportClosed(str(exc)) from exc
 
-    def _admit(self) -> None:
-        """The Origin allow-list, then the credential (when authentication is on)."""
-        headers = self.ws.headers
-        if not origin_allowed(headers.get("origin"), headers.get("host"), self.settings.ws_origins):
-            self._fatal = p.ProtocolError(
-                "forbidden", f"origin {headers.get('origin')!r} may not open this radio (LIVEFREQ_WS_ORIGINS)", fatal=True
-            )
-            return
-        try:
-            self.principal = self.auth.authenticate(self.ws.query_params.get("token") or bearer(headers))
-        except AuthError as exc:
-            self._fatal = p.ProtocolError(exc.code, exc.message, fatal=True)
+    def stop_receiving(self) -> None:
+        if self.receiver is not None and self.receiver is not asyncio.current_task():
+            self.receiver.cancel()  # from the loop itself: it checks `fatal` after each frame
 
-    async def _within_limits(self, audio_bytes: int | None) -> bool:
-        """The rate limits (gateway/ws/limits.py): False drops the frame."""
-        verdict = self.limits.admit(audio_bytes)
-        if verdict is Verdict.ACCEPT:
-            return True
-        metrics.DROPPED.labels("in", "rate_limited").inc()
-        what = "audio" if audio_bytes is not None else "messages"
-        if verdict is Verdict.ABUSE:
-            self._fatal = p.ProtocolError(
-                "rate_limited", f"{self.limits.dropped} frames over the rate limit; closing", fatal=True
-            )
-        elif verdict is Verdict.DROP_NOTIFY:
-            limit = (
-                f"{self.settings.ws_audio_bytes_per_s} audio bytes/s"
-                if audio_bytes is not None
-                else f"{self.settings.ws_messages_per_s:g} messages/s"
-            )
-            await self.send(p.error("rate_limited", f"{what} over the limit of {limit}: frames are being dropped"))
-        return False
 
-    async def _guard(self, work: Any) -> None:
-        """Run one handler; turn every failure into a typed `error` event, keep the socket."""
-        try:
-            await work
-        except p.ProtocolError as exc:
-            if exc.fatal:
-                self._fatal = exc
-            else:
-                await self.send(p.error(exc.code, exc.message))
-        except ServiceError as exc:
-            await self.send(p.error(exc.code, exc.message))
-        except (WebSocketDisconnect, RuntimeError) as exc:
-            if self.ws.application_state == WebSocketState.DISCONNECTED or self._closed:
-                return
-            log.exception("radio connection error")
-            await self.send(p.error("internal", f"internal error ({type(exc).__name__}); the session is intact"))
-        except Exception as exc:
-            log.exception("radio connection error")
-            await self.send(p.error("internal", f"internal error ({type(exc).__name__}); the session is intact"))
-
-    async def send(self, event: dict[str, Any]) -> None:
-        """Queue an event for the client (never waits for the socket; see gateway/ws/outbox.py)."""
-        kind = str(event.get("type"))
-        if kind == "error":
-            metrics.count_error("ws", str(event.get("code")))
-        droppable = kind == "vad" or (kind == "transcript" and not event.get("final"))
-        if self._queue(_encode(event), droppable=droppable):
-            metrics.MESSAGES.labels("out", kind).inc()
-
-    async def send_audio(self, pcm: bytes) -> None:
-        self._queue(pcm)
-
-    def _queue(self, data: str | bytes, *, droppable: bool = False) -> bool:
-        if self._closed or self._fatal is not None:
-            return False
-        try:
-            if self.outbox.put(data, droppable=droppable):
-                return True
-            metrics.DROPPED.labels("out", "slow_reader").inc()
-        except SlowConsumer as exc:
-            self._overflow(str(exc))
-        return False
-
-    def _overflow(self, detail: str) -> None:
-        """The client reads too slowly for a must-deliver frame: end the connection."""
-        log.warning("radio connection: slow reader disconnected (%s)", detail)
-        self._fatal = p.ProtocolError(
-            "slow_consumer", f"the client reads too slowly: {detail}; reconnect and resume", fatal=True
-        )
-        if self._task is not None and self._task is not asyncio.current_task():
-            self._task.cancel()  # leave the receive loop at once (from the loop itself: it checks `_fatal`)
-
-    def start_writer(self) -> None:
-        """Start the task that drains the outbox into the socket."""
-        if self._writer is None:
-            self._writer = asyncio.create_task(self._write(), name="livefreq-ws-writer")
-
-    async def _write(self) -> None:
-        while True:
-            frame = await self.outbox.get()
-            if self.ws.application_state != WebSocketState.CONNECTED:
-                return
-            try:
-                if frame.data is None:
-                    await self.ws.close(code=frame.close_code)
-                    return
-                if isinstance(frame.data, bytes):
-                    await self.ws.send_bytes(frame.data)
-                else:
-                    await self.ws.send_text(frame.data)
-            except (WebSocketDisconnect, RuntimeError):
-                # the pilot hung up (maybe mid-message): run() sees it and tears down; meanwhile
-                # nothing more is queued for nobody
-                self._closed = True
-                return
-
-    async def _finish(self) -> None:
-        """After teardown: a fatal error's last words and the close (within `CLOSE_TIMEOUT_S`:
-        a client that does not read gets no more time), then the writer stops."""
-        writer, self._writer = self._writer, None
-        if writer is None:
-            return
-        if self._fatal is not None:
-            error = p.error(self._fatal.code, self._fatal.message, fatal=True)
-            metrics.count_error("ws", self._fatal.code)
-            metrics.MESSAGES.labels("out", "error").inc()
-            self.outbox.put(_encode(error), force=True)
-            self.outbox.close(POLICY_VIOLATION)
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(asyncio.shield(writer), CLOSE_TIMEOUT_S)
-        writer.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await writer
-
-    # ------------------------------------------------------------------ control messages
-
-    async def _on_text(self, text: str) -> None:
-        msg = p.parse_client(text)
-        metrics.MESSAGES.labels("in", msg.type).inc()
-        if isinstance(msg, p.Ping):
-            await self.send({"type": "pong"})
-        elif isinstance(msg, p.SessionStart):
-            await self._start(msg)
-        elif isinstance(msg, p.SessionResume):
-            await self._resume(msg)
-        else:
-            link = self._require()
-            if isinstance(msg, p.PttDown):
-                if link.mode != "ptt":
-                    raise p.ProtocolError("wrong_mode", "ptt.down in vox mode: the voice detector keys the mic")
-                if not link.ptt_keyed:
-                    link.ptt_keyed = True
-                    await self._begin_transmission(b"")
-            elif isinstance(msg, p.PttUp):
-                if not link.ptt_keyed:
-                    raise p.ProtocolError("ptt_not_down", "ptt.up without ptt.down")
-                link.ptt_keyed = False
-                await self._end_transmission()
-            elif isinstance(msg, p.Text):
-                await self._typed(msg.text)
-            elif isinstance(msg, p.Telemetry):
-                self.service.telemetry(link.session_id, msg.model_dump(exclude_none=True, exclude={"type"}))
-            elif isinstance(msg, p.Tune):
-                self.service.tune(link.session_id, msg.frequency)
-                await self._send_state()
-            elif isinstance(msg, p.AudioPlayed):
-                link.stats["played"] = link.stats.get("played", 0) + 1
-
-    def _require(self) -> Link:
-        if self.link is None:
-            raise p.ProtocolError("no_session", "no session on this socket: send session.start or session.resume first")
-        return self.link
-
-    async def _start(self, msg: p.SessionStart) -> None:
-        if self.link is not None:
-            raise p.ProtocolError("session_active", "this socket already has a session; open a new socket for another")
-        self._authorize(lambda: self.auth.require_key(self.principal, "start a session"))
-        tts = self._voice(msg.voice)
-        session, decision, token = self.service.create(
-            flow=msg.flow, scenario=msg.scenario, seed=msg.seed, owner=self.principal.key_id
-        )
-        await self._attach(
-            session,
-            token,
-            mode=msg.mode,
-            input_rate=msg.input_audio.sample_rate,
-            output_rate=msg.output_audio.sample_rate,
-            radio_level=msg.radio_level or self.settings.radio_level,
-            radio_effect=self.settings.radio_effect if msg.radio_effect is None else msg.radio_effect,
-            resumed=False,
-            tts=tts,
-            voice=msg.voice or self.speech.default_voice,
-        )
-        await self._deliver(decision, send_decision=False)
-
-    async def _resume(self, msg: p.SessionResume) -> None:
-        if self.link is not None:
-            raise p.ProtocolError("session_active", "this socket already has a session")
-        if self.auth.enabled:  # the credential's reach first (HTTP: gateway/api/access.py)
-            if self.principal.is_key:
-                with contextlib.suppress(SessionNotFound):  # unknown: `unknown_session` below, as over HTTP
-                    owner = self.service.owner_of(msg.session_id)
-                    self._authorize(lambda: self.auth.check_session(self.principal, msg.session_id, owner))
-            else:
-                self._authorize(lambda: self.auth.check_session(self.principal, msg.session_id, None))
-        if not self.service.check_token(msg.session_id, msg.resume_token):
-            self.service.get(msg.session_id)  # unknown session -> its own typed error
-            raise p.ProtocolError("bad_token", "the resume token does not match this session")
-        session = self.service.get(msg.session_id)
-        tts = self._voice(msg.voice)
-        await self._attach(
-            session,
-            msg.resume_token,
-            mode=msg.mode or "ptt",
-            input_rate=msg.input_audio.sample_rate if msg.input_audio else 16000,
-            output_rate=msg.output_audio.sample_rate if msg.output_audio else 16000,
-            radio_level=msg.radio_level or self.settings.radio_level,
-            radio_effect=self.settings.radio_effect,
-            resumed=True,
-            tts=tts,
-            voice=msg.voice or self.speech.default_voice,
-        )
-        # controller calls made while no socket listened (timers) are spoken now: nothing lost
-        delivered = self.service.delivered_seq(session.session_id)
-        missed = [m for m in session.message_history if m.seq > delivered]
-        if self.frequency is not None and missed:
-            self.frequency.enqueue(missed)
-        await self._send_state()
-
-    @staticmethod
-    def _authorize(check: Any) -> None:
-        """Run an `Authenticator` check; a refusal is a `forbidden` error, the socket stays open."""
-        try:
-            check()
-        except AuthError as exc:
-            raise p.ProtocolError(exc.code, exc.message) from exc
-
-    def _voice(self, voice: str | None) -> TtsEngine:
-        try:
-            return self.speech.tts_for(voice)
-        except UnknownVoice as exc:
-            raise p.ProtocolError("unknown_voice", str(exc)) from exc
-
-    async def _attach(
-        self,
-        session: Session,
-        token: str,
-        *,
-        mode: str,
-        input_rate: int,
-        output_rate: int,
-        radio_level: int,
-        radio_effect: bool,
-        resumed: bool,
-        tts: TtsEngine,
-        voice: str,
-    ) -> None:
-        link = Link(session.session_id, mode, input_rate, output_rate, radio_level, radio_effect)
-        link.state_key = (session.active.flow, session.active.state)
-        self.link = link
-        self.resampler = StreamResampler(input_rate, STT_RATE) if input_rate != STT_RATE else None
-        self.vad = VoiceActivityDetector(sample_rate=STT_RATE) if mode == "vox" else None
-        self.frequency = Frequency(
-            self.send,
-            self.send_audio,
-            tts,
-            output_rate=output_rate,
-            radio_level=radio_level,
-            radio_effect=radio_effect,
-            pace=self.settings.audio_pacing,
-            on_sent=lambda m: self._message_done(link, m),
-            on_first_audio=lambda m: self._first_audio(link, m),
-        )
-        self.frequency.start()
-        metrics.ACTIVE_SESSIONS.inc()
-        link.events = self.service.hub.subscribe(session.session_id)
-        self._events_task = asyncio.create_task(self._consume(link), name="livefreq-ws-events")
-        await self.send(
-            {
-                "type": "session.started",
-                "session_id": session.session_id,
-                "resume_token": token,
-                "session_token": self.auth.session_token(session.session_id),
-                "resumed": resumed,
-                "flow": session.active.flow,
-                "state": session.active.state,
-                "scenario": session.variables,
-                "station": session.station,
-                "frequency": session.frequency,
-                "mode": mode,
-                "voice": voice,
-                "radio_level": radio_level,
-                "expected_pilot": self.service.expected_pilot(session),
-                "speech": self.speech.describe(),
-            }
-        )
-
-    def _message_done(self, link: Link, msg: ControllerMessage) -> None:
-        """A controller message has been spoken: the pilot's reply time starts now."""
-        link.decided_at.pop(msg.message_id, None)
-        link.speech_end_at.pop(msg.message_id, None)
-        metrics.CONTROLLER_MESSAGES.labels("sent").inc()
-        self.service.mark_delivered(link.session_id, msg.seq)
-        self.service.defer_silence(link.session_id)
-
-    def _first_audio(self, link: Link, msg: ControllerMessage) -> None:
-        """The first audio of a controller message left: close its stage clocks."""
-        now = time.monotonic()
-        decided = link.decided_at.pop(msg.message_id, None)
-        if decided is not None:
-            metrics.observe_stage("decision_to_first_tts_audio", now - decided)
-        ended = link.speech_end_at.pop(msg.message_id, None)
-        if ended is not None:
-            metrics.observe_stage("speech_end_to_first_audio", now - ended)
-
-    # ------------------------------------------------------------------ decisions out
-
-    async def _consume(self, link: Link) -> None:
-        assert link.events is not None
-        while True:
-            decision = await link.events.get()
-            try:
-                await self._deliver(decision)
-            except asyncio.CancelledError:
-                raise
-            except Exception:
-                log.exception("delivering a decision failed")
-
-    async def _deliver(self, decision: Decision, send_decision: bool = True) -> None:
-        if send_decision:
-            await self.send(p.decision_event(decision))
-        if self.link is not None:
-            now = time.monotonic()
-            for msg in decision.messages:
-                self.link.decided_at.setdefault(msg.message_id, now)
-        if self.frequency is not None and decision.messages:
-            self.frequency.enqueue(list(decision.messages))
-        await self._send_state()
-
-    async def _send_state(self) -> None:
-        link = self._require()
-        session = self.service.get(link.session_id)
-        link.state_key = (session.active.flow, session.active.state)
-        await self.send(
-            {
-                "type": "state",
-                "flow": session.active.flow,
-                "state": session.active.state,
-                "phase": self.service.phase(session),
-                "station": session.station,
-                "frequency": session.frequency,
-                "completed": session.completed,
-                "expected_pilot": self.service.expected_pilot(session),
-            }
-        )
-
-    # ------------------------------------------------------------------ audio in
-
-    async def _on_audio(self, data: bytes) -> None:
-        link = self._require()
-        if len(data) > self.settings.max_frame_bytes:
-            raise p.ProtocolError("frame_too_large", f"audio frame of {len(data)} bytes; at most {self.settings.max_frame_bytes}")
-        if len(data) % 2:
-            raise p.ProtocolError("bad_audio", "audio frames are PCM16: an even number of bytes")
-        link.stats["frames"] += 1
-        if link.mode == "ptt" and self.tx is None:
-            link.stats["ignored_frames"] += 1  # between transmissions the mic is not keyed
-            return
-        pcm = self.resampler.process(data) if self.resampler is not None else data
-        if link.mode == "ptt":
-            await self._feed(pcm)
-            return
-        assert self.vad is not None
-        for frame in self.framer.push(pcm):
-            event = self.vad.process(frame)
-            if event is None:
-                if self.tx is not None:
-                    await self._feed(frame)
-            elif event.type == SPEECH_START:
-                await self.send({"type": "vad", "speaking": True})
-                await self._begin_transmission(event.audio)
-            elif event.type == SPEECH_END:
-                await self._feed(frame)
-                await self.send({"type": "vad", "speaking": False})
-                await self._end_transmission()
-
-    async def _feed(self, pcm: bytes) -> None:
-        tx = self.tx
-        if tx is None or tx.dropped or not pcm:
-            return
-        tx.stream.feed(pcm)
-        tx.samples += len(pcm) // 2
-        if tx.samples >= self.settings.max_transmission_s * STT_RATE:
-            tx.dropped = True
-            await self.send(p.error("transmission_too_long", f"transmissions end after {self.settings.max_transmission_s:g} s; the rest of this one is ignored"))
-
-    # ------------------------------------------------------------------ transmissions
-
-    async def _begin_transmission(self, preroll: bytes) -> None:
-        link = self._require()
-        if self.tx is not None:
-            return
-        if not self.speech.ready:
-            try:
-                await self.speech.load()
-            except Exception as exc:
-                raise p.ProtocolError("speech_unavailable", f"speech engines are not available: {self.speech.error or exc}") from exc
-        assert self.frequency is not None
-        self.service.defer_silence(link.session_id, self.settings.max_transmission_s)  # no prompt while talking
-        cut = self.frequency.key()
-        if cut is not None:
-            log.info("session %s: pilot keyed over controller message %s", link.session_id, cut.message_id)
-        session = self.service.get(link.session_id)
-        stream = self.speech.stt.open(stt_context(session, self.service.expected_pilot(session)))
-        self.tx = Transmission(stream, time.monotonic())
-        await self._feed(preroll)
-        self.tx.partial_task = asyncio.create_task(self._partials(self.tx), name="livefreq-partials")
-        if self._speculation is None or self._speculation.done():
-            self._speculation = asyncio.create_task(self._speculate(link), name="livefreq-speculative-tts")
-
-    async def _speculate(self, link: Link) -> None:
-        """Synthesize the first piece of the controller's likely reply while the pilot talks, so
-        a reply that comes true starts from the TTS cache (service.likely_reply)."""
-        assert self.frequency is not None
-        prepare = getattr(self.frequency.tts, "prepare", None)
-        if prepare is None:  # an engine without a cache in front (cache disabled, edge-tts failover)
-            return
-        try:
-            for speech in self.service.likely_reply(link.session_id)[:1]:
-                made = await prepare(speech)
-                metrics.SPECULATIVE_TTS.labels("synthesized" if made else "cached").inc()
-        except asyncio.CancelledError:
+async def serve_socket(
+    ws: WebSocket, service: RadioService, speech: SpeechStack, settings: Settings, auth: Authenticator
+) -> None:
+    """Accept the socket and run its connection until the client leaves or a fatal error."""
+    await ws.accept()
+    metrics.CONNECTIONS.inc()
+    transport = WebSocketTransport(ws)
+    transport.receiver = asyncio.current_task()
+    connection = RadioConnection(transport, service, speech, settings, auth)
+    connection.open()
+    try:
+        _admit(ws, settings, auth, connection)
+        while connection.fatal is None:
+            message = await ws.receive()
+            if message["type"] == "websocket.disconnect":
+                break
+            data, text = message.get("bytes"), message.get("text")
+            if data is not None:
+                await connection.receive_audio(data)
+            elif text is not None:
+                await connection.receive_text(text)
+    except WebSocketDisconnect:
+        pass
+    except asyncio.CancelledError:
+        if connection.fatal is None:  # the server is shutting down
             raise
-        except Exception:
-            log.warning("speculative synthesis failed for session %s", link.session_id, exc_info=True)
-
-    async def _partials(self, tx: Transmission) -> None:
-        while True:
-            await asyncio.sleep(PARTIAL_EVERY_S)
-            if tx.samples == 0:
-                continue
-            text = await tx.stream.partial()
-            if text and text != tx.last_partial and self.tx is tx:
-                tx.last_partial = text
-                await self.send(p.transcript(None, text, final=False))
-
-    async def _end_transmission(self) -> None:
-        tx, self.tx = self.tx, None
-        if tx is None:
-            return
-        tx.ended = time.monotonic()
-        link = self._require()
-        try:
-            if tx.partial_task is not None:
-                tx.partial_task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await tx.partial_task
-            text = (await tx.stream.final()).strip() if tx.samples else ""
-            metrics.observe_stage("speech_end_to_final", time.monotonic() - tx.ended)
-        finally:
-            await tx.stream.aclose()
-            if self.frequency is not None:
-                self.frequency.unkey()
-        if not text:
-            self.service.defer_silence(link.session_id)  # nothing understood: the turn goes on
-            await self.send(p.transcript(None, "", final=True))
-            return
-        await self._transmit(link, text, spoken_until=tx.ended)
-
-    async def _typed(self, text: str) -> None:
-        link = self._require()
-        if self.frequency is not None and self.tx is None:  # keyed already: the mic stays keyed until ptt.up
-            self.frequency.key()
-            self.frequency.unkey()
-        await self._transmit(link, text)
-
-    async def _transmit(self, link: Link, text: str, spoken_until: float | None = None) -> None:
-        """Hand a final transcript (or typed text) to the engine; `spoken_until` is when the pilot
-        stopped talking, for a voice transmission (its reply's latency clock)."""
-        session = self.service.get(link.session_id)
-        transmission_id = f"{link.session_id}-x{session.transmissions + 1}"
-        await self.send(p.transcript(transmission_id, text, final=True))
-        started = time.monotonic()
-        decision = self.service.transmit(link.session_id, text)  # the decision arrives through the hub
-        decided = time.monotonic()
-        metrics.TRANSMISSIONS.labels("text" if spoken_until is None else "voice").inc()
-        if spoken_until is not None:
-            metrics.observe_stage("final_to_decision", decided - started)
-            if decision.messages:
-                link.speech_end_at[decision.messages[0].message_id] = spoken_until
-        for msg in decision.messages:
-            link.decided_at.setdefault(msg.message_id, decided)
-
-    # ------------------------------------------------------------------ teardown
-
-    async def _teardown(self) -> None:
-        self._closed = True
-        if self.tx is not None:
-            tx, self.tx = self.tx, None
-            if tx.partial_task is not None:
-                tx.partial_task.cancel()
-            with contextlib.suppress(Exception):
-                await tx.stream.aclose()
-        if self._speculation is not None:
-            self._speculation.cancel()
-        if self._events_task is not None:
-            self._events_task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._events_task
-        if self.link is not None:
-            metrics.ACTIVE_SESSIONS.dec()
-        if self.link is not None and self.link.events is not None:
-            self.service.hub.unsubscribe(self.link.session_id, self.link.events)
-        if self.frequency is not None:
-            await self.frequency.close()
+        asyncio.current_task().uncancel()  # cancelled by a slow reader: end with the error below
+    finally:
+        metrics.CONNECTIONS.dec()
+        await connection.close()
 
 
-def _encode(event: dict[str, Any]) -> str:
-    """JSON text as Starlette's `send_json` writes it."""
-    return json.dumps(event, separators=(",", ":"), ensure_ascii=False)
+def _admit(ws: WebSocket, settings: Settings, auth: Authenticator, connection: RadioConnection) -> None:
+    """The Origin allow-list, then the credential (when authentication is on)."""
+    headers = ws.headers
+    if not origin_allowed(headers.get("origin"), headers.get("host"), settings.ws_origins):
+        connection.fail(
+            p.ProtocolError("forbidden", f"origin {headers.get('origin')!r} may not open this radio (LIVEFREQ_WS_ORIGINS)", fatal=True)
+        )
+        return
+    try:
+        connection.principal = auth.authenticate(ws.query_params.get("token") or bearer(headers))
+    except AuthError as exc:
+        connection.fail(p.ProtocolError(exc.code, exc.message, fatal=True))
 
 
 def route_handler(service: RadioService, speech: SpeechStack, settings: Settings, auth: Authenticator | None = None) -> Any:
     auth = auth or Authenticator(settings)
 
     async def radio(ws: WebSocket) -> None:
-        await RadioConnection(ws, service, speech, settings, auth).run()
+        await serve_socket(ws, service, speech, settings, auth)
 
     return radio
