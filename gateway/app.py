@@ -48,6 +48,8 @@ from gateway.service import RadioService, ServiceError
 from gateway.settings import Settings
 from gateway.speech.stack import SpeechStack
 from gateway.store import StoreUnavailable, open_repository
+from gateway.webrtc.signaling import PeerRegistry
+from gateway.webrtc.signaling import routes as webrtc_routes
 from gateway.ws.handler import route_handler as radio_handler
 
 log = logging.getLogger(__name__)
@@ -88,6 +90,7 @@ def create_app(
     service = service or RadioService(settings, repository=repository)
     speech = speech or SpeechStack(settings)
     auth = Authenticator(settings)  # off unless API keys are configured (README "Security")
+    peers = PeerRegistry(settings)  # the radio over WebRTC (gateway/webrtc)
     metrics.stored_sessions_gauge(lambda: _stored_sessions(service))
 
     @contextlib.asynccontextmanager
@@ -98,6 +101,7 @@ def create_app(
         try:
             yield
         finally:
+            await peers.close_all()
             for task in (clock, loading):
                 if task is not None:
                     task.cancel()
@@ -111,6 +115,7 @@ def create_app(
     routes: list[BaseRoute] = [
         *health.routes(service, speech),
         WebSocketRoute("/v1/radio", radio_handler(service, speech, settings, auth)),
+        *webrtc_routes(peers, service, speech, settings, auth),
         *speech_api.routes(speech, settings),
         *sessions.routes(service, settings.max_body_bytes, auth),
         *compat.routes(service, settings.max_body_bytes),
@@ -138,6 +143,7 @@ def create_app(
     app.state.settings = settings
     app.state.speech = speech
     app.state.auth = auth
+    app.state.peers = peers
     return app
 
 

@@ -156,7 +156,7 @@ class Frequency:
             self.interrupted += int(interrupted)
             if self.on_sent is not None:
                 self.on_sent(msg)
-        await self._send_json(atc_message_end(msg, interrupted))
+        await self._send_json(atc_message_end(msg, interrupted, round(samples * 1000 / self.output_rate)))
 
     async def _send_paced(self, pcm: bytes, started: float, samples: int) -> int:
         step = self.output_rate * CHUNK_MS // 1000 * 2

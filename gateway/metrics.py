@@ -33,9 +33,10 @@ STAGE_SECONDS = Histogram(
     "livefreq_stage_seconds", "Latency of one stage of the voice path (see gateway/metrics.py)", ["stage"], buckets=LATENCY_BUCKETS
 )
 CONNECTIONS = Gauge("livefreq_ws_connections", "Open WebSocket radio connections")
-ACTIVE_SESSIONS = Gauge("livefreq_ws_sessions", "WebSocket connections with a session attached")
+WEBRTC_PEERS = Gauge("livefreq_webrtc_peers", "Open WebRTC peer connections (radio over WebRTC)")
+ACTIVE_SESSIONS = Gauge("livefreq_ws_sessions", "Radio connections (WebSocket or WebRTC) with a session attached")
 TRANSMISSIONS = Counter("livefreq_transmissions_total", "Pilot transmissions decided", ["source"])
-MESSAGES = Counter("livefreq_ws_messages_total", "WebSocket messages by direction and type", ["direction", "type"])
+MESSAGES = Counter("livefreq_ws_messages_total", "Radio protocol messages (WebSocket or WebRTC data channel) by direction and type", ["direction", "type"])
 CONTROLLER_MESSAGES = Counter("livefreq_controller_messages_total", "Controller messages spoken on a socket", ["outcome"])
 DROPPED = Counter(
     "livefreq_ws_dropped_total",

@@ -12,7 +12,7 @@ import socket
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import AliasChoices, Field, SecretStr, field_validator
+from pydantic import AliasChoices, BaseModel, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -28,6 +28,14 @@ def default_sqlite_path() -> Path:
 def default_node_id() -> str:
     """``hostname:pid``: unique among the gateway processes of one deployment."""
     return f"{socket.gethostname()}:{os.getpid()}"
+
+
+class IceServer(BaseModel):
+    """A STUN or TURN server for WebRTC peers, as RTCIceServer has it."""
+
+    urls: str | list[str]
+    username: str | None = None
+    credential: str | None = None
 
 
 class Settings(BaseSettings):
@@ -110,6 +118,16 @@ class Settings(BaseSettings):
     ws_send_queue_bytes: int = Field(default=2 * 1024 * 1024, gt=0)
     ws_send_queue_droppable: int = Field(default=32, ge=0)  # partial transcripts and vad events
 
+    # WebRTC (gateway/webrtc; protocol-v1.md "WebRTC"). STUN/TURN servers for peers beyond a LAN:
+    # URLs ("stun:host:3478") or JSON objects {urls, username, credential}; none by default, so
+    # an offline gateway never waits for a STUN server (host candidates serve a LAN)
+    webrtc_ice_servers: Annotated[list[IceServer], NoDecode] = Field(default_factory=list)
+    webrtc_max_peers: int = Field(default=200, gt=0)  # open peer connections (503 too_many_peers)
+    # a peer that sends nothing on its data channel for this long is gone (the client pings)
+    webrtc_liveness_s: float = Field(default=15.0, gt=0)
+    # after ptt.up the mic stays open for this much more audio: the release overtakes the last words
+    webrtc_ptt_tail_ms: int = Field(default=100, ge=0, le=1000)
+
     @field_validator("sqlite_path")
     @classmethod
     def _expand(cls, path: Path) -> Path:
@@ -124,6 +142,17 @@ class Settings(BaseSettings):
             if text.startswith("["):
                 return json.loads(text)
             return [part.strip() for part in text.split(",") if part.strip()]
+        return value
+
+    @field_validator("webrtc_ice_servers", mode="before")
+    @classmethod
+    def _ice_servers(cls, value: Any) -> Any:
+        """``stun:a:3478,turn:b`` or a JSON list of URLs and {urls, username, credential} objects."""
+        if isinstance(value, str):
+            text = value.strip()
+            value = json.loads(text) if text.startswith("[") else [p.strip() for p in text.split(",") if p.strip()]
+        if isinstance(value, list):
+            return [{"urls": item} if isinstance(item, str) else item for item in value]
         return value
 
     @property

@@ -7,8 +7,9 @@ so they live in the package rather than in the tests:
 - `pilot_pcm`: a pilot transmission as a real one sounds (the piper voice speaking the ICAO form
   of a phrase, through the radio effect, with band noise, padded with silence), synthesized by the
   project's own engines, so no audio file is kept in the repository.
-- `RadioClient`: a protocol-v1 WebSocket client that records every event and audio frame in
-  arrival order, with arrival times, and streams PCM in real time on a fixed 20 ms schedule.
+- `RadioClient`: the client library's protocol-v1 WebSocket client (`gateway.client`), which
+  records every event and audio frame in arrival order, with arrival times, and streams PCM in
+  real time on a fixed 20 ms schedule; re-exported here for the benchmark and the tests.
 - `word_errors`: WER of a transcript against the phrase as spoken, both normalized the way the
   engine reads transcripts, so "tree fife" and "35" count as the same words.
 - `VoicePilot`: one pilot flying exchanges (push-to-talk, wait for the controller like a person,
@@ -19,20 +20,18 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import json
 import threading
-import time
-from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
-from typing import Any, Self, TypeVar
+from dataclasses import asdict, dataclass
+from typing import Any, Self
 
 import numpy as np
-import websockets
 from rapidfuzz.distance import Levenshtein
 
 from engine.phraseology import normalize_transcript, speak_text
 from gateway.audio.radio import apply_radio
 from gateway.audio.resample import resample
+from gateway.client.base import FRAME_MS, Received, frames
+from gateway.client.ws import RadioClient
 from gateway.speech.tts.piper import PiperTts
 
 __all__ = [
@@ -46,9 +45,6 @@ __all__ = [
     "word_errors",
 ]
 
-T = TypeVar("T")
-
-FRAME_MS = 20  # what a microphone client sends: 20 ms of PCM per binary frame
 LEAD_SILENCE_S = 0.3
 TRAIL_SILENCE_S = 0.5
 
@@ -88,12 +84,6 @@ def pilot_pcm(phrase: str, rate: int = 16000, *, radio_level: int = 4, noise_dbf
     return np.clip(samples, -32768, 32767).astype(np.int16).tobytes()
 
 
-def frames(pcm: bytes, rate: int, ms: int = FRAME_MS) -> list[bytes]:
-    """`pcm` cut into frames of `ms` milliseconds (the last one may be shorter)."""
-    step = rate * ms // 1000 * 2
-    return [pcm[i : i + step] for i in range(0, len(pcm), step)]
-
-
 def pcm_seconds(pcm: bytes, rate: int) -> float:
     return len(pcm) / 2 / rate
 
@@ -116,147 +106,6 @@ def wer(reference: str, hypothesis: str) -> float:
     """Word error rate of one transcript (0.0 perfect; may exceed 1.0 with many insertions)."""
     edits, words = word_errors(reference, hypothesis)
     return edits / words if words else float(edits > 0)
-
-
-# --------------------------------------------------------------------------- protocol client
-
-
-@dataclass
-class Received:
-    """Everything a `RadioClient` received, in order, with `time.perf_counter()` arrival times."""
-
-    events: list[dict[str, Any]] = field(default_factory=list)
-    event_times: list[float] = field(default_factory=list)  # parallel to `events`
-    order: list[Any] = field(default_factory=list)  # event dicts and ("audio", nbytes) in arrival order
-    audio: dict[str, int] = field(default_factory=dict)  # message_id -> bytes of audio
-    first_audio_at: dict[str, float] = field(default_factory=dict)  # message_id -> first binary frame
-
-
-class RadioClient:
-    """A protocol-v1 client on `WS /v1/radio` (docs/protocol-v1.md).
-
-    A reader task records every event and audio frame as it arrives; `wait_for`/`wait_type`
-    look for events from an index on (`mark()` before acting, then wait from the mark).
-    """
-
-    def __init__(self, ws: websockets.ClientConnection) -> None:
-        self.ws = ws
-        self.rx = Received()
-        self._current: str | None = None
-        self._new = asyncio.Event()
-        self._reader = asyncio.create_task(self._read(), name="radio-client-reader")
-
-    @classmethod
-    async def connect(cls, base_url: str) -> RadioClient:
-        """Connect to the gateway at `base_url` (http://host:port; ws:// works too)."""
-        url = base_url.rstrip("/").replace("http", "ws", 1) + "/v1/radio"
-        ws = await websockets.connect(url, max_size=None)
-        return cls(ws)
-
-    async def close(self) -> None:
-        await self.ws.close()
-        self._reader.cancel()
-
-    @property
-    def closed(self) -> bool:
-        return self._reader.done()
-
-    async def _read(self) -> None:
-        try:
-            async for frame in self.ws:
-                now = time.perf_counter()
-                if isinstance(frame, bytes):
-                    self.rx.order.append(("audio", len(frame)))
-                    if self._current is not None:
-                        self.rx.audio[self._current] = self.rx.audio.get(self._current, 0) + len(frame)
-                        self.rx.first_audio_at.setdefault(self._current, now)
-                else:
-                    event = json.loads(frame)
-                    self.rx.events.append(event)
-                    self.rx.event_times.append(now)
-                    self.rx.order.append(event)
-                    if event["type"] == "atc.message":
-                        self._current = event["message_id"]
-                    elif event["type"] == "atc.message.end":
-                        self._current = None
-                self._new.set()
-        except websockets.ConnectionClosed:
-            pass
-        finally:
-            self._new.set()
-
-    async def send(self, message: dict[str, Any] | bytes | str) -> None:
-        await self.ws.send(json.dumps(message) if isinstance(message, dict) else message)
-
-    def mark(self) -> int:
-        """Index of the next event to arrive: wait from here for the answer to what you send next."""
-        return len(self.rx.events)
-
-    async def until(self, condition: Callable[[], T | None], timeout: float = 60.0, what: str = "condition") -> T:
-        """Wait until `condition()` returns something other than None (checked on every frame
-        received) and return it."""
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
-        while True:
-            value = condition()
-            if value is not None:
-                return value
-            if self.closed:
-                raise ConnectionError(f"the gateway closed the socket while waiting for {what}")
-            remaining = deadline - loop.time()
-            if remaining <= 0:
-                raise TimeoutError(f"no {what} within {timeout:g} s; last events: {[e['type'] for e in self.rx.events[-8:]]}")
-            self._new.clear()
-            try:
-                await asyncio.wait_for(self._new.wait(), remaining)
-            except TimeoutError:
-                pass
-
-    def find(self, predicate: Callable[[dict[str, Any]], bool], start: int = 0) -> int | None:
-        """Index of the first event from `start` on that satisfies `predicate`, or None."""
-        for index in range(start, len(self.rx.events)):
-            if predicate(self.rx.events[index]):
-                return index
-        return None
-
-    async def wait_index(self, predicate: Callable[[dict[str, Any]], bool], timeout: float = 60.0, start: int = 0) -> int:
-        """Index of the first event from `start` on that satisfies `predicate` (waits for it)."""
-        return await self.until(lambda: self.find(predicate, start), timeout, "matching event")
-
-    async def wait_for(self, predicate: Callable[[dict[str, Any]], bool], timeout: float = 60.0, start: int = 0) -> dict[str, Any]:
-        """The first event from index `start` on that satisfies `predicate`."""
-        return self.rx.events[await self.wait_index(predicate, timeout, start)]
-
-    async def wait_type(self, kind: str, timeout: float = 60.0, start: int = 0, **fields: Any) -> dict[str, Any]:
-        """The first event of type `kind` (with these field values) from index `start` on."""
-        return await self.wait_for(lambda e: e["type"] == kind and all(e.get(k) == v for k, v in fields.items()), timeout, start)
-
-    async def transmit_audio(self, pcm: bytes, rate: int, *, realtime: bool = False, frame_ms: int = FRAME_MS) -> float:
-        """Push-to-talk one recording: ptt.down, frames, ptt.up. Returns when ptt.up was sent
-        (`time.perf_counter()` just before sending it)."""
-        await self.send({"type": "ptt.down"})
-        await self.stream(pcm, rate, realtime=realtime, frame_ms=frame_ms)
-        released = time.perf_counter()
-        await self.send({"type": "ptt.up"})
-        return released
-
-    async def stream(self, pcm: bytes, rate: int, *, realtime: bool = False, frame_ms: int = FRAME_MS) -> None:
-        """Send `pcm` as `frame_ms` frames; in real time, frame k leaves at start + k * frame_ms
-        (a fixed schedule: time spent sending never accumulates into drift)."""
-        loop = asyncio.get_running_loop()
-        start = loop.time()
-        for k, chunk in enumerate(frames(pcm, rate, frame_ms)):
-            if realtime:
-                delay = start + k * frame_ms / 1000 - loop.time()
-                if delay > 0:
-                    await asyncio.sleep(delay)
-            else:
-                await asyncio.sleep(0)
-            await self.ws.send(chunk)
-        if realtime:  # the last frame's audio lasts until its end: release the key then
-            delay = start + len(pcm) / 2 / rate - loop.time()
-            if delay > 0:
-                await asyncio.sleep(delay)
 
 
 # --------------------------------------------------------------------------- a pilot flying by voice

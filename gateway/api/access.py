@@ -3,9 +3,11 @@
 One ASGI middleware in front of every route, so a route added later is protected without
 remembering to: the public routes are listed here, every other request needs a credential.
 
-- public: ``/health``, ``/openapi.json``, and everything outside ``/api/`` and ``/metrics`` (the
-  browser radio's static files);
+- public: ``/health``, ``/openapi.json``, and everything outside ``/api/``, ``/v1/`` and
+  ``/metrics`` (the browser radio's static files);
 - ``/api/radio/sessions/{id}`` and below: the session's own token, or the API key that created it;
+- ``/v1/webrtc/...`` (the radio over WebRTC): any valid credential, as for the radio socket; what
+  it reaches is checked on `session.start`/`session.resume` (gateway/connection.py);
 - every other ``/api/`` route and ``/metrics``: an API key.
 
 A refused request never reaches its handler: 401 ``unauthorized`` (with ``WWW-Authenticate:
@@ -29,8 +31,11 @@ PUBLIC_PATHS = frozenset({"/health", "/openapi.json"})
 _SESSION_ROUTE = re.compile(r"^/api/radio/sessions/([^/]+)(?:/[^/]*)?$")
 
 
+_RADIO_PREFIX = "/v1/"
+
+
 def is_public(path: str) -> bool:
-    return path in PUBLIC_PATHS or not (path.startswith("/api/") or path == "/metrics")
+    return path in PUBLIC_PATHS or not (path.startswith(("/api/", _RADIO_PREFIX)) or path == "/metrics")
 
 
 def principal_of(request: Request) -> Principal:
@@ -63,6 +68,8 @@ class AccessMiddleware:
 
     def _authorize(self, path: str, credential: str | None) -> Principal:
         principal = self.auth.authenticate(credential)
+        if path.startswith(_RADIO_PREFIX):
+            return principal
         match = _SESSION_ROUTE.match(path)
         if match is None:
             self.auth.require_key(principal, "call this route")

@@ -162,8 +162,13 @@ def atc_message(msg: ControllerMessage, sample_rate: int) -> dict[str, Any]:
     }
 
 
-def atc_message_end(msg: ControllerMessage, interrupted: bool) -> dict[str, Any]:
-    return {"type": "atc.message.end", "message_id": msg.message_id, "seq": msg.seq, "interrupted": interrupted}
+def atc_message_end(msg: ControllerMessage, interrupted: bool, audio_ms: int | None = None) -> dict[str, Any]:
+    """`audio_ms`: how much audio of the message was sent (a WebRTC client hears it on a
+    continuous track and may check what it cut out against it)."""
+    event: dict[str, Any] = {"type": "atc.message.end", "message_id": msg.message_id, "seq": msg.seq, "interrupted": interrupted}
+    if audio_ms is not None:
+        event["audio_ms"] = audio_ms
+    return event
 
 
 def decision_event(d: Decision) -> dict[str, Any]:
@@ -178,6 +183,9 @@ def decision_event(d: Decision) -> dict[str, Any]:
         "recognized": d.recognized,
         "intent": d.intent,
         "readback": readback_view(d.readback),
+        # the controller messages this decision queued, in order: a client knows which
+        # `atc.message` answers its transmission without asking for the transcript
+        "messages": [{"message_id": m.message_id, "seq": m.seq} for m in d.messages],
         "trace": d.trace.model_dump(mode="json"),
     }
 

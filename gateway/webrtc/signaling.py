@@ -1,0 +1,172 @@
+"""WebRTC signalling over HTTP: `POST /v1/webrtc/offer`, trickled candidates, hang-up.
+
+- ``POST /v1/webrtc/offer`` ``{type: "offer", sdp, session?}`` answers ``{type: "answer", sdp,
+  peer_id, ice_servers}``. `session` is an optional `session.start` or `session.resume` message,
+  acted on as if it were the first on the data channel (its events wait there until the channel
+  opens). The answer carries every gateway candidate (aiortc gathers before answering).
+- ``POST /v1/webrtc/{peer_id}/candidates`` ``{candidates: [{candidate, sdpMid, sdpMLineIndex}],
+  done?}``: the client's candidates when it trickles them (an offer sent before its gathering
+  ended); ``done`` (or an empty `candidate`) says there are no more.
+- ``DELETE /v1/webrtc/{peer_id}``: hang up now (closing the peer connection does the same).
+
+The peer id is a random secret known to the offerer only; peers live in this process
+(`PeerRegistry`), so the candidate and hang-up calls must reach the node that answered the offer.
+Who may call is `gateway.api.access`'s decision (any valid credential when authentication is on,
+as for the radio socket); what a credential reaches is checked on `session.start`/`resume` as over
+the WebSocket. A browser page from a foreign origin is refused, as on the socket.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import secrets
+from typing import Any, Literal
+
+from pydantic import ConfigDict, Field
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import BaseRoute, Route
+
+from gateway import metrics
+from gateway.api.access import principal_of
+from gateway.api.errors import ApiError, read_model
+from gateway.auth import Authenticator, origin_allowed
+from gateway.service import RadioService
+from gateway.settings import Settings
+from gateway.speech.stack import SpeechStack
+from gateway.webrtc.peer import BadOffer, WebRTCPeer
+from gateway.wire import JsonBody, json_int
+from gateway.ws import protocol as p
+
+MAX_SDP_CHARS = 64 * 1024
+MAX_CANDIDATES = 64
+
+
+class _Body(JsonBody):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class WebRTCOffer(_Body):
+    """The client's SDP offer: an audio track (the microphone) and a data channel."""
+
+    type: Literal["offer"] = "offer"
+    sdp: str = Field(min_length=1, max_length=MAX_SDP_CHARS)
+    # a `session.start` or `session.resume` message (protocol v1) to act on at once
+    session: dict[str, Any] | None = None
+
+
+class IceCandidateBody(_Body):
+    candidate: str = Field(max_length=1024)  # "candidate:..." as RTCIceCandidate.candidate; "" ends
+    sdpMid: str | None = Field(default=None, max_length=64)  # noqa: N815 (the browser's names)
+    sdpMLineIndex: json_int(ge=0, le=64) | None = None  # noqa: N815
+
+
+class CandidatesRequest(_Body):
+    candidates: list[IceCandidateBody] = Field(default_factory=list, max_length=MAX_CANDIDATES)
+    done: bool = False  # no more candidates will come
+
+
+class PeerRegistry:
+    """The open WebRTC peers of this process, by id; bounded by ``webrtc_max_peers``."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.peers: dict[str, WebRTCPeer] = {}
+
+    def __len__(self) -> int:
+        return len(self.peers)
+
+    def create(self, service: RadioService, speech: SpeechStack, auth: Authenticator, request: Request) -> WebRTCPeer:
+        if len(self.peers) >= self.settings.webrtc_max_peers:
+            raise ApiError(503, "too_many_peers", f"the gateway holds its limit of {self.settings.webrtc_max_peers} WebRTC peers")
+        peer_id = secrets.token_urlsafe(18)
+        peer = WebRTCPeer(peer_id, service, speech, self.settings, auth, principal_of(request), on_closed=self._closed)
+        self.peers[peer_id] = peer
+        metrics.WEBRTC_PEERS.inc()
+        return peer
+
+    def get(self, peer_id: str) -> WebRTCPeer:
+        peer = self.peers.get(peer_id)
+        if peer is None:
+            raise ApiError(404, "unknown_peer", "no open WebRTC peer with this id (it ended, or lives on another node)")
+        return peer
+
+    def _closed(self, peer: WebRTCPeer) -> None:
+        if self.peers.pop(peer.peer_id, None) is not None:
+            metrics.WEBRTC_PEERS.dec()
+
+    async def discard(self, peer: WebRTCPeer) -> None:
+        """A peer that never ran (its offer failed): release its peer connection."""
+        self._closed(peer)
+        with contextlib.suppress(Exception):
+            await peer.pc.close()
+
+    async def close_all(self) -> None:
+        """Shutdown: end every peer and wait until each has released its resources."""
+        peers = list(self.peers.values())
+        for peer in peers:
+            peer.end("the gateway shuts down")
+        await asyncio.gather(*(peer.closed() for peer in peers), return_exceptions=True)
+
+
+def routes(
+    registry: PeerRegistry, service: RadioService, speech: SpeechStack, settings: Settings, auth: Authenticator
+) -> list[BaseRoute]:
+    async def offer(request: Request) -> JSONResponse:
+        headers = request.headers
+        if not origin_allowed(headers.get("origin"), headers.get("host"), settings.ws_origins):
+            raise ApiError(403, "forbidden", f"origin {headers.get('origin')!r} may not open this radio (LIVEFREQ_WS_ORIGINS)")
+        body = await read_model(request, WebRTCOffer, settings.max_body_bytes)
+        first = _session_message(body.session)
+        peer = registry.create(service, speech, auth, request)
+        try:
+            sdp = await peer.answer(body.sdp)
+        except BadOffer as exc:
+            await registry.discard(peer)
+            raise ApiError(400, "bad_sdp", str(exc), "sdp") from None
+        except Exception as exc:  # aiortc refused the offer while applying it
+            await registry.discard(peer)
+            raise ApiError(400, "bad_sdp", f"the offer could not be answered: {type(exc).__name__}: {exc}", "sdp") from None
+        if first is not None:
+            await peer.start(first)
+        servers = [s.model_dump(exclude_none=True) for s in settings.webrtc_ice_servers]
+        return JSONResponse({"type": "answer", "sdp": sdp, "peer_id": peer.peer_id, "ice_servers": servers}, status_code=201)
+
+    async def candidates(request: Request) -> Response:
+        peer = registry.get(request.path_params["peer_id"])
+        body = await read_model(request, CandidatesRequest, settings.max_body_bytes)
+        try:
+            for item in body.candidates:
+                await peer.add_candidate(item.candidate, item.sdpMid, item.sdpMLineIndex)
+            if body.done:
+                await peer.add_candidate(None, None, None)
+        except (BadOffer, ValueError) as exc:
+            raise ApiError(422, "bad_candidate", str(exc), "candidates") from None
+        return Response(status_code=204)
+
+    async def hang_up(request: Request) -> Response:
+        peer = registry.get(request.path_params["peer_id"])
+        peer.end("the client hung up")
+        await peer.closed()
+        return Response(status_code=204)
+
+    return [
+        Route("/v1/webrtc/offer", offer, methods=["POST"]),
+        Route("/v1/webrtc/{peer_id}/candidates", candidates, methods=["POST"]),
+        Route("/v1/webrtc/{peer_id}", hang_up, methods=["DELETE"]),
+    ]
+
+
+def _session_message(message: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The offer's `session`, checked as protocol v1 checks it (422 naming the field)."""
+    if message is None:
+        return None
+    try:
+        parsed = p.parse_client(json.dumps(message))
+    except p.ProtocolError as exc:
+        raise ApiError(422, "validation_error", f"session: {exc.message}", "session") from None
+    if not isinstance(parsed, p.SessionStart | p.SessionResume):
+        raise ApiError(422, "validation_error", "session: only session.start or session.resume", "session.type")
+    return message
