@@ -51,17 +51,18 @@ class WebRTCRadioClient(ClientBase):
     transport = "webrtc"
     output_rate = TRACK_RATE
 
-    def __init__(self, base_url: str, *, token: str | None = None, keep_audio: bool = False) -> None:
+    def __init__(self, base_url: str, *, token: str | None = None, keep_audio: bool = False, ping_every_s: float = PING_EVERY_S) -> None:
         super().__init__(keep_audio)
         self.base_url = base_url.rstrip("/")
         self.token = token
+        self.ping_every_s = ping_every_s
         self.pc = RTCPeerConnection(RTCConfiguration(iceServers=[]))
         self.channel = self.pc.createDataChannel("livefreq")
         self.mic = PacedAudioTrack(TRACK_RATE, gap_s=0.0)
         self.peer_id: str | None = None
         self.frames_received = 0
         self._open = asyncio.Event()
-        self._reassembler = Reassembler()
+        self.fragments = Reassembler()  # long messages arrive in pieces
         self._latest_message: str | None = None  # the latest atc.message received
         self._quiet: list[bytes] = []  # silent frames since the last sound of `_current`
         self._tasks: list[asyncio.Task[Any]] = []
@@ -81,11 +82,13 @@ class WebRTCRadioClient(ClientBase):
         keep_audio: bool = False,
         session: dict[str, Any] | None = None,
         trickle: bool = False,
+        ping_every_s: float = PING_EVERY_S,
         timeout: float = 30.0,
     ) -> WebRTCRadioClient:
         """Offer, answer, and wait until the data channel is open. `session`: a `session.start`
-        or `session.resume` message for the gateway to act on with the offer."""
-        client = cls(base_url, token=token, keep_audio=keep_audio)
+        or `session.resume` message for the gateway to act on with the offer; `ping_every_s`:
+        keep it under the gateway's ``webrtc_liveness_s``."""
+        client = cls(base_url, token=token, keep_audio=keep_audio, ping_every_s=ping_every_s)
         try:
             await asyncio.wait_for(client._negotiate(session, trickle), timeout)
         except BaseException:
@@ -147,7 +150,7 @@ class WebRTCRadioClient(ClientBase):
     def _on_message(self, message: str | bytes) -> None:
         if not isinstance(message, str):
             return
-        text = self._reassembler.feed(message)
+        text = self.fragments.feed(message)
         if text is None:
             return
         event = json.loads(text)
@@ -188,6 +191,6 @@ class WebRTCRadioClient(ClientBase):
 
     async def _ping(self) -> None:
         while True:
-            await asyncio.sleep(PING_EVERY_S)
+            await asyncio.sleep(self.ping_every_s)
             if self.channel.readyState == "open":
                 self.channel.send('{"type":"ping"}')

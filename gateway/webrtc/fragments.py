@@ -65,6 +65,7 @@ class Reassembler:
         self._id: int | None = None
         self._pieces: list[str] = []
         self._count = 0
+        self.received = 0  # fragment messages received
 
     def feed(self, text: str) -> str | None:
         if not text.startswith('{"type":"fragment"'):
@@ -74,6 +75,7 @@ class Reassembler:
             ident, index, count, data = envelope["id"], envelope["index"], envelope["count"], envelope["data"]
         except (ValueError, KeyError, TypeError) as exc:
             raise FragmentError(f"malformed fragment: {exc}") from exc
+        self.received += 1
         if not isinstance(data, str) or not isinstance(count, int) or not 0 < count <= self.max_fragments:
             raise FragmentError("a fragment needs string data and a count of 1 to %d" % self.max_fragments)
         if index == 0:

@@ -43,7 +43,7 @@ from gateway.connection import RadioConnection, TransportClosed
 from gateway.service import RadioService
 from gateway.settings import Settings
 from gateway.speech.stack import SpeechStack
-from gateway.webrtc.fragments import fragment
+from gateway.webrtc.fragments import MAX_MESSAGE_BYTES, fragment
 from gateway.webrtc.tracks import FRAME_MS, TRACK_RATE, PacedAudioTrack, MicConverter
 from gateway.ws import protocol as p
 
@@ -104,6 +104,7 @@ class WebRTCPeer:
         self.connection = RadioConnection(self, service, speech, settings, auth, principal)
         self.channel: RTCDataChannel | None = None
         self.reason: str | None = None  # why the peer ended
+        self.max_message_bytes = MAX_MESSAGE_BYTES  # longer JSON leaves in fragments
         self.frames_in = 0  # mic frames received (drained), wanted or not
         self._open = asyncio.Event()  # the data channel is open
         self._gone = False  # the client cannot be reached any more: nothing more is sent
@@ -172,7 +173,7 @@ class WebRTCPeer:
                 await self.track.drained()  # the end follows the message's last audio frame
         elif data.startswith(_MESSAGE_PREFIX):
             self.track.begin()
-        for piece in fragment(data):
+        for piece in fragment(data, self.max_message_bytes):
             while self.channel is not None and self.channel.bufferedAmount > HIGH_WATER_BYTES and not self._gone:
                 self._room.clear()
                 await self._room.wait()  # a client that does not read: the outbox fills instead
