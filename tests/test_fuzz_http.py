@@ -62,6 +62,7 @@ DATA_DEPENDENT = {
     "decide": "state_id must be a state of flow_slug (the document lists the states of all flows)",
     "say": "the text must have something speakable (not only punctuation)",
     "ptt": "the base64 audio must be a decodable recording",
+    "webrtcOffer": "the sdp must be an SDP offer with an audio track and a data channel",
 }
 
 

@@ -227,3 +227,38 @@ def test_fragments_roundtrip_and_refuse_disorder() -> None:
     assert list(fragment('{"type":"pong"}')) == ['{"type":"pong"}']
     with pytest.raises(FragmentError):
         Reassembler().feed(pieces[1])
+
+
+def test_webrtc_with_authentication(tmp_path: Path) -> None:
+    """With API keys on: a key opens a peer and starts a session; that session's token opens a
+    peer only to resume it; a peer answers only the credential that opened it."""
+    key = "webrtc-key-0123456789abcdef"
+    settings = Settings(speech_preload=False, stt_engine="sphinx", tts_engine="espeak", api_keys=[key], auth_secret="w" * 32)
+
+    async def scenario(base: str) -> None:
+        assert httpx.post(f"{base}/v1/webrtc/offer", json={"type": "offer", "sdp": "v=0"}).status_code == 401
+        keyed = await WebRTCRadioClient.connect(base, token=key)
+        try:
+            started = await keyed.start(**START)
+            token = started["session_token"]
+            assert token
+            headers = {"Authorization": f"Bearer {token}"}
+            # the token may not start a session, nor reach the key's peer
+            refused = httpx.post(f"{base}/v1/webrtc/offer", json={"type": "offer", "sdp": "v=0", "session": {"type": "session.start"}}, headers=headers)
+            assert refused.status_code == 403 and refused.json()["error"]["code"] == "forbidden"
+            assert httpx.delete(f"{base}/v1/webrtc/{keyed.peer_id}", headers=headers).status_code == 403
+        finally:
+            await keyed.close()
+        resume = {"type": "session.resume", "session_id": started["session_id"], "resume_token": started["resume_token"]}
+        resumer = await WebRTCRadioClient.connect(base, token=token, session=resume)
+        try:
+            again = await resumer.wait_type("session.started")
+            assert again["resumed"] is True and again["session_id"] == started["session_id"]
+            assert httpx.delete(f"{base}/v1/webrtc/{resumer.peer_id}", headers={"Authorization": f"Bearer {key}"}).status_code == 403
+            closed = httpx.delete(f"{base}/v1/webrtc/{resumer.peer_id}", headers={"Authorization": f"Bearer {token}"})
+            assert closed.status_code == 200 and closed.json()["reason"] == "the client hung up"
+        finally:
+            await resumer.close()
+
+    with run_server(create_app(settings)) as base:
+        run(scenario(base))

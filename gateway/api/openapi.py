@@ -50,6 +50,7 @@ from gateway.api.speech import PttRequest, SayRequest
 from gateway.auth import Authenticator
 from gateway.service import MAX_TEXT_CHARS, RadioService
 from gateway.store import AtcEntry, PilotEntry
+from gateway.webrtc.signaling import CandidatesRequest, WebRTCOffer
 
 OPENAPI_VERSION = "3.1.0"
 PATH = "/openapi.json"
@@ -271,6 +272,33 @@ class OpenApiDocument(_View):
 Model = type[BaseModel]
 
 
+class IceServerView(_View):
+    urls: str | list[str]
+    username: str | None = None
+    credential: str | None = None
+
+
+class WebRTCAnswer(_View):
+    """`POST /v1/webrtc/offer` (gateway/webrtc/signaling.py)."""
+
+    type: Literal["answer"]
+    sdp: str
+    peer_id: str
+    ice_servers: list[IceServerView]
+
+
+class CandidatesAdded(_View):
+    peer_id: str
+    added: int
+    done: bool
+
+
+class PeerClosed(_View):
+    peer_id: str
+    closed: Literal[True]
+    reason: str | None
+
+
 @dataclass(frozen=True)
 class Operation:
     """One endpoint: `responses` maps status -> model (None: an `ErrorBody`)."""
@@ -334,6 +362,15 @@ OPERATIONS: tuple[Operation, ...] = (
         (200, PttResult), (*_BODY_ERRORS, 500, 503), PttRequest,
     ),
     Operation("get", "/api/voices", "voices", "Controller voices", "speech", (200, Voices)),
+    Operation(
+        "post", "/v1/webrtc/offer", "webrtcOffer", "The radio over WebRTC: an SDP offer in, the answer out", "webrtc",
+        (201, WebRTCAnswer), (*_BODY_ERRORS, 403, 503), WebRTCOffer,
+    ),
+    Operation(
+        "post", "/v1/webrtc/{peer_id}/candidates", "webrtcCandidates", "Trickled ICE candidates of a peer", "webrtc",
+        (200, CandidatesAdded), (404, *_BODY_ERRORS), CandidatesRequest,
+    ),
+    Operation("delete", "/v1/webrtc/{peer_id}", "webrtcHangUp", "Close a WebRTC peer", "webrtc", (200, PeerClosed), (404,)),
     Operation("get", "/api/airports/{icao}", "airport", "Airport data", "airports", (200, AirportInfo), (404,)),
     Operation(
         "get", "/api/airports/{icao}/frequencies", "airportFrequencies", "Airport frequencies", "airports",
@@ -346,13 +383,13 @@ _STATUS_TEXT = {
     201: "Created",
     400: "Body is not JSON",
     401: "No valid credential (unauthorized): an API key or the session's token is required",
-    403: "The credential does not reach this (forbidden): another session's token, another key's session",
+    403: "The credential does not reach this (forbidden): another session's token, another key's session; or a browser page from a foreign origin",
     404: "Unknown session or resource",
     413: "Body too large",
     422: "Invalid field (the error names it)",
     429: "This API key holds its limit of sessions (too_many_sessions)",
     500: "Speech engine failure",
-    503: "Unavailable: the speech engines or the session store, or the gateway holds its limit of sessions (too_many_sessions)",
+    503: "Unavailable: the speech engines or the session store, or the gateway holds its limit of sessions (too_many_sessions) or WebRTC peers (too_many_peers)",
 }
 _AUTH_ERRORS = (401, 403)
 BEARER = "bearer"
@@ -409,7 +446,8 @@ def openapi_document(
             "title": "livefreq",
             "version": package_version(),
             "description": "ATC radio training gateway: the HTTP API (docs/protocol-v1.md). "
-            "The live radio is the WebSocket `GET /v1/radio`, described in the protocol document.",
+            "The live radio is the WebSocket `GET /v1/radio`, described in the protocol document, "
+            "or WebRTC, signalled by the `/v1/webrtc` operations here (protocol-v1.md, \"WebRTC\").",
         },
         "paths": paths,
         "components": {"schemas": components},

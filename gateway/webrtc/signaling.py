@@ -5,14 +5,18 @@
   acted on as if it were the first on the data channel (its events wait there until the channel
   opens). The answer carries every gateway candidate (aiortc gathers before answering).
 - ``POST /v1/webrtc/{peer_id}/candidates`` ``{candidates: [{candidate, sdpMid, sdpMLineIndex}],
-  done?}``: the client's candidates when it trickles them (an offer sent before its gathering
-  ended); ``done`` (or an empty `candidate`) says there are no more.
-- ``DELETE /v1/webrtc/{peer_id}``: hang up now (closing the peer connection does the same).
+  done?}`` → ``{peer_id, added, done}``: the client's candidates when it trickles them (an offer
+  sent before its gathering ended); ``done`` (or an empty `candidate`) says there are no more.
+- ``DELETE /v1/webrtc/{peer_id}`` → ``{peer_id, closed: true, reason}``: hang up now and wait
+  until everything is released (closing the peer connection does the same, a moment later).
 
 The peer id is a random secret known to the offerer only; peers live in this process
 (`PeerRegistry`), so the candidate and hang-up calls must reach the node that answered the offer.
-Who may call is `gateway.api.access`'s decision (any valid credential when authentication is on,
-as for the radio socket); what a credential reaches is checked on `session.start`/`resume` as over
+With authentication on (`gateway.api.access` has checked the credential): an API key may open
+peers and start or resume its sessions on them, as on the socket; a session token may open a peer
+only to resume its own session (the offer's `session` says so, checked before anything else is
+read), and a peer is reached only by the credential that opened it (403 otherwise; a session
+token is not even told whether the peer exists). Messages on the data channel are checked as over
 the WebSocket. A browser page from a foreign origin is refused, as on the socket.
 """
 
@@ -26,13 +30,13 @@ from typing import Any, Literal
 
 from pydantic import ConfigDict, Field
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import JSONResponse
 from starlette.routing import BaseRoute, Route
 
 from gateway import metrics
 from gateway.api.access import principal_of
-from gateway.api.errors import ApiError, read_model
-from gateway.auth import Authenticator, origin_allowed
+from gateway.api.errors import ApiError, parse, read_json, read_model
+from gateway.auth import AuthError, Authenticator, Principal, origin_allowed
 from gateway.service import RadioService
 from gateway.settings import Settings
 from gateway.speech.stack import SpeechStack
@@ -40,7 +44,7 @@ from gateway.webrtc.peer import BadOffer, WebRTCPeer
 from gateway.wire import JsonBody, json_int
 from gateway.ws import protocol as p
 
-MAX_SDP_CHARS = 64 * 1024
+MAX_SDP_CHARS = 16 * 1024  # browsers offer 2-6 KB; the body may be read up to four times this
 MAX_CANDIDATES = 64
 
 
@@ -87,8 +91,15 @@ class PeerRegistry:
         metrics.WEBRTC_PEERS.inc()
         return peer
 
-    def get(self, peer_id: str) -> WebRTCPeer:
+    def get(self, peer_id: str, principal: Principal, auth: Authenticator) -> WebRTCPeer:
+        """The peer `principal` opened (404 unknown, 403 opened by another credential)."""
         peer = self.peers.get(peer_id)
+        if auth.enabled:
+            opener = peer.connection.principal if peer is not None else None
+            if not principal.is_key and opener != principal:
+                raise ApiError(403, "forbidden", "this credential did not open that WebRTC peer")
+            if peer is not None and opener != principal:
+                raise ApiError(403, "forbidden", "this WebRTC peer was opened by another API key")
         if peer is None:
             raise ApiError(404, "unknown_peer", "no open WebRTC peer with this id (it ended, or lives on another node)")
         return peer
@@ -118,7 +129,10 @@ def routes(
         headers = request.headers
         if not origin_allowed(headers.get("origin"), headers.get("host"), settings.ws_origins):
             raise ApiError(403, "forbidden", f"origin {headers.get('origin')!r} may not open this radio (LIVEFREQ_WS_ORIGINS)")
-        body = await read_model(request, WebRTCOffer, settings.max_body_bytes)
+        raw = await read_json(request, max(settings.max_body_bytes, 4 * MAX_SDP_CHARS + 16384))
+        if auth.enabled and not principal_of(request).is_key:
+            _token_may_resume(auth, principal_of(request), raw)
+        body = parse(WebRTCOffer, raw)
         first = _session_message(body.session)
         peer = registry.create(service, speech, auth, request)
         try:
@@ -134,8 +148,8 @@ def routes(
         servers = [s.model_dump(exclude_none=True) for s in settings.webrtc_ice_servers]
         return JSONResponse({"type": "answer", "sdp": sdp, "peer_id": peer.peer_id, "ice_servers": servers}, status_code=201)
 
-    async def candidates(request: Request) -> Response:
-        peer = registry.get(request.path_params["peer_id"])
+    async def candidates(request: Request) -> JSONResponse:
+        peer = registry.get(request.path_params["peer_id"], principal_of(request), auth)
         body = await read_model(request, CandidatesRequest, settings.max_body_bytes)
         try:
             for item in body.candidates:
@@ -144,19 +158,32 @@ def routes(
                 await peer.add_candidate(None, None, None)
         except (BadOffer, ValueError) as exc:
             raise ApiError(422, "bad_candidate", str(exc), "candidates") from None
-        return Response(status_code=204)
+        return JSONResponse({"peer_id": peer.peer_id, "added": len(body.candidates), "done": body.done})
 
-    async def hang_up(request: Request) -> Response:
-        peer = registry.get(request.path_params["peer_id"])
+    async def hang_up(request: Request) -> JSONResponse:
+        peer = registry.get(request.path_params["peer_id"], principal_of(request), auth)
         peer.end("the client hung up")
         await peer.closed()
-        return Response(status_code=204)
+        return JSONResponse({"peer_id": peer.peer_id, "closed": True, "reason": peer.reason})
 
     return [
         Route("/v1/webrtc/offer", offer, methods=["POST"]),
         Route("/v1/webrtc/{peer_id}/candidates", candidates, methods=["POST"]),
         Route("/v1/webrtc/{peer_id}", hang_up, methods=["DELETE"]),
     ]
+
+
+def _token_may_resume(auth: Authenticator, principal: Principal, raw: Any) -> None:
+    """A session token opens a peer only with `session.resume` of its own session."""
+    session = raw.get("session") if isinstance(raw, dict) else None
+    target = session.get("session_id") if isinstance(session, dict) and session.get("type") == "session.resume" else None
+    if not isinstance(target, str):
+        raise ApiError(403, "forbidden", "a session token opens a WebRTC peer only to resume its own session "
+                       "(session: {type: session.resume, ...}); use an API key to start one")
+    try:
+        auth.check_session(principal, target, None)
+    except AuthError as exc:
+        raise ApiError(exc.status, exc.code, exc.message) from None
 
 
 def _session_message(message: dict[str, Any] | None) -> dict[str, Any] | None:
