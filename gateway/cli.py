@@ -1,4 +1,4 @@
-"""`livefreq`: the command line of the gateway (serve, flows, chat, bench, fly).
+"""`livefreq`: the command line of the gateway (serve, flows, chat, bench, fly, client).
 
 One argparse parser, one small function per subcommand. Heavy imports (uvicorn, the app, the
 service) happen inside the commands, so `livefreq flows lint` in CI stays quick and does not need
@@ -187,7 +187,41 @@ def build_parser() -> argparse.ArgumentParser:
     )
     fly.add_argument("--until-flow", default=None, help="with --voice: stop when this flow begins (e.g. enroute)")
     fly.set_defaults(handler=cmd_fly)
+
+    client = sub.add_parser(
+        "client",
+        help="play a WAV file as one transmission; print and save what comes back",
+        description="Connect to a running gateway (WebSocket or WebRTC), start a session (or resume one), "
+        "transmit one recording with push-to-talk in real time, and print the transcript, the decision and "
+        "the controller's reply; each reply's audio is saved as a WAV file in --out. Exit 1 when the "
+        "transmission was not understood.",
+    )
+    audio = client.add_mutually_exclusive_group(required=True)
+    audio.add_argument("--wav", type=Path, help="the transmission: a PCM WAV file (any rate, mono or stereo)")
+    audio.add_argument(
+        "--say", nargs="?", const="", metavar="TEXT",
+        help="synthesize TEXT with the pilot voice (piper, radio effect; saved as pilot.wav) instead; "
+        "alone: the phrase the state expects",
+    )
+    client.add_argument("--url", default="http://127.0.0.1:8765", help="gateway base URL (default: %(default)s)")
+    client.add_argument("--transport", choices=("ws", "webrtc"), default="ws", help="WebSocket or WebRTC (default: %(default)s)")
+    client.add_argument("--out", type=Path, default=Path("client-out"), help="folder for the audio (default: %(default)s)")
+    client.add_argument("--flow", default=None, help="flow to start in (default: the gateway's main flow)")
+    client.add_argument("--seed", type=int, default=None, help="scenario seed (same seed, same scenario)")
+    client.add_argument("--airport", default=None, metavar="ICAO", help="departure airport, e.g. EDDF")
+    client.add_argument("--callsign", default=None, help="ICAO callsign, e.g. DLH359")
+    client.add_argument("--resume", default=None, metavar="ID:TOKEN", help="resume this session instead of starting one")
+    client.add_argument("--token", default=None, help="API key or session token, when the gateway requires one")
+    client.add_argument("--timeout", type=float, default=60.0, help="seconds to wait for each answer (default: %(default)s)")
+    client.add_argument("--json", action="store_true", help="print one JSON object (for scripts); progress goes to stderr")
+    client.set_defaults(handler=cmd_client)
     return parser
+
+
+def cmd_client(args: argparse.Namespace) -> int:
+    from gateway.client.command import cmd_client as run
+
+    return run(args)
 
 
 def cmd_fly(args: argparse.Namespace) -> int:

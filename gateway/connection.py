@@ -359,6 +359,7 @@ class RadioConnection:
             resumed=False,
             tts=tts,
             voice=msg.voice or self.speech.default_voice,
+            messages=decision.messages,
         )
         await self._deliver(decision, send_decision=False)
 
@@ -377,6 +378,9 @@ class RadioConnection:
             raise p.ProtocolError("bad_token", "the resume token does not match this session")
         session = self.service.get(msg.session_id)
         tts = self._voice(msg.voice)
+        # controller calls made while no socket listened (timers) are spoken now: nothing lost
+        delivered = self.service.delivered_seq(session.session_id)
+        missed = [m for m in session.message_history if m.seq > delivered]
         await self._attach(
             session,
             msg.resume_token,
@@ -388,10 +392,8 @@ class RadioConnection:
             resumed=True,
             tts=tts,
             voice=msg.voice or self.speech.default_voice,
+            messages=missed,
         )
-        # controller calls made while no socket listened (timers) are spoken now: nothing lost
-        delivered = self.service.delivered_seq(session.session_id)
-        missed = [m for m in session.message_history if m.seq > delivered]
         if self.frequency is not None and missed:
             self.frequency.enqueue(missed)
         await self._send_state()
@@ -423,6 +425,7 @@ class RadioConnection:
         resumed: bool,
         tts: TtsEngine,
         voice: str,
+        messages: list[ControllerMessage],
     ) -> None:
         link = Link(session.session_id, mode, input_rate, output_rate, radio_level, radio_effect)
         link.state_key = (session.active.flow, session.active.state)
@@ -461,6 +464,8 @@ class RadioConnection:
                 "radio_level": radio_level,
                 "expected_pilot": self.service.expected_pilot(session),
                 "speech": self.speech.describe(),
+                # the controller messages about to be spoken: the opening calls, or those missed
+                "messages": [{"message_id": m.message_id, "seq": m.seq} for m in messages],
             }
         )
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -262,3 +263,34 @@ def test_webrtc_with_authentication(tmp_path: Path) -> None:
 
     with run_server(create_app(settings)) as base:
         run(scenario(base))
+
+
+def test_livefreq_client_command_plays_a_wav_and_saves_the_reply(server: str, initial_call_wav: Path, tmp_path: Path) -> None:
+    """`livefreq client --wav` as a real process against a real gateway, over WebRTC (--json for
+    the script's view), and `--say` over the WebSocket with its text output."""
+    from tests.test_cli import livefreq
+
+    out = tmp_path / "rtc"
+    done = livefreq(
+        "client", "--wav", str(initial_call_wav), "--url", server, "--transport", "webrtc", "--out", str(out),
+        "--flow", "clearance", "--seed", "7", "--airport", "EDDF", "--callsign", "DLH359", "--json", timeout=180,
+    )
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert "clearance" in normalize_transcript(result["transcript"])
+    assert result["decision"]["to_state"] == "CD_READBACK" and result["decision"]["recognized"] is True
+    (reply,) = result["controller"]
+    assert "cleared to" in reply["text"].lower()
+    pcm, rate = read_wav(reply["wav"])
+    assert rate == 48000 and abs(len(pcm) / 2 / rate - reply["audio_s"]) < 0.01 and reply["audio_s"] > 3
+    assert "transcript:" in done.stderr and "ATC [1]:" in done.stderr  # progress on stderr with --json
+
+    out = tmp_path / "ws"
+    said = livefreq(
+        "client", "--say", "Frankfurt Delivery, Lufthansa 359, radio check", "--url", server, "--out", str(out),
+        "--flow", "clearance", "--seed", "7", "--airport", "EDDF", "--callsign", "DLH359", timeout=180,
+    )
+    assert said.returncode == 0, said.stderr
+    assert (out / "pilot.wav").is_file() and (out / "atc-1.wav").is_file()
+    assert re.search(r"ATC \[1\]: '.*read you five", said.stdout), said.stdout
+    assert "decision: clearance:CD_INITIAL -> clearance:CD_INITIAL, recognized as" in said.stdout
