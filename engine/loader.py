@@ -607,6 +607,15 @@ class _FlowLinter:
         for placeholder in unknown_placeholders(text):
             self.error(sid, where, f"{placeholder} is not a variable name (templates substitute plain names only)")
 
+    def hold(self, sid: str | None, where: str, name: str) -> None:
+        """A hold time set by a variable: the flow declares it with a number of seconds."""
+        if name not in self.flow.variables:
+            self.error(sid, where, f"hold_s variable {name!r} must be declared in the flow's variables with a default")
+            return
+        default = self.flow.variables[name]
+        if isinstance(default, bool) or not isinstance(default, int | float) or default < 0:
+            self.error(sid, where, f"hold_s variable {name!r} must default to zero or more seconds, not {default!r}")
+
     def guard(self, sid: str | None, where: str, expr: str) -> None:
         try:
             guard = compile_guard(expr)
@@ -638,6 +647,8 @@ class _FlowLinter:
                 self.error(sid, where, "telemetry trigger without an expression")
             else:
                 self.guard(sid, where, trigger.expr)
+            if trigger.hold_var is not None:
+                self.hold(sid, f"{where}.hold_s", trigger.hold_var)
         elif not trigger.intent:
             self.error(sid, where, "intent trigger without an intent name")
         elif trigger.intent not in INTENT_PATTERNS:

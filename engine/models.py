@@ -8,10 +8,11 @@ downstream ever branches on the schema version.
 
 from __future__ import annotations
 
+import re
 from enum import StrEnum
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 SCHEMA_VERSION = "2"
 
@@ -45,11 +46,37 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
 
+class AircraftState(_Model):
+    """What a simulator may report about the aircraft (the `telemetry` message, the HTTP
+    telemetry body): the names guards read as ``telemetry.<name>``. Every field is optional; a
+    report changes the fields it carries and keeps the others."""
+
+    on_ground: bool | None = None
+    on_runway: bool | None = None  # on any runway surface (SimConnect ON ANY RUNWAY)
+    altitude_ft: float | None = None  # above mean sea level (compare with `elevation_ft`)
+    ias_kt: float | None = None  # indicated airspeed
+    gs_kt: float | None = None  # ground speed
+    vs_fpm: float | None = None  # vertical speed, feet per minute, climbing > 0
+    heading_deg: float | None = None
+    lat: float | None = None
+    lon: float | None = None
+    squawk: str | None = None
+    com1: str | None = None  # active COM1 frequency ("127.275"); `tune` sets it too
+
+
+TELEMETRY_KEYS: tuple[str, ...] = tuple(AircraftState.model_fields)
+_HOLD_TEMPLATE = re.compile(r"^\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}$")
+
+
 class Trigger(_Model):
     """A deterministic condition on the pilot's words or the aircraft's state.
 
     kind ``regex``: ``pattern`` searched (case-insensitive) in the normalized transcript.
-    kind ``telemetry``: ``expr`` is a guard expression over telemetry, held for ``hold_s``.
+    kind ``telemetry``: ``expr`` is a guard expression over telemetry that must stay true for
+    ``hold_s`` seconds (scenario time) before it counts, so a bounce on the runway or a frequency
+    dialled through is noise, not an event. ``hold_s`` is a number or ``"{{variable}}"``: a
+    scenario variable (declared with a default in the flow's ``variables``) that a client may
+    set per session, e.g. a simulator whose readings are noisier.
     kind ``intent``: ``intent`` names a phraseology intent (e.g. ``radio_check``, ``mayday``).
     """
 
@@ -57,7 +84,39 @@ class Trigger(_Model):
     pattern: str | None = None
     expr: str | None = None
     intent: str | None = None
-    hold_s: float = 0.0
+    hold_s: float | str = 0.0
+
+    @field_validator("hold_s")
+    @classmethod
+    def _hold_template(cls, value: float | str) -> float | str:
+        if isinstance(value, str) and not _HOLD_TEMPLATE.match(value):
+            raise ValueError(f"hold_s is a number of seconds or '{{{{variable}}}}', not {value!r}")
+        if not isinstance(value, str) and not 0 <= value < float("inf"):
+            raise ValueError(f"hold_s must be zero or more seconds, not {value!r}")
+        return value
+
+    @property
+    def hold_var(self) -> str | None:
+        """The variable that sets ``hold_s``, when it is a template."""
+        if isinstance(self.hold_s, str):
+            match = _HOLD_TEMPLATE.match(self.hold_s)
+            return match.group(1) if match else None
+        return None
+
+    def hold(self, variables: dict[str, Any]) -> float:
+        """``hold_s`` in seconds for a session's `variables` (a template whose value is not a
+        non-negative number holds 0 s; lint reports such flows)."""
+        if not isinstance(self.hold_s, str):
+            return max(0.0, float(self.hold_s))
+        name = self.hold_var
+        value = variables.get(name) if name else None
+        if isinstance(value, bool) or value is None:
+            return 0.0
+        try:
+            seconds = float(value)
+        except (TypeError, ValueError):
+            return 0.0
+        return seconds if seconds >= 0 and seconds != float("inf") else 0.0
 
     @model_validator(mode="before")
     @classmethod

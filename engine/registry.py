@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 
 from engine.scenario import DERIVED_VARIABLES, SCENARIO_VARIABLES
-from engine.models import SCHEMA_VERSION, Flow, FlowMode, InterruptSpec
+from engine.models import SCHEMA_VERSION, TELEMETRY_KEYS, Flow, FlowMode, InterruptSpec
 
 __all__ = [
     "FlowRegistry",
@@ -26,10 +26,8 @@ __all__ = [
 ENGINE_VARIABLES: frozenset[str] = frozenset({"station_name", "station_freq", "corrections", "interrupt_intent"})
 KNOWN_SCENARIO_VARIABLES: frozenset[str] = frozenset({*SCENARIO_VARIABLES, *DERIVED_VARIABLES, *ENGINE_VARIABLES})
 
-# Telemetry keys a client may send (protocol-v1.md, `telemetry` message).
-KNOWN_TELEMETRY: frozenset[str] = frozenset(
-    {"on_ground", "altitude_ft", "ias_kt", "heading_deg", "lat", "lon", "squawk", "com1"}
-)
+# Telemetry keys a client may send (protocol-v1.md, `telemetry` message): `AircraftState`.
+KNOWN_TELEMETRY: frozenset[str] = frozenset(TELEMETRY_KEYS)
 
 # Curriculum entry points, in order of preference, when no main flow is named explicitly.
 PREFERRED_MAIN_FLOWS: tuple[str, ...] = ("ifr_departure", "clearance")

@@ -45,6 +45,7 @@ DERIVED_VARIABLES: tuple[str, ...] = (
     "cruise_level", "approach_type", "arrival_runway", "arrival_wind", "arrival_qnh",
     "arrival_altitude_ft", "arrival_stand", "arrival_taxi_route", "arrival_holding_point",
     "dest_approach_freq", "dest_tower_freq", "dest_ground_freq",
+    "elevation_ft", "dest_elevation_ft",
 )
 
 DEFAULT_AIRPORT = "EDDF"
@@ -128,6 +129,7 @@ def resolve_scenario(
     out["heading"] = _radar_heading(runway, airport)
     out["sid"] = _sid(airport, _rng(seed, "sid"))
     elevation = airport.elevation_ft if airport else 0
+    out["elevation_ft"] = elevation  # field elevation: telemetry triggers compare altitude_ft with it
     initial = _altitude(_rng(seed, "initial_altitude_ft"), (4000, 5000, 6000, 7000), elevation + 2500)
     out["initial_altitude_ft"] = initial
     climb_from = _int(g.get("initial_altitude_ft"), initial)
@@ -164,6 +166,7 @@ def resolve_scenario(
     out["arrival_runway"], out["arrival_wind"] = arrival_runway, arrival_wind
     out["approach_type"] = "ILS"
     dest_elevation = destination.elevation_ft if destination else 0
+    out["dest_elevation_ft"] = dest_elevation
     out["arrival_altitude_ft"] = _altitude(
         _rng(seed, "arrival_altitude_ft"), (3000, 4000, 5000), dest_elevation + 2000
     )

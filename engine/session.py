@@ -28,6 +28,7 @@ from engine.models import (
     ReadbackResult,
     Role,
     Session,
+    TELEMETRY_KEYS,
     State,
     Transition,
     TransitionKind,
@@ -40,7 +41,6 @@ from engine.triggers import first_word_hit, intent_hit, telemetry_true, word_tri
 
 MAX_HOPS = 40
 HISTORY_LIMIT = 500
-TELEMETRY_KEYS = ("on_ground", "altitude_ft", "ias_kt", "heading_deg", "lat", "lon", "squawk", "com1")
 _SAY_AGAIN_MAX_WORDS = 8
 _OPEN_KINDS = (TransitionKind.NEXT, TransitionKind.AUTO, TransitionKind.OK, TransitionKind.RETURN)
 
@@ -207,7 +207,7 @@ class SessionEngine:
         """When the gateway's clock must call `tick` next (timer due or telemetry hold end)."""
         cands = [t for t in [timers.next_due(session)] if t is not None]
         for key, since in session.telemetry_since.items():
-            hold = self._hold_of(key)
+            hold = self._hold_of(session, key)
             if hold is not None:
                 cands.append(since + hold)
         return min(cands) if cands else None
@@ -500,8 +500,8 @@ class SessionEngine:
                 ctx_ok = all(
                     telemetry_true(tr, session.variables, session.flags, session.telemetry)
                     for tr in t.triggers
-                    if tr.kind == "telemetry" and tr.hold_s <= 0
-                ) and not any(tr.kind != "telemetry" or tr.hold_s > 0 for tr in t.triggers)
+                    if tr.kind == "telemetry" and tr.hold(session.variables) <= 0
+                ) and not any(tr.kind != "telemetry" or tr.hold(session.variables) > 0 for tr in t.triggers)
                 if not ctx_ok:
                     continue
             elif t.triggers:
@@ -640,7 +640,7 @@ class SessionEngine:
                     session.telemetry_since.pop(key, None)
                     continue
                 since = session.telemetry_since.setdefault(key, now)
-                hold = max((tr.hold_s for tr in tele), default=0.0)
+                hold = max((tr.hold(session.variables) for tr in tele), default=0.0)
                 if now - since < hold:
                     continue
                 self._clear_holds(session, f"{flow.slug}:{state.id}:")
@@ -655,13 +655,13 @@ class SessionEngine:
         for key in [k for k in session.telemetry_since if k.startswith(prefix)]:
             del session.telemetry_since[key]
 
-    def _hold_of(self, key: str) -> float | None:
+    def _hold_of(self, session: Session, key: str) -> float | None:
         slug, state_id, idx = key.rsplit(":", 2)
         flow = self.registry.flows.get(slug)
         if flow is None or state_id not in flow.states:
             return None
         t = flow.states[state_id].transitions[int(idx)]
-        return max((tr.hold_s for tr in t.triggers if tr.kind == "telemetry"), default=0.0)
+        return max((tr.hold(session.variables) for tr in t.triggers if tr.kind == "telemetry"), default=0.0)
 
     # ------------------------------------------------------------------ helpers
 

@@ -624,3 +624,28 @@ def test_registry_level_issues() -> None:
     assert [str(i) for i in lint_registry(FlowRegistry([]))] == ["(registry): no flows found"]
     linear = tiny("x", "  A: {next: [END]}\n  END: {}\n", extra="entry_mode: linear\n")
     assert [str(i) for i in lint_registry(registry_of(x=linear))] == ["(registry): no flow has entry_mode: main"]
+
+
+def test_hold_times_set_by_a_variable_must_be_declared_seconds() -> None:
+    """`hold_s: "{{name}}"` lets a session set a trigger's hold; the flow declares the variable
+    with a number of seconds, and anything else is refused at load or by lint."""
+    states = """
+        A:
+          role: pilot
+          expect: "airborne"
+          transitions:
+            - {kind: auto, to: END, triggers: [{telemetry: "not telemetry.on_ground", hold_s: "{{takeoff_hold_s}}"}]}
+            - {kind: auto, to: END, triggers: [{telemetry: "telemetry.on_runway == False", hold_s: "{{vacate_s}}"}]}
+            - {kind: auto, to: END, triggers: [{telemetry: "telemetry.vs_fpm > 500", hold_s: "{{nowhere_s}}"}]}
+        END: {role: system}
+    """
+    registry = registry_of(x=tiny("x", states, extra="variables:\n  takeoff_hold_s: 2\n  vacate_s: soon\n"))
+    assert errors(issues_of(registry, "x")) == [
+        "flows/x.yaml: A.transitions[1].triggers[0].hold_s: hold_s variable 'vacate_s' must default to zero or more seconds, not 'soon'",
+        "flows/x.yaml: A.transitions[2].triggers[0].hold_s: hold_s variable 'nowhere_s' must be declared in the flow's variables with a default",
+    ]
+    assert warnings(issues_of(registry, "x")) == []  # on_runway and vs_fpm are known telemetry
+    for bad in ('"soon"', "-1", '"{{ not a name }}"'):
+        text = tiny("y", f"A:\n  role: pilot\n  transitions:\n    - {{kind: auto, to: END, triggers: [{{telemetry: 'x', hold_s: {bad}}}]}}\nEND: {{role: system}}\n")
+        with pytest.raises(FlowLoadErrors, match="hold_s"):
+            registry_of(y=text)

@@ -416,3 +416,39 @@ def test_guard_eliminates_candidate_with_reason():
     g_ok = next(c for c in d.trace.candidates if c.id == "G_OK")
     assert g_ok.eliminated and g_ok.reason == "guard false: flags.cleared"
     assert d.messages[0].text == "not yet"
+
+
+def test_hold_time_from_a_session_variable_and_new_aircraft_state() -> None:
+    """A trigger's hold may come from a scenario variable (a noisier simulator sets more); the
+    aircraft state has on_runway, gs_kt and vs_fpm beside the older fields; unknown keys are not
+    kept."""
+    flow = """
+        slug: vacate
+        station: tower
+        start_state: ROLL
+        end_states: [CLEAR]
+        variables: {vacate_hold_s: 2}
+        states:
+          ROLL:
+            role: pilot
+            silence_prompt: false
+            transitions:
+              - kind: auto
+                to: CLEAR
+                triggers: [{telemetry: "telemetry.on_runway == False and telemetry.gs_kt < 30 and telemetry.vs_fpm == 0", hold_s: "{{vacate_hold_s}}"}]
+          CLEAR: {role: system}
+    """
+    registry = load_registry(MemoryFlowSource({"vacate": textwrap.dedent(flow)}))
+    engine = SessionEngine(registry)
+    vacated = {"on_runway": False, "gs_kt": 12, "vs_fpm": 0, "flaps": 3}
+    for given, hold in (({}, 2.0), ({"vacate_hold_s": 5}, 5.0), ({"vacate_hold_s": "0.5"}, 0.5)):
+        session, _ = engine.start(flow="vacate", variables={**VARS, **given}, session_id="s", now=0.0)
+        assert engine.telemetry(session, vacated, 10.0) is None
+        assert "flaps" not in session.telemetry and session.telemetry["on_runway"] is False
+        assert engine.next_wakeup(session) == 10.0 + hold
+        assert engine.tick(session, 10.0 + hold - 0.1) == [] and not session.completed
+        engine.tick(session, 10.0 + hold)
+        assert session.completed, given
+    # a value that is no number of seconds holds 0 s: the state is left at once
+    session, _ = engine.start(flow="vacate", variables={**VARS, "vacate_hold_s": True}, session_id="s", now=0.0)
+    assert engine.telemetry(session, vacated, 10.0) is not None and session.completed

@@ -317,3 +317,12 @@ def test_metrics_time_every_stage_of_a_voice_transmission(server):
     assert grew('livefreq_speculative_tts_total{outcome="synthesized"}') + grew('livefreq_speculative_tts_total{outcome="cached"}') >= 1
     assert after["process_resident_memory_bytes"] > 0 and after["process_cpu_seconds_total"] > 0
     assert "livefreq_sessions" in after and after["livefreq_ws_connections"] >= 0
+
+
+def test_telemetry_message_fields_are_the_engines_aircraft_state():
+    """One list of aircraft-state names: what clients may send is what guards may read."""
+    from engine.models import TELEMETRY_KEYS
+    from engine.registry import KNOWN_TELEMETRY
+    from gateway.ws.protocol import TelemetryFields
+
+    assert set(TelemetryFields.model_fields) == set(TELEMETRY_KEYS) == KNOWN_TELEMETRY

@@ -70,11 +70,15 @@ Number = Annotated[float, Field(strict=True, allow_inf_nan=False)]
 
 
 class TelemetryFields(_Msg):
-    """Aircraft state a simulator may send (over WebSocket, or HTTP .../telemetry)."""
+    """Aircraft state a simulator may send (over WebSocket, or HTTP .../telemetry): the engine's
+    `AircraftState` (engine/models.py has what each field means), typed strictly for JSON."""
 
     on_ground: Annotated[bool, Field(strict=True)] | None = None  # not "yes" or 0
+    on_runway: Annotated[bool, Field(strict=True)] | None = None
     altitude_ft: Number | None = None
     ias_kt: Number | None = None
+    gs_kt: Number | None = None
+    vs_fpm: Number | None = None
     heading_deg: Number | None = None
     lat: Number | None = None
     lon: Number | None = None

@@ -51,6 +51,8 @@ VARS: dict[str, Any] = {
     "cruise_level": "FL350",
     "heading": 250,
     "cleared_altitude_ft": 11000,
+    "elevation_ft": 364,
+    "dest_elevation_ft": 1487,
 }
 
 

@@ -2,7 +2,7 @@
 
 Each YAML file in `scripts/` holds scripts: a flow to start, optional variable overrides, and steps.
 A step is one input (`say`: a pilot transmission, `tick`: seconds of virtual clock, `telemetry`:
-aircraft state) with an `expect` block checked against the session and the decision(s) it produced.
+aircraft state, `tune`: the pilot sets COM1) with an `expect` block checked against the session and the decision(s) it produced.
 No per-flow test code: adding a flow means adding a script. The coverage tests below make sure
 every flow is played and every readback state has had a wrong value caught by some script.
 """
@@ -23,7 +23,7 @@ from engine.session import SessionEngine
 
 SCRIPTS_DIR = Path(__file__).resolve().parent / "scripts"
 
-STEP_KEYS = {"say", "tick", "telemetry", "dt", "expect", "note"}
+STEP_KEYS = {"say", "tick", "telemetry", "tune", "dt", "expect", "note"}
 EXPECT_KEYS = {
     "flow",
     "state",
@@ -160,7 +160,7 @@ def run_script(
     now = 0.0
     for i, step in enumerate(script["steps"]):
         unknown = set(step) - STEP_KEYS
-        inputs = [k for k in ("say", "tick", "telemetry") if k in step]
+        inputs = [k for k in ("say", "tick", "telemetry", "tune") if k in step]
         if unknown or len(inputs) != 1:
             raise ScriptFailure(f"step {i}: malformed step {step}")
         if "say" in step:
@@ -171,7 +171,10 @@ def run_script(
             decisions = engine.tick(session, now)
         else:
             now += step.get("dt", 1.0)
-            d = engine.telemetry(session, step["telemetry"], now)
+            if "tune" in step:
+                d = engine.tune(session, str(step["tune"]), now)
+            else:
+                d = engine.telemetry(session, step["telemetry"], now)
             decisions = [d] if d is not None else []
         run.flows.add(session.active.flow)
         for d in decisions:
@@ -180,7 +183,7 @@ def run_script(
                 run.caught.add((d.from_flow, d.from_state))
         problems = _check(step.get("expect") or {}, session, decisions)
         if problems:
-            said = step.get("say", step.get("tick", step.get("telemetry")))
+            said = next(step[k] for k in inputs)
             raise ScriptFailure(f"step {i} ({said!r}) at t={now:g}: {problems}\n{_describe(session, decisions)}")
     run.completed = session.completed
     return run
