@@ -130,6 +130,36 @@ def wait_stat(page: Page, name: str, at_least: int, timeout: int = TIMEOUT_MS) -
     page.wait_for_function(f"window.livefreq.stats.{name} >= {at_least}", timeout=timeout)
 
 
+def transmit_one_phrase(page: Page) -> None:
+    """Key the mic (SPACE) while the fake microphone's file is in silence and release it when the
+    phrase after it has ended: exactly one whole phrase goes out (see the module docstring)."""
+    page.wait_for_function("window.livefreq.stats.micFrames > 0")
+    in_lead = page.evaluate(
+        f"(s => s.micBursts === 0 && s.micLevelDb <= -90 && s.micFrames * 20 < {LEAD_S * 1000 - 700})(window.livefreq.stats)"
+    )
+    bursts = stat(page, "micBursts")
+    if not in_lead:  # the phrase already began: key in the gap after this repetition
+        wait_stat(page, "micBursts", bursts + 1)
+        bursts += 1
+    page.keyboard.down("Space")
+    page.wait_for_selector("#ptt.held")
+    wait_stat(page, "micBursts", bursts + 1)
+    page.keyboard.up("Space")
+    assert stat(page, "framesSent") > 100  # seconds of 20 ms frames went out while keyed
+
+
+def start_clearance(page: Page) -> None:
+    """The start form: the clearance flow, seeded, our callsign, push-to-talk."""
+    page.wait_for_selector("#flow option[value=clearance]", state="attached")
+    page.select_option("#flow", FLOW)
+    page.fill("#airport", SCENARIO["airport"])
+    page.fill("#callsign", SCENARIO["callsign"])
+    page.fill("#seed", str(SEED))
+    page.click('label:has(input[name="mode"][value="ptt"])')
+    page.click("#start-button")
+    page.wait_for_function("window.livefreq.state.session && window.livefreq.state.micReady")
+
+
 def test_client_modules_in_the_browser(page: Page) -> None:
     """The pieces on their own: PCM16 conversion, framing, burst counting, the readback verdict,
     and the player (gapless messages, an interrupted message is cut and never reported played)."""
@@ -201,34 +231,15 @@ def test_client_modules_in_the_browser(page: Page) -> None:
 
 
 def test_fly_the_clearance_by_voice(page: Page, initial_call: str) -> None:
-    # start form: the clearance flow, seeded, our callsign, push-to-talk
-    page.wait_for_selector("#flow option[value=clearance]", state="attached")
-    page.select_option("#flow", FLOW)
-    page.fill("#airport", SCENARIO["airport"])
-    page.fill("#callsign", SCENARIO["callsign"])
-    page.fill("#seed", str(SEED))
-    page.click('label:has(input[name="mode"][value="ptt"])')
-    page.click("#start-button")
-    page.wait_for_function("window.livefreq.state.session && window.livefreq.state.micReady")
+    start_clearance(page)
+    assert page.evaluate("window.livefreq.state.transport") == "ws"
     delivery = page.evaluate("window.livefreq.state.session.scenario.delivery_freq")
     assert page.text_content("#freq-active") == delivery
     assert page.text_content("#station-active") == "Frankfurt Delivery"
     assert page.text_content("#hint-text") == initial_call
 
     # one transmission through the fake microphone, keyed with SPACE while the file is in silence
-    page.wait_for_function("window.livefreq.stats.micFrames > 0")
-    in_lead = page.evaluate(
-        f"(s => s.micBursts === 0 && s.micLevelDb <= -90 && s.micFrames * 20 < {LEAD_S * 1000 - 700})(window.livefreq.stats)"
-    )
-    bursts = stat(page, "micBursts")
-    if not in_lead:  # the phrase already began: key in the gap after this repetition
-        wait_stat(page, "micBursts", bursts + 1)
-        bursts += 1
-    page.keyboard.down("Space")
-    page.wait_for_selector("#ptt.held")
-    wait_stat(page, "micBursts", bursts + 1)
-    page.keyboard.up("Space")
-    assert stat(page, "framesSent") > 100  # seconds of 20 ms frames went out while keyed
+    transmit_one_phrase(page)
 
     # the final transcript, then the controller's reply in the log, played through Web Audio
     wait_stat(page, "finals", 1)
@@ -262,6 +273,35 @@ def test_fly_the_clearance_by_voice(page: Page, initial_call: str) -> None:
     assert page.evaluate("window.livefreq.state.session.session_id") == session_id
     assert page.text_content("#st-state") == state_before
     assert stat(page, "reconnects") == 1
+    assert not stat(page, "errors.length")
+
+
+def test_fly_the_clearance_over_webrtc(page: Page, initial_call: str) -> None:
+    """Connection: WebRTC (start form and settings): the same flight with the microphone as an
+    Opus track, the controller's voice on the answer's track and protocol v1 on a data channel."""
+    page.click('#start-form label:has(input[name="transport"][value="webrtc"])')
+    assert page.evaluate("JSON.parse(localStorage.getItem('livefreq.settings')).transport") == "webrtc"
+    start_clearance(page)
+    assert page.is_checked('input[name="set-transport"][value="webrtc"]')  # the settings panel says so too
+    assert page.evaluate("window.livefreq.state.transport") == "webrtc"
+    assert page.evaluate("window.livefreq.connection.kind") == "webrtc"
+    assert page.text_content("#hint-text") == initial_call
+
+    transmit_one_phrase(page)
+    wait_stat(page, "finals", 1)
+    heard = page.locator(".entry.pilot:not(.partial) .text").first.text_content() or ""
+    assert re.search(r"clearance|cleared|ifr|request", heard, re.I), heard
+    page.wait_for_selector(".entry.atc .text >> text=/cleared to/i")
+    wait_stat(page, "played", 1)  # atc.message.end: the message's audio has left the gateway
+    inbound = page.evaluate("window.livefreq.connection.inboundAudio()")
+    assert inbound["packets"] > 100 and inbound["energy"] > 0, inbound  # the controller's voice arrived
+    assert stat(page, "audioFrames") == 0  # no PCM frames: the audio came on the track
+
+    # a dropped connection reconnects by itself (a new offer) and resumes the same session
+    session_id = page.evaluate("window.livefreq.state.session.session_id")
+    page.evaluate("window.livefreq.connection.pc.close(); window.livefreq.connection.lost(window.livefreq.connection.pc)")
+    page.wait_for_selector(".entry.system >> text=Session resumed")
+    assert page.evaluate("window.livefreq.state.session.session_id") == session_id
     assert not stat(page, "errors.length")
 
 

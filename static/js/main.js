@@ -1,9 +1,10 @@
-// The radio page's controller: wires the start form, the WebSocket session, microphone capture,
-// ATC playback and the views together. Everything a test or a curious trainee may want to
+// The radio page's controller: wires the start form, the radio connection (WebSocket or WebRTC,
+// Settings → Connection), microphone capture, ATC playback and the views together. Everything a test or a curious trainee may want to
 // inspect is on `window.livefreq` (stats counters, the current session, the player).
 
 import { apiFetch } from "./access.js";
 import { RadioConnection } from "./connection.js";
+import { WebRtcConnection } from "./webrtc.js";
 import { MicCapture, micErrorMessage } from "./capture.js";
 import { AtcPlayer } from "./playback.js";
 import { BurstDetector, PROTOCOL_RATES, levelDbfs } from "./pcm.js";
@@ -48,6 +49,8 @@ const state = {
   micError: null,
   lastDecision: null,
   healthReady: null,
+  transport: null, // the running session's connection: "ws" or "webrtc"
+  rtcReceiving: false, // WebRTC: a controller message is on the track
 };
 
 let conn = null;
@@ -133,6 +136,7 @@ async function startMic() {
     mic = capture;
     state.micReady = true;
     banner("mic", null);
+    if (conn && conn.setMicrophone) conn.setMicrophone(micTrack());
   } catch (error) {
     state.micError = error;
     state.micReady = false;
@@ -154,10 +158,27 @@ function onMicFrame(buffer, samples) {
 
 // ------------------------------------------------------------------ connection
 
+/** The microphone's track (WebRTC sends it as is; the capture worklet still meters it). */
+function micTrack() {
+  return (mic && mic.stream && mic.stream.getAudioTracks()[0]) || null;
+}
+
 function connect() {
   if (conn) conn.close();
-  const current = new RadioConnection();
+  const webrtc = state.settings.transport === "webrtc";
+  const current = webrtc ? new WebRtcConnection() : new RadioConnection();
+  state.transport = webrtc ? "webrtc" : "ws";
   conn = current;
+  if (webrtc) {
+    current.setMicrophone(micTrack());
+    current.setTransmitting(state.mode === "vox");
+    current.addEventListener("track", (e) => {
+      if (current !== conn) return;
+      const out = $("rtc-audio");
+      out.srcObject = e.detail;
+      out.play().catch(() => {}); // started within the Start click; a reload needs a click (the audio banner)
+    });
+  }
   // A replaced connection may still deliver a frame or two while it closes: ignore them.
   current.addEventListener("status", (e) => current === conn && connectionStatus(e.detail));
   current.addEventListener("message", (e) => current === conn && onMessage(e.detail));
@@ -234,11 +255,13 @@ function onMessage(msg) {
     case "atc.message":
       stats.messages += 1;
       ensureAudio();
-      player.begin(msg);
+      player.begin(msg); // over WebRTC the audio plays from the track; the player keeps the record
+      state.rtcReceiving = state.transport === "webrtc";
       if (msg.frequency && msg.station && !state.freqStations.has(msg.frequency)) state.freqStations.set(msg.frequency, msg.station);
       log.atcMessage(msg, stationLabel(msg.station, msg.frequency));
       return;
     case "atc.message.end":
+      state.rtcReceiving = false;
       if (player) player.end(msg.message_id, !!msg.interrupted);
       log.atcEnded(msg.message_id, !!msg.interrupted);
       return;
@@ -395,6 +418,7 @@ function pressPtt() {
   if (!conn || !conn.isOpen) return;
   if (audioContext && audioContext.state === "suspended") audioContext.resume();
   state.pttHeld = true;
+  if (conn.setTransmitting) conn.setTransmitting(true);
   conn.send({ type: "ptt.down" });
   log.keyed();
   renderRadio();
@@ -404,6 +428,7 @@ function releasePtt(send = true) {
   if (!state.pttHeld) return;
   state.pttHeld = false;
   if (send && conn) conn.send({ type: "ptt.up" });
+  if (conn && conn.setTransmitting && state.mode !== "vox") conn.setTransmitting(false);
   log.unkeyed();
   renderRadio();
 }
@@ -489,12 +514,14 @@ function renderState() {
 function applySettings() {
   const s = state.settings;
   for (const input of document.querySelectorAll('input[name="mode"], input[name="set-mode"]')) input.checked = input.value === s.mode;
+  for (const input of document.querySelectorAll('input[name="transport"], input[name="set-transport"]')) input.checked = input.value === s.transport;
   for (const id of ["radio-level", "set-radio-level"]) $(id).value = s.radioLevel;
   for (const id of ["radio-level-out", "set-radio-level-out"]) $(id).textContent = levelName(s.radioLevel);
   $("set-hints").checked = s.showHints;
   $("set-trace").checked = s.showTrace;
   $("trace").hidden = !s.showTrace;
-  const pending = !!state.session && (s.mode !== state.mode || Number(s.radioLevel) !== Number(state.sessionLevel));
+  const pending =
+    !!state.session && (s.mode !== state.mode || Number(s.radioLevel) !== Number(state.sessionLevel) || s.transport !== state.transport);
   $("settings-note").hidden = !pending;
   renderState();
 }
@@ -517,7 +544,7 @@ function animate() {
   $("meter-fill").style.width = `${pct}%`;
   $("meter-peak").style.left = `${meterPeak}%`;
   const tx = state.pttHeld || (state.mode === "vox" && state.vadSpeaking);
-  const rx = !!player && player.receiving;
+  const rx = (!!player && player.receiving) || state.rtcReceiving;
   $("led-tx").classList.toggle("on", tx);
   $("led-rx").classList.toggle("on", rx);
   $("radio").classList.toggle("tx", tx);
@@ -659,11 +686,14 @@ function startSession(event) {
   $("trace-body").textContent = "No decision yet.";
   state.calling = log.system("Calling the gateway…");
   state.micError = null; // a new session tries the microphone again
-  startMic();
-  // A fresh socket per session: the old session (if any) is left to expire on the server.
+  const micStarting = startMic();
+  // A fresh connection per session: the old session (if any) is left to expire on the server.
   state.pendingStart = message;
   wasOpen = false;
-  connect();
+  // WebRTC offers the microphone's track, and a browser shows its real addresses (not mDNS
+  // names) only once the microphone is allowed: wait for it (it fails at once when denied).
+  if (state.settings.transport === "webrtc") micStarting.finally(connect);
+  else connect();
   hideStart();
   renderState();
   renderRadio();
@@ -738,6 +768,7 @@ function bind() {
     input.value = "";
   });
   for (const input of document.querySelectorAll('input[name="set-mode"]')) input.addEventListener("change", () => updateSettings({ mode: input.value }));
+  for (const input of document.querySelectorAll('input[name="transport"], input[name="set-transport"]')) input.addEventListener("change", () => updateSettings({ transport: input.value }));
   for (const input of document.querySelectorAll('input[name="mode"]')) input.addEventListener("change", () => updateSettings({ mode: input.value }));
   $("set-radio-level").addEventListener("input", (e) => updateSettings({ radioLevel: Number(e.target.value) }));
   $("radio-level").addEventListener("input", (e) => updateSettings({ radioLevel: Number(e.target.value) }));
@@ -771,8 +802,9 @@ function init() {
     state.startedMode = stored.mode;
     state.startedLevel = stored.radio_level;
     ensureAudio();
-    startMic();
-    connect();
+    const micStarting = startMic();
+    if (state.settings.transport === "webrtc") micStarting.finally(connect);
+    else connect();
   } else {
     showStart();
   }

@@ -6,7 +6,8 @@ const SETTINGS_KEY = "livefreq.settings";
 const FORM_KEY = "livefreq.form";
 const SESSION_KEY = "livefreq.session";
 
-export const DEFAULT_SETTINGS = Object.freeze({ mode: "ptt", radioLevel: 4, voice: "", showHints: true, showTrace: false });
+// transport: "ws" (WebSocket, PCM frames) or "webrtc" (Opus tracks and a data channel)
+export const DEFAULT_SETTINGS = Object.freeze({ mode: "ptt", radioLevel: 4, voice: "", showHints: true, showTrace: false, transport: "ws" });
 
 function read(storage, key, fallback) {
   try {
