@@ -148,6 +148,16 @@ def transmit_one_phrase(page: Page) -> None:
     assert stat(page, "framesSent") > 100  # seconds of 20 ms frames went out while keyed
 
 
+def hear_the_clearance(page: Page) -> None:
+    """The final transcript of the initial call, then the controller's clearance in the log, its
+    audio played to the end."""
+    wait_stat(page, "finals", 1)
+    heard = page.locator(".entry.pilot:not(.partial) .text").first.text_content() or ""
+    assert re.search(r"clearance|cleared|ifr|request", heard, re.I), heard
+    page.wait_for_selector(".entry.atc .text >> text=/cleared to/i")
+    wait_stat(page, "played", 1)
+
+
 def start_clearance(page: Page) -> None:
     """The start form: the clearance flow, seeded, our callsign, push-to-talk."""
     page.wait_for_selector("#flow option[value=clearance]", state="attached")
@@ -242,11 +252,7 @@ def test_fly_the_clearance_by_voice(page: Page, initial_call: str) -> None:
     transmit_one_phrase(page)
 
     # the final transcript, then the controller's reply in the log, played through Web Audio
-    wait_stat(page, "finals", 1)
-    heard = page.locator(".entry.pilot:not(.partial) .text").first.text_content() or ""
-    assert re.search(r"clearance|cleared|ifr|request", heard, re.I), heard
-    page.wait_for_selector(".entry.atc .text >> text=/cleared to/i")
-    wait_stat(page, "played", 1)
+    hear_the_clearance(page)
     assert stat(page, "audioFrames") > 0
 
     # the readback, typed, with one wrong value: the verdict marks it, expected vs heard
@@ -288,11 +294,7 @@ def test_fly_the_clearance_over_webrtc(page: Page, initial_call: str) -> None:
     assert page.text_content("#hint-text") == initial_call
 
     transmit_one_phrase(page)
-    wait_stat(page, "finals", 1)
-    heard = page.locator(".entry.pilot:not(.partial) .text").first.text_content() or ""
-    assert re.search(r"clearance|cleared|ifr|request", heard, re.I), heard
-    page.wait_for_selector(".entry.atc .text >> text=/cleared to/i")
-    wait_stat(page, "played", 1)  # atc.message.end: the message's audio has left the gateway
+    hear_the_clearance(page)  # played: atc.message.end, once the message's audio left the gateway
     inbound = page.evaluate("window.livefreq.connection.inboundAudio()")
     assert inbound["packets"] > 100 and inbound["energy"] > 0, inbound  # the controller's voice arrived
     assert stat(page, "audioFrames") == 0  # no PCM frames: the audio came on the track

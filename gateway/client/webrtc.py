@@ -36,6 +36,7 @@ from aiortc.mediastreams import MediaStreamError, MediaStreamTrack
 from gateway.audio.resample import resample
 from gateway.client.base import FRAME_MS, ClientBase
 from gateway.webrtc.fragments import Reassembler
+from gateway.webrtc.signaling import MAX_CANDIDATES
 from gateway.webrtc.tracks import TRACK_RATE, MicConverter, PacedAudioTrack
 
 __all__ = ["WebRTCRadioClient"]
@@ -115,8 +116,11 @@ class WebRTCRadioClient(ClientBase):
             await self.pc.setRemoteDescription(RTCSessionDescription(sdp=answer["sdp"], type="answer"))
             if trickle:
                 trickled = [{"candidate": c, "sdpMid": "0", "sdpMLineIndex": 0} for c in candidates]
-                response = await http.post(f"/v1/webrtc/{self.peer_id}/candidates", json={"candidates": trickled, "done": True})
-                response.raise_for_status()
+                for start in range(0, len(trickled) or 1, MAX_CANDIDATES):
+                    batch = trickled[start : start + MAX_CANDIDATES]
+                    done = start + MAX_CANDIDATES >= len(trickled)
+                    response = await http.post(f"/v1/webrtc/{self.peer_id}/candidates", json={"candidates": batch, "done": done})
+                    response.raise_for_status()
         await self._open.wait()
         self._tasks.append(asyncio.get_running_loop().create_task(self._ping(), name="webrtc-client-ping"))
 

@@ -44,8 +44,12 @@ from gateway.webrtc.peer import BadOffer, WebRTCPeer
 from gateway.wire import JsonBody, json_int
 from gateway.ws import protocol as p
 
-MAX_SDP_CHARS = 16 * 1024  # browsers offer 2-6 KB; the body may be read up to four times this
-MAX_CANDIDATES = 64
+# A browser's offer is 2-6 KB (more with many network interfaces), a candidate line 100-200
+# characters. The offer's body may be larger than `max_body_bytes`: every offer the schema allows
+# must fit, even written with JSON escapes (up to 12 bytes a character); candidates fit in it.
+MAX_SDP_CHARS = 16_000
+OFFER_BODY_BYTES = 12 * MAX_SDP_CHARS + 16 * 1024
+MAX_CANDIDATES = 16
 
 
 class _Body(JsonBody):
@@ -62,13 +66,13 @@ class WebRTCOffer(_Body):
 
 
 class IceCandidateBody(_Body):
-    candidate: str = Field(max_length=1024)  # "candidate:..." as RTCIceCandidate.candidate; "" ends
-    sdpMid: str | None = Field(default=None, max_length=64)  # noqa: N815 (the browser's names)
+    candidate: str = Field(max_length=256)  # "candidate:..." as RTCIceCandidate.candidate; "" ends
+    sdpMid: str | None = Field(default=None, max_length=16)  # noqa: N815 (the browser's names)
     sdpMLineIndex: json_int(ge=0, le=64) | None = None  # noqa: N815
 
 
 class CandidatesRequest(_Body):
-    candidates: list[IceCandidateBody] = Field(default_factory=list, max_length=MAX_CANDIDATES)
+    candidates: list[IceCandidateBody] = Field(default_factory=list, max_length=MAX_CANDIDATES)  # more: send again
     done: bool = False  # no more candidates will come
 
 
@@ -129,9 +133,15 @@ def routes(
         headers = request.headers
         if not origin_allowed(headers.get("origin"), headers.get("host"), settings.ws_origins):
             raise ApiError(403, "forbidden", f"origin {headers.get('origin')!r} may not open this radio (LIVEFREQ_WS_ORIGINS)")
-        raw = await read_json(request, max(settings.max_body_bytes, 4 * MAX_SDP_CHARS + 16384))
-        if auth.enabled and not principal_of(request).is_key:
-            _token_may_resume(auth, principal_of(request), raw)
+        principal = principal_of(request)
+        if auth.enabled and not principal.is_key:  # what a session token may do decides first
+            try:
+                raw = await read_json(request, OFFER_BODY_BYTES)
+            except ApiError:
+                raw = None
+            _token_may_resume(auth, principal, raw)
+        else:
+            raw = await read_json(request, OFFER_BODY_BYTES)
         body = parse(WebRTCOffer, raw)
         first = _session_message(body.session)
         peer = registry.create(service, speech, auth, request)
@@ -149,8 +159,11 @@ def routes(
         return JSONResponse({"type": "answer", "sdp": sdp, "peer_id": peer.peer_id, "ice_servers": servers}, status_code=201)
 
     async def candidates(request: Request) -> JSONResponse:
-        peer = registry.get(request.path_params["peer_id"], principal_of(request), auth)
+        principal = principal_of(request)
+        if auth.enabled and not principal.is_key:
+            registry.get(request.path_params["peer_id"], principal, auth)  # 403 before the body
         body = await read_model(request, CandidatesRequest, settings.max_body_bytes)
+        peer = registry.get(request.path_params["peer_id"], principal, auth)
         try:
             for item in body.candidates:
                 await peer.add_candidate(item.candidate, item.sdpMid, item.sdpMLineIndex)

@@ -14,17 +14,48 @@ export function radioUrl(loc = window.location) {
 }
 
 /**
- * Events (all `CustomEvent`): `status` {state: "connecting"|"open"|"waiting"|"closed", attempt,
- * retryInS}, `message` {the parsed JSON}, `audio` {ArrayBuffer}.
+ * What every radio connection does when it drops: try again after a growing, jittered delay
+ * until `close()`, telling the page by `status` events. Subclasses implement `connect()`.
  */
-export class RadioConnection extends EventTarget {
-  constructor(url = radioUrl()) {
+export class Reconnecting extends EventTarget {
+  constructor() {
     super();
-    this.url = url;
-    this.socket = null;
     this.attempt = 0;
     this.wanted = false;
     this.retryTimer = null;
+  }
+
+  /** The connection dropped: `status` waiting, and `connect()` again after the backoff. */
+  retryLater(detail = {}) {
+    const delay = BACKOFF_S[Math.min(this.attempt, BACKOFF_S.length - 1)];
+    this.attempt += 1;
+    this.emit("status", { state: "waiting", attempt: this.attempt, retryInS: delay, ...detail });
+    this.retryTimer = setTimeout(() => this.connect(), delay * 1000 * (0.85 + Math.random() * 0.3));
+  }
+
+  /** Reconnect now instead of waiting for the backoff timer. */
+  retryNow() {
+    if (this.retryTimer) {
+      clearTimeout(this.retryTimer);
+      this.connect();
+    }
+  }
+
+  emit(type, detail) {
+    this.dispatchEvent(new CustomEvent(type, { detail }));
+  }
+}
+
+/**
+ * Events (all `CustomEvent`): `status` {state: "connecting"|"open"|"waiting"|"closed", attempt,
+ * retryInS}, `message` {the parsed JSON}, `audio` {ArrayBuffer}.
+ */
+export class RadioConnection extends Reconnecting {
+  constructor(url = radioUrl()) {
+    super();
+    this.kind = "ws";
+    this.url = url;
+    this.socket = null;
     this.pingTimer = null;
   }
 
@@ -70,19 +101,8 @@ export class RadioConnection extends EventTarget {
         this.emit("status", { state: "closed", code: event.code });
         return;
       }
-      const delay = BACKOFF_S[Math.min(this.attempt, BACKOFF_S.length - 1)];
-      this.attempt += 1;
-      this.emit("status", { state: "waiting", attempt: this.attempt, retryInS: delay, code: event.code });
-      this.retryTimer = setTimeout(() => this.connect(), delay * 1000 * (0.85 + Math.random() * 0.3));
+      this.retryLater({ code: event.code });
     };
-  }
-
-  /** Reconnect now instead of waiting for the backoff timer. */
-  retryNow() {
-    if (this.retryTimer) {
-      clearTimeout(this.retryTimer);
-      this.connect();
-    }
   }
 
   /** Sends a JSON message; false when the socket is not open (the message is dropped). */
@@ -104,9 +124,5 @@ export class RadioConnection extends EventTarget {
     clearTimeout(this.retryTimer);
     this.retryTimer = null;
     if (this.socket) this.socket.close(1000, "client closed");
-  }
-
-  emit(type, detail) {
-    this.dispatchEvent(new CustomEvent(type, { detail }));
   }
 }

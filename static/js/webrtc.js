@@ -10,10 +10,11 @@
 // `atc.message.end` arrives once the message's audio has left the gateway.
 
 import { apiFetch } from "./access.js";
+import { Reconnecting } from "./connection.js";
 
-const BACKOFF_S = [0.5, 1, 2, 4, 8, 15];
 const PING_EVERY_MS = 5000;
 const RELEASE_TAIL_MS = 200; // the mic stays on this long after ptt.up: the last words are in flight
+const MAX_CANDIDATES = 16; // per request (gateway/webrtc/signaling.py)
 
 /** Joins `fragment` messages (gateway/webrtc/fragments.py); whole messages pass through. */
 export class Reassembler {
@@ -50,7 +51,7 @@ export class Reassembler {
  * Events (all `CustomEvent`): `status` {state: "connecting"|"open"|"waiting"|"closed", attempt,
  * retryInS}, `message` {the parsed JSON}, `track` {MediaStream of the controller's voice}.
  */
-export class WebRtcConnection extends EventTarget {
+export class WebRtcConnection extends Reconnecting {
   constructor() {
     super();
     this.kind = "webrtc";
@@ -59,9 +60,6 @@ export class WebRtcConnection extends EventTarget {
     this.peerId = null;
     this.micTrack = null; // the page's microphone (a clone: its own enabled flag)
     this.transmitting = false;
-    this.attempt = 0;
-    this.wanted = false;
-    this.retryTimer = null;
     this.pingTimer = null;
     this.releaseTimer = null;
     this.fragments = 0;
@@ -163,14 +161,18 @@ export class WebRtcConnection extends EventTarget {
     }
   }
 
-  /** Sends the browser's candidates as they are found (`done`: gathering has ended). */
+  /** Sends the browser's candidates as they are found (`done`: gathering has ended), at most
+   * MAX_CANDIDATES a request. */
   trickle(candidates, done) {
     if (!candidates.length && !done) return;
+    const batch = candidates.splice(0, MAX_CANDIDATES);
     apiFetch(`/v1/webrtc/${encodeURIComponent(this.peerId)}/candidates`, {
       method: "POST",
       headers: { "Content-Type": "application/json" },
-      body: JSON.stringify({ candidates, done }),
-    }).catch(() => {});
+      body: JSON.stringify({ candidates: batch, done: done && !candidates.length }),
+    })
+      .then(() => candidates.length && this.trickle(candidates, done))
+      .catch(() => {});
   }
 
   /** The connection `pc` dropped: reconnect after a growing delay (the page resumes its session). */
@@ -184,17 +186,7 @@ export class WebRtcConnection extends EventTarget {
       this.emit("status", { state: "closed" });
       return;
     }
-    const delay = BACKOFF_S[Math.min(this.attempt, BACKOFF_S.length - 1)];
-    this.attempt += 1;
-    this.emit("status", { state: "waiting", attempt: this.attempt, retryInS: delay });
-    this.retryTimer = setTimeout(() => this.connect(), delay * 1000 * (0.85 + Math.random() * 0.3));
-  }
-
-  retryNow() {
-    if (this.retryTimer) {
-      clearTimeout(this.retryTimer);
-      this.connect();
-    }
+    this.retryLater();
   }
 
   send(message) {
@@ -228,9 +220,5 @@ export class WebRtcConnection extends EventTarget {
     if (this.peerId) apiFetch(`/v1/webrtc/${encodeURIComponent(this.peerId)}`, { method: "DELETE", keepalive: true }).catch(() => {});
     if (this.pc) this.lost(this.pc);
     if (this.micTrack) this.micTrack.stop();
-  }
-
-  emit(type, detail) {
-    this.dispatchEvent(new CustomEvent(type, { detail }));
   }
 }
