@@ -294,3 +294,33 @@ def test_livefreq_client_command_plays_a_wav_and_saves_the_reply(server: str, in
     assert (out / "pilot.wav").is_file() and (out / "atc-1.wav").is_file()
     assert re.search(r"ATC \[1\]: '.*read you five", said.stdout), said.stdout
     assert "decision: clearance:CD_INITIAL -> clearance:CD_INITIAL, recognized as" in said.stdout
+
+
+@pytest.mark.parametrize("transport", ["ws", "webrtc"])
+def test_stream_pcm_from_any_source(light, transport: str) -> None:
+    """`stream_from` takes the microphone from any async source (here chunks of a recording, as
+    a simulator's intercom would give them) on both transports; the transmission is heard."""
+    from gateway.client import open_client
+
+    base, _ = light
+    pcm = pilot_pcm("Frankfurt Delivery, Lufthansa 359, radio check", 16000)
+
+    async def intercom():
+        for start in range(0, len(pcm), 3200):  # 100 ms pieces
+            yield pcm[start : start + 3200]
+
+    async def scenario() -> None:
+        client = await open_client(base, transport=transport)
+        try:
+            await client.start(**START)
+            mark = client.mark()
+            await client.ptt_down()
+            await client.stream_from(intercom(), 16000)
+            await client.ptt_up()
+            final = await client.wait_type("transcript", start=mark, final=True)
+            assert final["transmission_id"] is not None and final["text"], final
+            await client.wait_type("decision", start=mark, transmission_id=final["transmission_id"])
+        finally:
+            await client.close()
+
+    run(scenario())
