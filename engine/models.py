@@ -239,6 +239,9 @@ class FlowPolicies(_Model):
     say_again_tpl: str = "{{callsign_spoken}}, say again."
     correction_tpl: str = "{{callsign_spoken}}, negative, I say again, {{corrections}}."
     match_threshold: float = 55.0  # router score (0-100) below which a transmission is unrecognized
+    # variables of this flow the LLM router may set along with its choice (engine/router_llm.py);
+    # none by default: the LLM chooses a route and nothing else
+    llm_updates: list[str] = Field(default_factory=list)
 
 
 class InterruptSpec(_Model):
@@ -371,6 +374,16 @@ class Decision(_Model):
     trace: Trace = Field(default_factory=Trace)
 
 
+class LlmUsage(_Model):
+    """What a session's transmissions cost at the LLM router, summed over the session."""
+
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    total_tokens: int = 0
+    fallbacks: int = 0  # calls whose answer was not used (timeout, HTTP error, invalid answer, stale)
+
+
 class DecisionRecord(_Model):
     """The compact history line kept in the session for each decision."""
 
@@ -411,6 +424,7 @@ class Session(_Model):
     created_at: float = 0.0
     updated_at: float = 0.0
     seed: int | None = None
+    llm: LlmUsage = Field(default_factory=LlmUsage)  # the LLM router's calls and tokens
 
     @property
     def active_flow(self) -> str:
