@@ -109,6 +109,8 @@ def create_app(
                         await task
             if relay is not None:
                 await relay.stop()
+            if service.llm is not None:
+                await service.llm.aclose()
             if repository is not None:
                 repository.close()
 

@@ -255,7 +255,7 @@ def decide_view(req: DecideRequest, flow_slug: str, ev: Evaluation, registry: Fl
             "off_schema": off_schema,
         },
         "trace": {
-            "calls": [],
+            "calls": [llm] if (llm := (d.trace.router or {}).get("llm")) else [],
             "fallback": fallback,
             "candidateTimeline": {"steps": steps},
             "autoSelection": auto,
@@ -281,7 +281,7 @@ def routes(service: RadioService, max_body_bytes: int) -> list[BaseRoute]:
         if req.state_id not in service.registry.get(slug).states:
             raise ApiError(422, "unknown_state", f"flow {slug!r} has no state {req.state_id!r}", "state_id")
         try:
-            ev = service.evaluate(
+            ev = await service.evaluate(
                 flow=slug,
                 state=req.state_id,
                 text=req.pilot_utterance or "",

@@ -36,7 +36,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import BaseRoute, Route
 
 from engine.airport import AirportInfo
-from engine.models import FlowFrame, FlowMode, ReadbackResult, Trace
+from engine.models import FlowFrame, FlowMode, LlmUsage, ReadbackResult, Trace
 from gateway.api.access import is_public
 from gateway.api.health import package_version
 from gateway.api.schemas import (
@@ -93,6 +93,14 @@ class StoreStatus(_View):
     node: str
 
 
+class LlmStatus(_View):
+    """The LLM router (null when off): its endpoint, model and whether answers are schema-bound."""
+
+    url: str
+    model: str
+    structured_output: bool
+
+
 class Health(_View):
     ok: Literal[True]
     ready: bool
@@ -100,6 +108,7 @@ class Health(_View):
     flows: int
     sessions: int
     store: StoreStatus
+    llm: LlmStatus | None
     version: str
 
 
@@ -123,6 +132,7 @@ class SessionView(_View):
     seed: int | None
     created_at: float
     updated_at: float
+    llm: LlmUsage
 
 
 class DecisionSummary(_View):
