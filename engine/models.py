@@ -343,7 +343,9 @@ class Trace(_Model):
     steps: list[TraceStep] = Field(default_factory=list)
     candidates: list[CandidateTrace] = Field(default_factory=list)
     readback: ReadbackResult | None = None
-    router: dict[str, Any] | None = None  # {name, scores, llm_call?, fallback?}
+    # {name (deterministic, llm, fallback), scores, threshold, reason, ambiguous, consult (why the
+    # LLM router was or would be asked), llm (its request, response, latency, tokens), fallback}
+    router: dict[str, Any] | None = None
     auto_advance: list[str] = Field(default_factory=list)
     errors: list[str] = Field(default_factory=list)
 

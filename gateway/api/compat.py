@@ -15,6 +15,11 @@ candidate the engine still considered acceptable (not eliminated, score at or ab
 match threshold), else ``state_id`` (stay and say again). A fallback carries no updates, flags
 or flow switch, since the engine's route was not taken.
 
+With the LLM router configured (README "The LLM router"), an utterance the deterministic router
+cannot decide is put to the model exactly as a live transmission would be; ``trace.calls`` lists
+that call (request, response, latency, tokens, outcome), and an unusable answer is the engine's
+traced fallback before the restriction above applies.
+
 A radio check is answered in place: the engine runs the radio-check interrupt flow, which reports
 readability and resumes the interrupted state, so the answer is ``radio_check: true``,
 ``next_state = state_id`` and the controller's reply, not a fallback (seed 000's ``radio_check``
