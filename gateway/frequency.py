@@ -132,16 +132,11 @@ class Frequency:
         resampler = StreamResampler(self.tts.sample_rate, self.output_rate) if self.tts.sample_rate != self.output_rate else None
         started = self.clock()
         samples = 0
-        first = True
         try:
             async for piece in self.tts.stream(msg.speech):
                 out = radio.process(piece) if radio is not None else piece
                 out = resampler.process(out) if resampler is not None else out
-                samples = await self._send_paced(out, started, samples)
-                if first and samples:
-                    first = False
-                    if self.on_first_audio is not None:
-                        self.on_first_audio(msg)
+                samples = await self._send_paced(out, started, samples, on_first=self._first_audio_of(msg) if samples == 0 else None)
                 if self._cut:
                     break
             if not self._cut:
@@ -158,7 +153,14 @@ class Frequency:
                 self.on_sent(msg)
         await self._send_json(atc_message_end(msg, interrupted))
 
-    async def _send_paced(self, pcm: bytes, started: float, samples: int) -> int:
+    def _first_audio_of(self, msg: ControllerMessage) -> Callable[[], None] | None:
+        callback = self.on_first_audio
+        return None if callback is None else lambda: callback(msg)
+
+    async def _send_paced(self, pcm: bytes, started: float, samples: int, on_first: Callable[[], None] | None = None) -> int:
+        """Send `pcm` in `CHUNK_MS` frames, at most `PACE_LEAD_S` ahead of real time; `on_first`
+        runs once the first frame has left (the stage clocks stop at the first byte sent, not
+        after a whole paced piece)."""
         step = self.output_rate * CHUNK_MS // 1000 * 2
         for i in range(0, len(pcm), step):
             if self._cut:
@@ -170,5 +172,8 @@ class Frequency:
                     await asyncio.sleep(ahead - PACE_LEAD_S)
             await self._send_bytes(chunk)
             samples += len(chunk) // 2
+            if on_first is not None:
+                on_first()
+                on_first = None
         return samples
 

@@ -178,6 +178,9 @@ def decision_event(d: Decision) -> dict[str, Any]:
         "recognized": d.recognized,
         "intent": d.intent,
         "readback": readback_view(d.readback),
+        # the controller messages this decision queued, in order: a client knows which
+        # `atc.message` answers its transmission without asking for the transcript
+        "messages": [{"message_id": m.message_id, "seq": m.seq} for m in d.messages],
         "trace": d.trace.model_dump(mode="json"),
     }
 
