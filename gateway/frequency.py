@@ -18,12 +18,13 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 from engine.models import ControllerMessage
 from gateway.audio.radio import RadioEffect
 from gateway.audio.resample import StreamResampler
+from gateway.speech.cpu import Priority, priority
 from gateway.speech.tts.base import TtsEngine
 from gateway.ws.protocol import atc_message, atc_message_end
 
@@ -34,6 +35,39 @@ SendBytes = Callable[[bytes], Awaitable[None]]
 
 CHUNK_MS = 100  # audio frame size on the wire
 PACE_LEAD_S = 0.3  # how far ahead of real time audio may be sent (client jitter buffer)
+
+
+async def prefetched(pieces: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
+    """`pieces` (a message's audio, sentence by sentence), each next one synthesized while the
+    one before is being sent: paced sending returns with only `PACE_LEAD_S` of audio left at the
+    client, too little to synthesize the next sentence in under load (an audible gap).
+
+    The first piece is asked for at `Priority.ON_AIR` (the pilot waits for it); the next ones at
+    `Priority.AHEAD` (the piece before still plays), so the CPU pool serves waiting pilots first.
+    Close it (`contextlib.aclosing`) to drop a piece synthesized ahead that is no longer wanted.
+    """
+    source = aiter(pieces)
+    with priority(Priority.ON_AIR):  # the task runs in a copy of this context
+        upcoming = asyncio.ensure_future(anext(source))
+    try:
+        while True:
+            try:
+                piece = await upcoming
+            except StopAsyncIteration:
+                return
+            with priority(Priority.AHEAD):
+                upcoming = asyncio.ensure_future(anext(source))
+            yield piece
+    finally:
+        if not upcoming.done():
+            upcoming.cancel()
+            await asyncio.wait({upcoming})
+        if not upcoming.cancelled():
+            upcoming.exception()  # retrieved: a failure of a piece nobody wants is not logged
+        close = getattr(source, "aclose", None)
+        if close is not None:
+            with contextlib.suppress(Exception):
+                await close()
 
 
 class Frequency:
@@ -133,12 +167,14 @@ class Frequency:
         started = self.clock()
         samples = 0
         try:
-            async for piece in self.tts.stream(msg.speech):
-                out = radio.process(piece) if radio is not None else piece
-                out = resampler.process(out) if resampler is not None else out
-                samples = await self._send_paced(out, started, samples, on_first=self._first_audio_of(msg) if samples == 0 else None)
-                if self._cut:
-                    break
+            async with contextlib.aclosing(prefetched(self.tts.stream(msg.speech))) as pieces:
+                async for piece in pieces:
+                    out = radio.process(piece) if radio is not None else piece
+                    out = resampler.process(out) if resampler is not None else out
+                    first = self._first_audio_of(msg) if samples == 0 else None
+                    samples = await self._send_paced(out, started, samples, on_first=first)
+                    if self._cut:
+                        break
             if not self._cut:
                 tail = radio.tail() if radio is not None else b""
                 tail = resampler.process(tail) if resampler is not None and tail else tail

@@ -56,7 +56,7 @@ from gateway.bench_voice import latency_histogram, load_average, summarize, wait
 from gateway.corpus import Corpus, CorpusEntry
 from gateway.metrics_scrape import Scrape, scrape, stage_summary
 from gateway.settings import REPO_ROOT
-from gateway.voicekit import Exchange, RadioClient, VoicePilot
+from gateway.voicekit import Exchange, RadioClient, Received, VoicePilot
 
 __all__ = [
     "CAPACITY_P95_MS",
@@ -254,14 +254,14 @@ def _record(exchange: Exchange, entry: CorpusEntry) -> dict[str, Any]:
 # --------------------------------------------------------------------------- what the pilots saw
 
 
-def message_faults(client: RadioClient) -> dict[str, int]:
+def message_faults(rx: Received) -> dict[str, int]:
     """Protocol faults in what one socket received: seq gaps (lost), seqs going back or repeated
     (out of order), a message starting before the previous one ended (interleaved), an end
     without its start, and audio outside any message."""
     faults = Counter[str]()
     last_seq: int | None = None
     open_seq: int | None = None
-    for event in client.rx.events:
+    for event in rx.events:
         kind = event.get("type")
         if kind == "atc.message":
             seq = int(event.get("seq") or 0)
@@ -276,7 +276,7 @@ def message_faults(client: RadioClient) -> dict[str, int]:
             if open_seq is None or event.get("seq") != open_seq:
                 faults["unmatched_end"] += 1
             open_seq = None
-    faults["stray_audio"] += client.rx.stray_audio
+    faults["stray_audio"] += rx.stray_audio
     return {k: faults.get(k, 0) for k in ("lost", "out_of_order", "interleaved", "unmatched_end", "stray_audio")}
 
 
@@ -414,7 +414,7 @@ def _report(
     for log in logs:
         if log.client is None:
             continue
-        faults.update(message_faults(log.client))
+        faults.update(message_faults(log.client.rx))
         for frames in log.client.rx.audio_frames.values():
             messages += 1
             gaps.extend(audio_gaps(frames))

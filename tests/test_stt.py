@@ -9,6 +9,7 @@ loaded for the whole module.
 from __future__ import annotations
 
 import asyncio
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -128,18 +129,27 @@ def test_whisper_final_is_the_last_partial_when_only_silence_followed(
 
 
 def test_whisper_final_reuses_a_partial_cancelled_when_the_transmission_ended(
-    whisper: WhisperEngine, clips: dict[str, bytes]
+    whisper: WhisperEngine, clips: dict[str, bytes], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """A partial decode that has started finishes even when its caller is cancelled (a worker
+    cannot be stopped), and the final reuses it; one still queued would be dropped."""
+    decoding = threading.Event()
+    decode = whisper.decode
+
+    def observed(pcm: bytes, prompt: str | None) -> str:
+        decoding.set()
+        return decode(pcm, prompt)
+
     async def scenario() -> tuple[str, bool]:
         stream = whisper.open(CONTEXT)
         stream.feed(clips["short"])
         poller = asyncio.create_task(stream.partial())
-        for _ in range(3):  # let the partial reach the worker pool
-            await asyncio.sleep(0)
+        await asyncio.to_thread(decoding.wait, 30)  # the partial's decode has started on a worker
         stream.feed(silence(0.4, RATE))
         poller.cancel()  # what the audio path does with its partial poller at the end
         return await stream.final(), stream.reused_partial
 
+    monkeypatch.setattr(whisper, "decode", observed)
     final, reused = run(scenario())
     assert reused
     assert "runway 25 right" in normalize_transcript(final)

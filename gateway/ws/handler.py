@@ -28,6 +28,7 @@ from gateway.audio.vad import SPEECH_END, SPEECH_START, VoiceActivityDetector
 from gateway.frequency import Frequency
 from gateway.service import RadioService, ServiceError
 from gateway.settings import Settings
+from gateway.speech.cpu import Priority, priority
 from gateway.speech.stack import SpeechStack, UnknownVoice, stt_context
 from gateway.speech.tts.base import TtsEngine
 from gateway.speech.stt.base import SttStream
@@ -422,7 +423,8 @@ class RadioConnection:
             return
         try:
             for speech in self.service.likely_reply(link.session_id)[:1]:
-                made = await prepare(speech)
+                with priority(Priority.AHEAD):  # needed once the pilot has finished talking
+                    made = await prepare(speech)
                 metrics.SPECULATIVE_TTS.labels("synthesized" if made else "cached").inc()
         except asyncio.CancelledError:
             raise

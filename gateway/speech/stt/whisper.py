@@ -50,6 +50,7 @@ from typing import Any
 import numpy as np
 
 from gateway.audio.pcm import pcm_to_float32, pcm_to_int16
+from gateway.speech.cpu import Priority
 from gateway.speech.stt.base import (
     STT_SAMPLE_RATE,
     BufferedStream,
@@ -275,7 +276,7 @@ class WhisperStream(BufferedStream):
                 self._covered = (len(snapshot), text)
                 return text
 
-            text = await self._decode(decode_prefix)
+            text = await self._decode(decode_prefix, level=Priority.PARTIAL, droppable=True)
         return None if self._finished else self._new_partial(text)
 
     async def final(self) -> str:
