@@ -165,7 +165,7 @@ class RadioClient:
     async def connect(cls, base_url: str) -> RadioClient:
         """Connect to the gateway at `base_url` (http://host:port; ws:// works too)."""
         url = base_url.rstrip("/").replace("http", "ws", 1) + "/v1/radio"
-        ws = await websockets.connect(url, max_size=None)
+        ws = await websockets.connect(url, max_size=None, compression=None)  # PCM does not compress
         return cls(ws)
 
     async def close(self) -> None:
