@@ -37,25 +37,29 @@ CHUNK_MS = 100  # audio frame size on the wire
 PACE_LEAD_S = 0.3  # how far ahead of real time audio may be sent (client jitter buffer)
 
 
-async def prefetched(pieces: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
+async def prefetched(pieces: AsyncIterator[bytes], seconds: Callable[[bytes], float]) -> AsyncIterator[bytes]:
     """`pieces` (a message's audio, sentence by sentence), each next one synthesized while the
     one before is being sent: paced sending returns with only `PACE_LEAD_S` of audio left at the
     client, too little to synthesize the next sentence in under load (an audible gap).
 
     The first piece is asked for at `Priority.ON_AIR` (the pilot waits for it); the next ones at
-    `Priority.AHEAD` (the piece before still plays), so the CPU pool serves waiting pilots first.
-    Close it (`contextlib.aclosing`) to drop a piece synthesized ahead that is no longer wanted.
+    `Priority.AHEAD` with the deadline when the audio before them will have played out
+    (`seconds(piece)` is a piece's duration), so the CPU pool serves waiting pilots first and
+    then the messages about to run dry. Close it (`contextlib.aclosing`) to drop a piece
+    synthesized ahead that is no longer wanted.
     """
     source = aiter(pieces)
     with priority(Priority.ON_AIR):  # the task runs in a copy of this context
         upcoming = asyncio.ensure_future(anext(source))
+    due: float | None = None
     try:
         while True:
             try:
                 piece = await upcoming
             except StopAsyncIteration:
                 return
-            with priority(Priority.AHEAD):
+            due = (time.monotonic() if due is None else due) + seconds(piece)
+            with priority(Priority.AHEAD, due):
                 upcoming = asyncio.ensure_future(anext(source))
             yield piece
     finally:
@@ -167,7 +171,8 @@ class Frequency:
         started = self.clock()
         samples = 0
         try:
-            async with contextlib.aclosing(prefetched(self.tts.stream(msg.speech))) as pieces:
+            seconds = self._seconds
+            async with contextlib.aclosing(prefetched(self.tts.stream(msg.speech), seconds)) as pieces:
                 async for piece in pieces:
                     out = radio.process(piece) if radio is not None else piece
                     out = resampler.process(out) if resampler is not None else out
@@ -188,6 +193,9 @@ class Frequency:
             if self.on_sent is not None:
                 self.on_sent(msg)
         await self._send_json(atc_message_end(msg, interrupted))
+
+    def _seconds(self, pcm: bytes) -> float:
+        return len(pcm) / 2 / self.tts.sample_rate
 
     def _first_audio_of(self, msg: ControllerMessage) -> Callable[[], None] | None:
         callback = self.on_first_audio

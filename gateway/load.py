@@ -280,17 +280,20 @@ def message_faults(rx: Received) -> dict[str, int]:
     return {k: faults.get(k, 0) for k in ("lost", "out_of_order", "interleaved", "unmatched_end", "stray_audio")}
 
 
-def audio_gaps(frames: list[tuple[float, int]], rate: int = 16000, min_gap_s: float = GAP_MIN_S) -> list[float]:
-    """Where a player starting at the first frame would run dry: the gaps (seconds) of audio
-    arriving slower than real time. The player resumes when the late frame arrives."""
+def audio_gaps(frames: list[tuple[float, int]], rate: int = 16000, min_gap_s: float = GAP_MIN_S) -> list[tuple[float, float]]:
+    """Where a player starting at the first frame would run dry: (seconds of the message played
+    before, seconds of silence) of each gap where audio arrived slower than real time. The
+    player resumes when the late frame arrives."""
     if not frames:
         return []
-    gaps: list[float] = []
+    gaps: list[tuple[float, float]] = []
     clock = frames[0][0]  # when the audio received so far has been played out
+    played = 0.0
     for arrived, nbytes in frames:
         if arrived - clock >= min_gap_s:
-            gaps.append(arrived - clock)
+            gaps.append((played, arrived - clock))
         clock = max(clock, arrived) + nbytes / 2 / rate
+        played += nbytes / 2 / rate
     return gaps
 
 
@@ -410,17 +413,20 @@ def _report(
         failures.update(log.failures)
     faults = Counter[str]()
     gaps: list[float] = []
-    messages = 0
+    worst: list[dict[str, Any]] = []  # the longest gaps: where in which message
+    messages = messages_with_gaps = 0
     for log in logs:
         if log.client is None:
             continue
         faults.update(message_faults(log.client.rx))
-        for frames in log.client.rx.audio_frames.values():
+        texts = {ev.get("message_id"): ev.get("text") for ev in log.client.rx.events if ev.get("type") == "atc.message"}
+        for message_id, frames in log.client.rx.audio_frames.items():
             messages += 1
-            gaps.extend(audio_gaps(frames))
-    messages_with_gaps = sum(
-        1 for log in logs if log.client is not None for frames in log.client.rx.audio_frames.values() if audio_gaps(frames)
-    )
+            found = audio_gaps(frames)
+            messages_with_gaps += bool(found)
+            gaps.extend(gap for _at, gap in found)
+            worst.extend({"gap_ms": round(g * 1000, 1), "after_s": round(at, 2), "message": texts.get(message_id)} for at, g in found)
+    worst = sorted(worst, key=lambda w: -w["gap_ms"])[:10]
     server = _server_figures(samples)
     p95 = first_audio["p95"]
     errors_total = sum(received_errors.values()) + sum(failures.values()) + sum(server.get("errors_by_code", {}).values())
@@ -473,6 +479,7 @@ def _report(
             "gaps": len(gaps),
             "gap_s_total": round(sum(gaps), 3),
             "gap_ms_max": round(max(gaps) * 1000, 1) if gaps else 0.0,
+            "longest": worst,
         },
         "server": server,
         "client_cpu_s": round(client_cpu_s, 1),

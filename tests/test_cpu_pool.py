@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
+import time
 from collections.abc import AsyncIterator
 
 from gateway.frequency import prefetched
@@ -23,21 +24,23 @@ def test_jobs_run_by_priority_then_in_order() -> None:
     blocker = pool.submit(block, Priority.PARTIAL)  # holds the only worker
     assert running.wait(10)
     done: list[str] = []
+    now = time.monotonic()
     jobs = [
-        ("partial", Priority.PARTIAL),
-        ("ahead", Priority.AHEAD),
-        ("final 1", Priority.FINAL),
-        ("on air", Priority.ON_AIR),
-        ("final 2", Priority.FINAL),
+        ("partial", Priority.PARTIAL, None),
+        ("ahead, due later", Priority.AHEAD, now + 3.0),
+        ("final 1", Priority.FINAL, None),
+        ("ahead, due sooner", Priority.AHEAD, now + 1.0),
+        ("on air", Priority.ON_AIR, None),
+        ("final 2", Priority.FINAL, None),
     ]
-    futures = [pool.submit(lambda name=name: done.append(name), level) for name, level in jobs]
+    futures = [pool.submit(lambda name=name: done.append(name), level, due) for name, level, due in jobs]
     assert pool.saturated() and pool.queued == len(jobs)
     dropped = pool.submit(lambda: done.append("dropped"), Priority.FINAL)
     assert dropped.cancel()  # a queued job its caller gave up on never runs
     gate.set()
     for future in [blocker, *futures]:
         future.result(timeout=10)
-    assert done == ["final 1", "final 2", "on air", "ahead", "partial"]
+    assert done == ["final 1", "final 2", "on air", "ahead, due sooner", "ahead, due later", "partial"]
     assert not pool.saturated() and pool.busy == 0
 
 
@@ -67,7 +70,7 @@ def test_the_next_sentence_is_synthesized_while_the_one_before_is_sent() -> None
 
     async def scenario() -> list[tuple[str, int]]:
         seen: list[tuple[str, int]] = []  # each piece sent, and how many had been asked for then
-        async with contextlib.aclosing(prefetched(sentences())) as pieces:
+        async with contextlib.aclosing(prefetched(sentences(), lambda pcm: 1.0)) as pieces:
             async for piece in pieces:
                 await asyncio.sleep(0)  # sending the piece: the next one is made meanwhile
                 seen.append((piece.decode(), len(asked)))

@@ -79,7 +79,7 @@ def test_audio_gaps_are_where_a_player_would_run_dry() -> None:
     on_time = [(0.0, second), (0.5, second), (1.9, second)]  # ahead of playback all along
     assert audio_gaps(on_time) == []
     late = [(0.0, second // 2), (0.8, second // 2), (1.0, second)]  # starves 0.3 s, then resumes
-    assert [round(g, 3) for g in audio_gaps(late)] == [0.3]
+    assert [(at, round(gap, 3)) for at, gap in audio_gaps(late)] == [(0.5, 0.3)]
 
 
 def test_message_faults_find_gaps_disorder_and_interleaving() -> None:

@@ -16,6 +16,10 @@ a priority:
    still plays) and the speculative synthesis of a likely reply while the pilot talks;
 4. ``PARTIAL``: partial transcripts, nice to have, skipped altogether while the pool is busy.
 
+Within ``AHEAD``, jobs run earliest deadline first: the next sentence of a message is due when
+the audio already sent has played out, a speculative reply when the pilot may release the key.
+Other jobs of one priority run in the order they came.
+
 The priority of a job is the caller's `current_priority()` (a context variable the WebSocket
 handler and the frequency set around their awaits) unless given. A job cannot be pre-empted once
 running; jobs are short (a decode or a sentence: 0.05-0.5 s), so a worker frees up soon.
@@ -30,6 +34,7 @@ import heapq
 import itertools
 import os
 import threading
+import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from contextvars import ContextVar
@@ -48,17 +53,18 @@ class Priority(IntEnum):
     PARTIAL = 3
 
 
-_priority: ContextVar[Priority] = ContextVar("livefreq_cpu_priority", default=Priority.ON_AIR)
+_priority: ContextVar[tuple[Priority, float | None]] = ContextVar("livefreq_cpu_priority", default=(Priority.ON_AIR, None))
 
 
 def current_priority() -> Priority:
-    return _priority.get()
+    return _priority.get()[0]
 
 
 @contextlib.contextmanager
-def priority(level: Priority) -> Iterator[None]:
-    """CPU jobs submitted inside the block (by this task) get `level`."""
-    token = _priority.set(level)
+def priority(level: Priority, deadline: float | None = None) -> Iterator[None]:
+    """CPU jobs submitted inside the block (by this task) get `level`, and `deadline` (a
+    `time.monotonic()` instant: when the result is needed) orders them within it."""
+    token = _priority.set((level, deadline))
     try:
         yield
     finally:
@@ -75,7 +81,7 @@ class CpuPool:
 
     def __init__(self, workers: int) -> None:
         self.workers = max(1, workers)
-        self._queue: list[tuple[int, int, Future[object], Callable[[], object]]] = []
+        self._queue: list[tuple[int, float, int, Future[object], Callable[[], object]]] = []
         self._order = itertools.count()
         self._cond = threading.Condition()
         self._busy = 0
@@ -85,10 +91,12 @@ class CpuPool:
         for thread in self._threads:
             thread.start()
 
-    def submit(self, fn: Callable[[], T], level: Priority) -> Future[T]:
+    def submit(self, fn: Callable[[], T], level: Priority, deadline: float | None = None) -> Future[T]:
+        """Queue `fn` at `level`; within it by `deadline` (default: now, i.e. in arrival order)."""
         future: Future[T] = Future()
+        due = time.monotonic() if deadline is None else deadline
         with self._cond:
-            heapq.heappush(self._queue, (int(level), next(self._order), future, fn))  # type: ignore[arg-type]
+            heapq.heappush(self._queue, (int(level), due, next(self._order), future, fn))  # type: ignore[arg-type]
             self._cond.notify()
         return future
 
@@ -105,16 +113,22 @@ class CpuPool:
             return self._busy
 
     def saturated(self) -> bool:
-        """Every worker busy, or work waiting: optional work (a partial) should not be added."""
+        """Every worker busy, or work waiting."""
         with self._cond:
             return self._busy + len(self._queue) >= self.workers
+
+    def spare(self) -> bool:
+        """Whether optional work (a partial) may start now and still leave a worker free for the
+        next final (on one core: whether the worker is idle)."""
+        with self._cond:
+            return self._busy + len(self._queue) < max(1, self.workers - 1)
 
     def _work(self) -> None:
         while True:
             with self._cond:
                 while not self._queue:
                     self._cond.wait()
-                _level, _n, future, fn = heapq.heappop(self._queue)
+                _level, _due, _n, future, fn = heapq.heappop(self._queue)
                 if not future.set_running_or_notify_cancel():
                     continue  # its caller gave up before it started
                 self._busy += 1
@@ -148,5 +162,6 @@ def cpu_pool() -> CpuPool:
 async def run_cpu(fn: Callable[..., T], *args: object, level: Priority | None = None) -> T:
     """Run CPU-bound `fn(*args)` on the pool at `level` (default: the caller's priority) and
     await its result. Cancelling the await drops a job that has not started yet."""
-    future = cpu_pool().submit(functools.partial(fn, *args), current_priority() if level is None else level)
+    current, deadline = _priority.get()
+    future = cpu_pool().submit(functools.partial(fn, *args), current if level is None else level, deadline)
     return await asyncio.wrap_future(future)

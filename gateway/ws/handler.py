@@ -38,6 +38,7 @@ log = logging.getLogger("livefreq.ws")
 
 STT_RATE = 16000
 PARTIAL_EVERY_S = 0.5
+SPECULATION_DUE_S = 2.0  # when a likely reply is needed, for the CPU pool's deadline order
 
 
 @dataclass
@@ -423,7 +424,8 @@ class RadioConnection:
             return
         try:
             for speech in self.service.likely_reply(link.session_id)[:1]:
-                with priority(Priority.AHEAD):  # needed once the pilot has finished talking
+                # needed once the pilot has finished talking, a few seconds from now
+                with priority(Priority.AHEAD, time.monotonic() + SPECULATION_DUE_S):
                     made = await prepare(speech)
                 metrics.SPECULATIVE_TTS.labels("synthesized" if made else "cached").inc()
         except asyncio.CancelledError:

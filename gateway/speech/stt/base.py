@@ -197,10 +197,10 @@ async def transcribe(engine: SttEngine, pcm: bytes, context: SttContext | None =
 
 
 def pool_saturated() -> bool:
-    """Whether every CPU worker is busy or work is waiting (`gateway.speech.cpu`). Streams skip
-    optional work (a partial transcript) then: under load the CPU goes to the finals a pilot is
-    waiting for."""
-    return cpu_pool().saturated()
+    """Whether the CPU pool (`gateway.speech.cpu`) has no worker to spare beside one kept free
+    for the next final. Streams skip optional work (a partial transcript) then: under load the
+    CPU goes to the finals pilots wait for, and a final never queues behind a partial."""
+    return not cpu_pool().spare()
 
 
 def check_partial_every(partial_every_s: float | None, *, optional: bool = False) -> None:
