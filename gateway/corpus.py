@@ -33,9 +33,14 @@ import wave
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from engine.phraseology import normalize_transcript, speak_text
 from gateway.settings import REPO_ROOT
+
+if TYPE_CHECKING:
+    from gateway.service import RadioService
+    from gateway.settings import Settings
 
 __all__ = [
     "DEFAULT_CORPUS_DIR",
@@ -140,8 +145,6 @@ class Corpus:
         own = [e for e in self.entries if e.seed == seed and e.flow == flow and e.state == state]
         if own:
             return sorted(own, key=lambda e: e.kind != "correct")
-        from engine.phraseology import normalize_transcript, speak_text
-
         wanted = {normalize_transcript(speak_text(p)) for p in expected}
         return [e for e in self.entries if normalize_transcript(speak_text(e.text)) in wanted]
 
@@ -192,7 +195,7 @@ def load_corpus(root: Path) -> Corpus:
 
 
 def script_scenario(
-    service: Any,
+    service: RadioService,
     seed: int,
     *,
     flow: str | None = None,
@@ -207,7 +210,11 @@ def script_scenario(
     """
     from gateway.fly import spoken, wrong_readback
 
+    from gateway.chat import VirtualClock
+
     clock = service.clock
+    if not isinstance(clock, VirtualClock):
+        raise TypeError("script_scenario needs a RadioService on a VirtualClock (timers jump, nobody waits)")
     rng = random.Random(f"corpus-{seed}")
     session, decision, _token = service.create(flow=flow, seed=seed)
     sid = session.session_id
@@ -267,7 +274,7 @@ def build_corpus(
     first_seed: int = 0,
     flow: str | None = None,
     wrong_share: float = WRONG_SHARE,
-    settings: Any = None,
+    settings: Settings | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> Corpus:
     """Write the recordings of `scenarios` seeded scenarios (seeds `first_seed`...) to `out`

@@ -70,7 +70,8 @@ __all__ = [
     "run_load",
 ]
 
-TARGET_P95_MS = 1200.0  # 50 sessions (the target)
+TARGET_P95_MS = 1200.0  # many sessions (the target for 50)
+SINGLE_P50_MS, SINGLE_P95_MS = 350.0, 700.0  # one session alone
 CAPACITY_P95_MS = 1500.0  # the capacity limit: sessions at which p95 passes this
 REPLY_TIMEOUT_S = 30.0  # a reply later than this is counted as late, and the pilot hangs up
 GAP_MIN_S = 0.02  # a player starving for less than one 20 ms frame does not click
@@ -485,8 +486,10 @@ def _report(
         "client_cpu_s": round(client_cpu_s, 1),
         "no_recording": sum(log.no_recording for log in logs),
         "targets": {
-            "p95_ms_max": TARGET_P95_MS,
-            "p95_ok": p95 is not None and p95 <= TARGET_P95_MS,
+            "p50_ms_max": SINGLE_P50_MS if config.sessions == 1 else None,
+            "p95_ms_max": SINGLE_P95_MS if config.sessions == 1 else TARGET_P95_MS,
+            "p50_ok": config.sessions > 1 or (first_audio["p50"] is not None and first_audio["p50"] <= SINGLE_P50_MS),
+            "p95_ok": p95 is not None and p95 <= (SINGLE_P95_MS if config.sessions == 1 else TARGET_P95_MS),
             "no_errors": errors_total == 0,
             "no_lost_or_out_of_order": lost_or_disordered == 0,
             "capacity_p95_ms": CAPACITY_P95_MS,

@@ -451,12 +451,13 @@ class RadioConnection:
         link = self._require()
         try:
             if tx.partial_task is not None:
-                tx.partial_task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await tx.partial_task
+                tx.partial_task.cancel()  # a decode it started may finish beside the final, not before
             text = (await tx.stream.final()).strip() if tx.samples else ""
             metrics.observe_stage("speech_end_to_final", time.monotonic() - tx.ended)
         finally:
+            if tx.partial_task is not None:
+                with contextlib.suppress(asyncio.CancelledError):
+                    await tx.partial_task
             await tx.stream.aclose()
             if self.frequency is not None:
                 self.frequency.unkey()

@@ -33,14 +33,14 @@ Choices, measured on a 2-core machine with espeak-ng readbacks of about 3.5 s:
   "right, right, right..." or the prompt's own words.
 - Partials re-transcribe the whole buffer at most once per `partial_every_s` (0.7 s) of new
   audio, and never while the previous decode of the stream is still running (a partial about
-  every 0.8 s, the first about 1.4 s in). That keeps the CPU busy for as long as the pilot
-  talks, and the final waits for the partial in flight. When the audio after the last partial's
-  snapshot is silence (every 20 ms of it `TAIL_SILENCE_DB` below the loudest 20 ms before it,
-  e.g. the VAD hang-over or the pause before the PTT release), that partial *is* the final and
-  no decode is spent; otherwise the final decodes the whole buffer. `partial_every_s=None`
-  gives finals only, for busy servers; and while every worker of the pool is busy
-  (`pool_saturated`, many pilots talking at once) partials are skipped, so the CPU goes to the
-  finals pilots wait for.
+  every 0.8 s, the first about 1.4 s in). When the audio after the last partial's snapshot is
+  silence (every 20 ms of it `TAIL_SILENCE_DB` below the loudest 20 ms before it, e.g. the VAD
+  hang-over or the pause before the PTT release), that partial *is* the final and no decode is
+  spent; a partial still in flight at the release is waited for only then. Otherwise the final
+  decodes the whole buffer at once, beside a partial in flight (another worker, another model
+  replica) rather than after it. `partial_every_s=None` gives finals only; and a partial starts
+  only while the CPU pool keeps a worker free for the next final (`pool_saturated`, many pilots
+  talking at once), so under load the CPU goes to the finals pilots wait for.
 """
 
 from __future__ import annotations
@@ -283,8 +283,15 @@ class WhisperStream(BufferedStream):
         return None if self._finished else self._new_partial(text)
 
     async def final(self) -> str:
+        self._finished = True
+        if self._final is None and self._lock.locked():
+            pcm = bytes(self._pcm)
+            if pcm and not silent_tail(pcm, self._partial_at):
+                # the partial in flight decodes a prefix that misses speech said since: decode
+                # the whole transmission now, beside it (one model replica per core), not after
+                self._final = await self._decode(self.engine.decode, pcm, self.prompt)
+                return self._final
         async with self._lock:
-            self._finished = True
             if self._final is None:
                 pcm = bytes(self._pcm)
                 if self._covered is not None and silent_tail(pcm, self._covered[0]):
