@@ -695,14 +695,17 @@ def cmd_load(args: argparse.Namespace) -> int:
         raise CliError(str(exc)) from None
     corpus = _load_corpus_for(args, min(max(steps), 100))  # beyond 100 pilots, scenarios are shared (a warning says so)
     results: list[dict[str, Any]] = []
+    if args.url and args.find_capacity:
+        print("load: steps share the gateway at --url: its TTS cache carries over from step to step", file=sys.stderr)
     try:
-        with contextlib.ExitStack() as stack:
-            if args.url:
-                url, pid = args.url, None
-            else:
-                print("load: starting a gateway on loopback (default engines) and waiting for it to be ready", file=sys.stderr)
-                url, pid = stack.enter_context(gateway_process(report_dir / "gateway.log"))
-            for config in configs:
+        for config in configs:
+            with contextlib.ExitStack() as stack:
+                if args.url:
+                    url, pid = args.url, None
+                else:  # a fresh gateway per step: no step speaks from the TTS cache of the one before
+                    print("load: starting a gateway on loopback (default engines) and waiting for it to be ready", file=sys.stderr)
+                    log_name = f"gateway-{config.sessions}.log" if args.find_capacity else "gateway.log"
+                    url, pid = stack.enter_context(gateway_process(report_dir / log_name))
                 report = run_load(config, corpus, url, pid=pid, label=f"load {config.sessions}")
                 name = f"load-{config.sessions}" if args.find_capacity else "load"
                 json_path, png = write_outputs(report, report_dir, name)
@@ -733,6 +736,11 @@ def cmd_load(args: argparse.Namespace) -> int:
             print(f"  {step['sessions']:>4} sessions: p95 {step['p95_ms']} ms, {step['errors']} errors")
         if over is None:
             print(f"capacity: p95 stayed under {CAPACITY_P95_MS:.0f} ms up to {summary['capacity_sessions']} sessions (the largest step tried)")
+        elif not under:
+            print(
+                f"capacity: below {over['config']['sessions']} sessions (p95 was "
+                f"{over['latency_ms']['ptt_up_to_first_audio']['p95']:.0f} ms there); start lower with --sessions"
+            )
         else:
             print(
                 f"capacity: {summary['capacity_sessions']} sessions (p95 <= {CAPACITY_P95_MS:.0f} ms); "

@@ -171,8 +171,7 @@ class Frequency:
         started = self.clock()
         samples = 0
         try:
-            seconds = self._seconds
-            async with contextlib.aclosing(prefetched(self.tts.stream(msg.speech), seconds)) as pieces:
+            async with contextlib.aclosing(prefetched(self.tts.stream(msg.speech), self._seconds)) as pieces:
                 async for piece in pieces:
                     out = radio.process(piece) if radio is not None else piece
                     out = resampler.process(out) if resampler is not None else out

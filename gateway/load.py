@@ -40,9 +40,11 @@ import contextlib
 import logging
 import os
 import random
+import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -141,6 +143,8 @@ def gateway_process(log_path: Path, env: dict[str, str] | None = None, ready_tim
     command = [sys.executable, "-m", "gateway.cli", "serve", "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"]
     with log_path.open("wb") as log:
         process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=environment, cwd=REPO_ROOT)
+        # a SIGTERM to the load tester unwinds through here too: its gateway never outlives it
+        previous = signal.signal(signal.SIGTERM, _exit_on_sigterm) if threading.current_thread() is threading.main_thread() else None
         try:
             deadline = time.monotonic() + ready_timeout_s
             while True:  # until it listens; then wait_ready polls until the models are loaded
@@ -156,12 +160,18 @@ def gateway_process(log_path: Path, env: dict[str, str] | None = None, ready_tim
             asyncio.run(wait_ready(url, ready_timeout_s))
             yield url, process.pid
         finally:
+            if previous is not None:
+                signal.signal(signal.SIGTERM, previous)
             process.terminate()
             try:
                 process.wait(timeout=15)
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
+
+
+def _exit_on_sigterm(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)
 
 
 # --------------------------------------------------------------------------- one pilot

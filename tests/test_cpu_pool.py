@@ -44,6 +44,25 @@ def test_jobs_run_by_priority_then_in_order() -> None:
     assert not pool.saturated() and pool.busy == 0
 
 
+def test_the_express_lane_runs_a_final_while_every_worker_is_busy() -> None:
+    pool = CpuPool(1, express=1)
+    gate, running = threading.Event(), threading.Event()
+
+    def block() -> None:
+        running.set()
+        gate.wait(10)
+
+    try:
+        blocker = pool.submit(block, Priority.AHEAD)  # a long synthesis holds the only worker
+        assert running.wait(10)
+        partial = pool.submit(lambda: "partial", Priority.PARTIAL)
+        assert pool.submit(lambda: "final", Priority.FINAL).result(timeout=10) == "final"
+        assert not partial.done()  # the express lane takes finals only
+    finally:
+        gate.set()
+    assert blocker.result(timeout=10) is None and partial.result(timeout=10) == "partial"
+
+
 def test_a_failing_job_hands_its_error_to_the_caller() -> None:
     pool = CpuPool(2)
 

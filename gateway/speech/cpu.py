@@ -20,9 +20,13 @@ Within ``AHEAD``, jobs run earliest deadline first: the next sentence of a messa
 the audio already sent has played out, a speculative reply when the pilot may release the key.
 Other jobs of one priority run in the order they came.
 
+A job cannot be pre-empted once running, and a sentence of synthesis takes up to half a second
+on one core: at 50 pilots a final often waited that long for a worker (release -> final p95 0.72
+s in one run, 0.39 s in another). So one more thread, the express lane, takes ``FINAL`` jobs
+only: a final starts at once, sharing the cores for its ~0.15 s instead of queueing.
+
 The priority of a job is the caller's `current_priority()` (a context variable the WebSocket
-handler and the frequency set around their awaits) unless given. A job cannot be pre-empted once
-running; jobs are short (a decode or a sentence: 0.05-0.5 s), so a worker frees up soon.
+handler and the frequency set around their awaits) unless given.
 """
 
 from __future__ import annotations
@@ -44,6 +48,9 @@ from typing import TypeVar
 T = TypeVar("T")
 
 __all__ = ["CpuPool", "Priority", "cpu_count", "cpu_pool", "current_priority", "priority", "run_cpu"]
+
+
+EXPRESS_THREADS = 1  # threads beside the one-per-core workers that run finals only
 
 
 class Priority(IntEnum):
@@ -77,16 +84,21 @@ def cpu_count() -> int:
 
 
 class CpuPool:
-    """`workers` daemon threads taking jobs from a priority queue."""
+    """`workers` daemon threads taking jobs from a priority queue, and `express` more that take
+    ``FINAL`` jobs only."""
 
-    def __init__(self, workers: int) -> None:
+    def __init__(self, workers: int, express: int = 0) -> None:
         self.workers = max(1, workers)
         self._queue: list[tuple[int, float, int, Future[object], Callable[[], object]]] = []
         self._order = itertools.count()
         self._cond = threading.Condition()
-        self._busy = 0
+        self._busy = 0  # regular workers running a job
+        self._express_busy = 0
         self._threads = [
             threading.Thread(target=self._work, name=f"livefreq-cpu-{i}", daemon=True) for i in range(self.workers)
+        ] + [
+            threading.Thread(target=self._work, args=(True,), name=f"livefreq-cpu-express-{i}", daemon=True)
+            for i in range(max(0, express))
         ]
         for thread in self._threads:
             thread.start()
@@ -97,7 +109,7 @@ class CpuPool:
         due = time.monotonic() if deadline is None else deadline
         with self._cond:
             heapq.heappush(self._queue, (int(level), due, next(self._order), future, fn))  # type: ignore[arg-type]
-            self._cond.notify()
+            self._cond.notify_all()  # an express thread waits for a final, a regular one for anything
         return future
 
     @property
@@ -108,9 +120,9 @@ class CpuPool:
 
     @property
     def busy(self) -> int:
-        """Workers running a job now."""
+        """Threads running a job now (express ones included)."""
         with self._cond:
-            return self._busy
+            return self._busy + self._express_busy
 
     def saturated(self) -> bool:
         """Every worker busy, or work waiting."""
@@ -123,27 +135,33 @@ class CpuPool:
         with self._cond:
             return self._busy + len(self._queue) < max(1, self.workers - 1)
 
-    def _work(self) -> None:
+    def _work(self, express: bool = False) -> None:
         while True:
             with self._cond:
-                while not self._queue:
+                while not self._queue or (express and self._queue[0][0] != Priority.FINAL):
                     self._cond.wait()
                 _level, _due, _n, future, fn = heapq.heappop(self._queue)
                 if not future.set_running_or_notify_cancel():
                     continue  # its caller gave up before it started
-                self._busy += 1
+                self._count(express, +1)
             try:
                 result = fn()
             except BaseException as exc:  # handed to the awaiting caller
-                self._done()
+                self._done(express)
                 future.set_exception(exc)
             else:
-                self._done()  # before the caller can see the result: it may ask `saturated()`
+                self._done(express)  # before the caller can see the result: it may ask `saturated()`
                 future.set_result(result)
 
-    def _done(self) -> None:
+    def _count(self, express: bool, delta: int) -> None:
+        if express:
+            self._express_busy += delta
+        else:
+            self._busy += delta
+
+    def _done(self, express: bool) -> None:
         with self._cond:
-            self._busy -= 1
+            self._count(express, -1)
 
 
 _pool: CpuPool | None = None
@@ -151,11 +169,11 @@ _pool_lock = threading.Lock()
 
 
 def cpu_pool() -> CpuPool:
-    """The process-wide pool, one worker per core (created on first use)."""
+    """The process-wide pool, one worker per core and the express lane (created on first use)."""
     global _pool
     with _pool_lock:
         if _pool is None:
-            _pool = CpuPool(cpu_count())
+            _pool = CpuPool(cpu_count(), express=EXPRESS_THREADS)
         return _pool
 
 
