@@ -30,7 +30,8 @@ def test_jobs_run_by_priority_then_in_order() -> None:
         ("ahead, due later", Priority.AHEAD, now + 3.0),
         ("final 1", Priority.FINAL, None),
         ("ahead, due sooner", Priority.AHEAD, now + 1.0),
-        ("on air", Priority.ON_AIR, None),
+        ("on air", Priority.ON_AIR, None),  # due now: before audio due in a second
+        ("ahead, overdue", Priority.AHEAD, now - 1.0),  # a message running dry: before it
         ("final 2", Priority.FINAL, None),
     ]
     futures = [pool.submit(lambda name=name: done.append(name), level, due) for name, level, due in jobs]
@@ -40,27 +41,8 @@ def test_jobs_run_by_priority_then_in_order() -> None:
     gate.set()
     for future in [blocker, *futures]:
         future.result(timeout=10)
-    assert done == ["final 1", "final 2", "on air", "ahead, due sooner", "ahead, due later", "partial"]
+    assert done == ["final 1", "final 2", "ahead, overdue", "on air", "ahead, due sooner", "ahead, due later", "partial"]
     assert not pool.saturated() and pool.busy == 0
-
-
-def test_the_express_lane_runs_a_final_while_every_worker_is_busy() -> None:
-    pool = CpuPool(1, express=1)
-    gate, running = threading.Event(), threading.Event()
-
-    def block() -> None:
-        running.set()
-        gate.wait(10)
-
-    try:
-        blocker = pool.submit(block, Priority.AHEAD)  # a long synthesis holds the only worker
-        assert running.wait(10)
-        partial = pool.submit(lambda: "partial", Priority.PARTIAL)
-        assert pool.submit(lambda: "final", Priority.FINAL).result(timeout=10) == "final"
-        assert not partial.done()  # the express lane takes finals only
-    finally:
-        gate.set()
-    assert blocker.result(timeout=10) is None and partial.result(timeout=10) == "partial"
 
 
 def test_a_failing_job_hands_its_error_to_the_caller() -> None:

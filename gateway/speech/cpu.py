@@ -6,27 +6,23 @@ decodes and syntheses ran at once, each with its own intra-op threads, so a fina
 pilot waited for shared the cores with partials and with the later sentences of messages that
 had seconds of audio still to play. Under load that queueing is the latency.
 
-Here one pool with one worker per core takes jobs by `Priority`, first come first served within
-a priority:
+Here one pool with one worker per core takes jobs by `Priority`:
 
 1. ``FINAL``: a final transcript (the pilot released the key and waits for the answer);
-2. ``ON_AIR``: audio of a controller message that is about to go on air (its first piece) and
-   other work someone waits for now (HTTP speech requests, model loading);
-3. ``AHEAD``: audio needed later: the next pieces of a message being spoken (the piece before
-   still plays) and the speculative synthesis of a likely reply while the pilot talks;
-4. ``PARTIAL``: partial transcripts, nice to have, skipped altogether while the pool is busy.
+2. ``ON_AIR`` and ``AHEAD``, together, earliest deadline first: audio of a controller message
+   about to go on air (its first piece) and other work someone waits for now (HTTP speech
+   requests, model loading) are due when they are asked for; the next pieces of a message being
+   spoken are due when the audio already sent will have played out; the speculative synthesis
+   of a likely reply while the pilot talks is due when the pilot may release the key. A message
+   about to run dry is as urgent as one about to start: with strict classes, bursts of new
+   messages starved the ones playing (gaps of seconds at 50 pilots);
+3. ``PARTIAL``: partial transcripts, nice to have, skipped altogether while the pool is busy.
 
-Within ``AHEAD``, jobs run earliest deadline first: the next sentence of a message is due when
-the audio already sent has played out, a speculative reply when the pilot may release the key.
-Other jobs of one priority run in the order they came.
-
-A job cannot be pre-empted once running, and a sentence of synthesis takes up to half a second
-on one core: at 50 pilots a final often waited that long for a worker (release -> final p95 0.72
-s in one run, 0.39 s in another). So one more thread, the express lane, takes ``FINAL`` jobs
-only: a final starts at once, sharing the cores for its ~0.15 s instead of queueing.
+Jobs of one priority and deadline run in the order they came.
 
 The priority of a job is the caller's `current_priority()` (a context variable the WebSocket
-handler and the frequency set around their awaits) unless given.
+handler and the frequency set around their awaits) unless given. A job cannot be pre-empted once
+running; jobs are short (a decode or a sentence: 0.05-0.5 s), so a worker frees up soon.
 """
 
 from __future__ import annotations
@@ -50,15 +46,15 @@ T = TypeVar("T")
 __all__ = ["CpuPool", "Priority", "cpu_count", "cpu_pool", "current_priority", "priority", "run_cpu"]
 
 
-EXPRESS_THREADS = 1  # threads beside the one-per-core workers that run finals only
-
-
 class Priority(IntEnum):
     FINAL = 0
     ON_AIR = 1
     AHEAD = 2
     PARTIAL = 3
 
+
+# the order in which classes of jobs are served; ON_AIR and AHEAD share one, by deadline
+_CLASS = {Priority.FINAL: 0, Priority.ON_AIR: 1, Priority.AHEAD: 1, Priority.PARTIAL: 2}
 
 _priority: ContextVar[tuple[Priority, float | None]] = ContextVar("livefreq_cpu_priority", default=(Priority.ON_AIR, None))
 
@@ -84,32 +80,27 @@ def cpu_count() -> int:
 
 
 class CpuPool:
-    """`workers` daemon threads taking jobs from a priority queue, and `express` more that take
-    ``FINAL`` jobs only."""
+    """`workers` daemon threads taking jobs from a priority queue."""
 
-    def __init__(self, workers: int, express: int = 0) -> None:
+    def __init__(self, workers: int) -> None:
         self.workers = max(1, workers)
         self._queue: list[tuple[int, float, int, Future[object], Callable[[], object]]] = []
         self._order = itertools.count()
         self._cond = threading.Condition()
-        self._busy = 0  # regular workers running a job
-        self._express_busy = 0
+        self._busy = 0
         self._threads = [
             threading.Thread(target=self._work, name=f"livefreq-cpu-{i}", daemon=True) for i in range(self.workers)
-        ] + [
-            threading.Thread(target=self._work, args=(True,), name=f"livefreq-cpu-express-{i}", daemon=True)
-            for i in range(max(0, express))
         ]
         for thread in self._threads:
             thread.start()
 
     def submit(self, fn: Callable[[], T], level: Priority, deadline: float | None = None) -> Future[T]:
-        """Queue `fn` at `level`; within it by `deadline` (default: now, i.e. in arrival order)."""
+        """Queue `fn` at `level`; within its class by `deadline` (default: now)."""
         future: Future[T] = Future()
         due = time.monotonic() if deadline is None else deadline
         with self._cond:
-            heapq.heappush(self._queue, (int(level), due, next(self._order), future, fn))  # type: ignore[arg-type]
-            self._cond.notify_all()  # an express thread waits for a final, a regular one for anything
+            heapq.heappush(self._queue, (_CLASS[level], due, next(self._order), future, fn))  # type: ignore[arg-type]
+            self._cond.notify()
         return future
 
     @property
@@ -120,9 +111,9 @@ class CpuPool:
 
     @property
     def busy(self) -> int:
-        """Threads running a job now (express ones included)."""
+        """Workers running a job now."""
         with self._cond:
-            return self._busy + self._express_busy
+            return self._busy
 
     def saturated(self) -> bool:
         """Every worker busy, or work waiting."""
@@ -135,33 +126,27 @@ class CpuPool:
         with self._cond:
             return self._busy + len(self._queue) < max(1, self.workers - 1)
 
-    def _work(self, express: bool = False) -> None:
+    def _work(self) -> None:
         while True:
             with self._cond:
-                while not self._queue or (express and self._queue[0][0] != Priority.FINAL):
+                while not self._queue:
                     self._cond.wait()
                 _level, _due, _n, future, fn = heapq.heappop(self._queue)
                 if not future.set_running_or_notify_cancel():
                     continue  # its caller gave up before it started
-                self._count(express, +1)
+                self._busy += 1
             try:
                 result = fn()
             except BaseException as exc:  # handed to the awaiting caller
-                self._done(express)
+                self._done()
                 future.set_exception(exc)
             else:
-                self._done(express)  # before the caller can see the result: it may ask `saturated()`
+                self._done()  # before the caller can see the result: it may ask `saturated()`
                 future.set_result(result)
 
-    def _count(self, express: bool, delta: int) -> None:
-        if express:
-            self._express_busy += delta
-        else:
-            self._busy += delta
-
-    def _done(self, express: bool) -> None:
+    def _done(self) -> None:
         with self._cond:
-            self._count(express, -1)
+            self._busy -= 1
 
 
 _pool: CpuPool | None = None
@@ -169,11 +154,11 @@ _pool_lock = threading.Lock()
 
 
 def cpu_pool() -> CpuPool:
-    """The process-wide pool, one worker per core and the express lane (created on first use)."""
+    """The process-wide pool, one worker per core (created on first use)."""
     global _pool
     with _pool_lock:
         if _pool is None:
-            _pool = CpuPool(cpu_count(), express=EXPRESS_THREADS)
+            _pool = CpuPool(cpu_count())
         return _pool
 
 

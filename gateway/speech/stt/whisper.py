@@ -7,9 +7,9 @@ prompt keeps a spoken "left" as "left" when "right" was expected: it fixes spell
 
 Choices, measured on a 2-core machine with espeak-ng readbacks of about 3.5 s:
 
-- One `WhisperModel` per process with one CTranslate2 replica per thread of the shared CPU pool
-  (`gateway.speech.cpu`: one per core and its express lane for finals) of one thread each
-  (`cpu_threads=1`), so finals decode side by side instead of queueing for one replica. Measured on
+- One `WhisperModel` per process with one CTranslate2 replica per core (`num_workers` = cores)
+  of one thread each (`cpu_threads=1`): the shared CPU pool (`gateway.speech.cpu`) runs one job
+  per core, so two finals decode side by side instead of queueing for one replica. Measured on
   2 cores with 16 corpus recordings of 3-9 s: one decode alone takes the same 142 ms on one
   thread as on two (tiny.en does not scale across threads), and two at once make a decode every
   87 ms instead of every 117 ms on one two-thread replica.
@@ -53,7 +53,7 @@ from typing import Any
 import numpy as np
 
 from gateway.audio.pcm import pcm_to_float32, pcm_to_int16
-from gateway.speech.cpu import EXPRESS_THREADS, Priority
+from gateway.speech.cpu import Priority
 from gateway.speech.stt.base import (
     STT_SAMPLE_RATE,
     BufferedStream,
@@ -157,8 +157,7 @@ class WhisperEngine:
         self.beam_size = beam_size
         self.partial_every_s = partial_every_s
         self.cpu_threads = max(1, cpu_threads)
-        # one replica per thread of the CPU pool that may decode at once (the express lane too)
-        self.num_workers = max(1, num_workers or cpu_count() + EXPRESS_THREADS)
+        self.num_workers = max(1, num_workers or cpu_count())
         self.compute_type = compute_type
         self._model: Any = None
 
