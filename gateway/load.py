@@ -356,6 +356,7 @@ async def _run(config: LoadConfig, corpus: Corpus, base_url: str, pid: int | Non
     before = await asyncio.to_thread(scrape, base_url)
     samples: list[tuple[float, Scrape]] = [(0.0, before)] if before is not None else []
     load_before = load_average()
+    machine_before = machine_cpu_s()
     cpu_before = time.process_time()
     started = loop.time()
     wall_started = time.perf_counter()
@@ -391,7 +392,20 @@ async def _run(config: LoadConfig, corpus: Corpus, base_url: str, pid: int | Non
     if after is not None:
         samples.append((loop.time() - started, after))
     await _end_sessions(base_url, logs)
-    return _report(config, corpus, base_url, pid, health, logs, samples, wall_s, load_before, time.process_time() - cpu_before)
+    machine_after = machine_cpu_s()
+    machine = None if machine_before is None or machine_after is None else machine_after - machine_before
+    return _report(config, corpus, base_url, pid, health, logs, samples, wall_s, load_before, time.process_time() - cpu_before, machine)
+
+
+def machine_cpu_s() -> float | None:
+    """CPU seconds every process on the machine has used since boot (Linux `/proc/stat`), so a
+    run can tell how much CPU others took from it (other engineers' test suites share the cores)."""
+    try:
+        fields = Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]
+        user, nice, system, _idle, _iowait, irq, softirq, steal = (int(x) for x in fields[:8])
+    except (OSError, ValueError):
+        return None
+    return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
 
 
 async def _end_sessions(base_url: str, logs: list[PilotLog]) -> None:
@@ -416,6 +430,7 @@ def _report(
     wall_s: float,
     load_before: float | None,
     client_cpu_s: float,
+    machine_cpu: float | None = None,
 ) -> dict[str, Any]:
     exchanges = [e for log in logs for e in log.exchanges]
     first_audio = summarize([e["first_audio_ms"] for e in exchanges])
@@ -501,6 +516,8 @@ def _report(
         },
         "server": server,
         "client_cpu_s": round(client_cpu_s, 1),
+        # cores the rest of the machine used meanwhile: a busy machine makes every figure slower
+        "other_cpu_cores": _other_cores(machine_cpu, client_cpu_s, server.get("cpu_s"), base_url, wall_s),
         "no_recording": sum(log.no_recording for log in logs),
         "targets": {
             "p50_ms_max": SINGLE_P50_MS if config.sessions == 1 else None,
@@ -514,6 +531,16 @@ def _report(
         },
         "exchanges": exchanges,
     }
+
+
+def _other_cores(machine_cpu: float | None, client_cpu_s: float, server_cpu_s: float | None, base_url: str, wall_s: float) -> float | None:
+    """Cores used during the run by processes other than the pilots and a gateway on this machine."""
+    from urllib.parse import urlsplit
+
+    local = urlsplit(base_url).hostname in ("127.0.0.1", "localhost", "::1")
+    if machine_cpu is None or wall_s <= 0 or (local and server_cpu_s is None):
+        return None
+    return round(max(0.0, machine_cpu - client_cpu_s - ((server_cpu_s or 0.0) if local else 0.0)) / wall_s, 2)
 
 
 def _server_figures(samples: list[tuple[float, Scrape]]) -> dict[str, Any]:
@@ -569,7 +596,8 @@ def format_table(report: dict[str, Any]) -> list[tuple[str, str]]:
         return f"p50 {stats['p50']:.0f}  p95 {stats['p95']:.0f}  p99 {stats['p99']:.0f}  (n={stats['n']})"
 
     rows = [
-        ("pilots, duration", f"{report['config']['sessions']} for {report['config']['duration_s']:g} s (load average {report['load_average']['before']} -> {report['load_average']['after']})"),
+        ("pilots, duration", f"{report['config']['sessions']} for {report['config']['duration_s']:g} s (load average {report['load_average']['before']} -> {report['load_average']['after']}"
+         + ("" if report.get("other_cpu_cores") is None else f"; other processes used {report['other_cpu_cores']} cores") + ")"),
         ("transmissions, talk duty", f"{report['transmissions']} ({report['transmissions_per_pilot_minute']}/pilot/min), pilots talking {100 * report['talk_duty']:.0f} % of the time"),
         ("PTT release -> first ATC audio (ms)", ms(lat["ptt_up_to_first_audio"])),
         ("PTT release -> final transcript (ms)", ms(lat["ptt_up_to_final"])),
