@@ -6,19 +6,19 @@ decodes and syntheses ran at once, each with its own intra-op threads, so a fina
 pilot waited for shared the cores with partials and with the later sentences of messages that
 had seconds of audio still to play. Under load that queueing is the latency.
 
-Here one pool with one worker per core takes jobs by `Priority`:
+Here one pool with one worker per core takes jobs by `Priority`, first come first served within
+a priority:
 
 1. ``FINAL``: a final transcript (the pilot released the key and waits for the answer);
-2. ``ON_AIR`` and ``AHEAD``, together, earliest deadline first: audio of a controller message
-   about to go on air (its first piece) and other work someone waits for now (HTTP speech
-   requests, model loading) are due when they are asked for; the next pieces of a message being
-   spoken are due when the audio already sent will have played out; the speculative synthesis
-   of a likely reply while the pilot talks is due when the pilot may release the key. A message
-   about to run dry is as urgent as one about to start: with strict classes, bursts of new
-   messages starved the ones playing (gaps of seconds at 50 pilots);
-3. ``PARTIAL``: partial transcripts, nice to have, skipped altogether while the pool is busy.
+2. ``ON_AIR``: audio of a controller message that is about to go on air (its first piece) and
+   other work someone waits for now (HTTP speech requests, model loading);
+3. ``AHEAD``: audio needed later: the next pieces of a message being spoken (the piece before
+   still plays) and the speculative synthesis of a likely reply while the pilot talks;
+4. ``PARTIAL``: partial transcripts, nice to have, skipped altogether while the pool is busy.
 
-Jobs of one priority and deadline run in the order they came.
+Within ``AHEAD``, jobs run earliest deadline first: the next sentence of a message is due when
+the audio already sent has played out, a speculative reply when the pilot may release the key.
+Other jobs of one priority run in the order they came.
 
 The priority of a job is the caller's `current_priority()` (a context variable the WebSocket
 handler and the frequency set around their awaits) unless given. A job cannot be pre-empted once
@@ -52,9 +52,6 @@ class Priority(IntEnum):
     AHEAD = 2
     PARTIAL = 3
 
-
-# the order in which classes of jobs are served; ON_AIR and AHEAD share one, by deadline
-_CLASS = {Priority.FINAL: 0, Priority.ON_AIR: 1, Priority.AHEAD: 1, Priority.PARTIAL: 2}
 
 _priority: ContextVar[tuple[Priority, float | None]] = ContextVar("livefreq_cpu_priority", default=(Priority.ON_AIR, None))
 
@@ -95,11 +92,11 @@ class CpuPool:
             thread.start()
 
     def submit(self, fn: Callable[[], T], level: Priority, deadline: float | None = None) -> Future[T]:
-        """Queue `fn` at `level`; within its class by `deadline` (default: now)."""
+        """Queue `fn` at `level`; within it by `deadline` (default: now, i.e. in arrival order)."""
         future: Future[T] = Future()
         due = time.monotonic() if deadline is None else deadline
         with self._cond:
-            heapq.heappush(self._queue, (_CLASS[level], due, next(self._order), future, fn))  # type: ignore[arg-type]
+            heapq.heappush(self._queue, (int(level), due, next(self._order), future, fn))  # type: ignore[arg-type]
             self._cond.notify()
         return future
 
