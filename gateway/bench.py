@@ -114,14 +114,16 @@ class Progress:
         self._next_step = 1  # in tenths of the total
         self._last = 0.0
 
-    def update(self, done: int) -> None:
+    def update(self, done: int, note: str = "") -> None:
+        """`done` of the total so far; `note` (e.g. running figures) follows on the same line."""
+        tail = f"  {note}" if note else ""
         if self.tty:
             now = time.monotonic()
             if now - self._last >= 0.1 or done >= self.total:
                 self._last = now
-                print(f"\r{self.label}: {done}/{self.total} {self.unit}", end="", file=self.stream, flush=True)
+                print(f"\r{self.label}: {done}/{self.total} {self.unit}{tail}\033[K", end="", file=self.stream, flush=True)
         elif done * 10 >= self._next_step * self.total:
-            print(f"{self.label}: {done}/{self.total} {self.unit}", file=self.stream, flush=True)
+            print(f"{self.label}: {done}/{self.total} {self.unit}{tail}", file=self.stream, flush=True)
             self._next_step = done * 10 // self.total + 1
 
     def done(self) -> None:
@@ -286,7 +288,7 @@ class BackgroundServer:
         self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self._sock.bind(("127.0.0.1", 0))
         self.port: int = self._sock.getsockname()[1]
-        config = uvicorn.Config(app, log_level="warning", lifespan="on", access_log=False)
+        config = uvicorn.Config(app, log_level="warning", lifespan="on", access_log=False, ws_per_message_deflate=False)
         self.server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self._sock]}, daemon=True)
 

@@ -36,6 +36,7 @@ from gateway.auth import ANONYMOUS, AuthError, Authenticator, Principal
 from gateway.frequency import Frequency
 from gateway.service import RadioService, ServiceError, SessionNotFound
 from gateway.settings import Settings
+from gateway.speech.cpu import Priority, priority
 from gateway.speech.stack import SpeechStack, UnknownVoice, stt_context
 from gateway.speech.tts.base import TtsEngine
 from gateway.speech.stt.base import SttStream
@@ -47,6 +48,7 @@ log = logging.getLogger("livefreq.radio")
 
 STT_RATE = 16000
 PARTIAL_EVERY_S = 0.5
+SPECULATION_DUE_S = 2.0  # when a likely reply is needed, for the CPU pool's deadline order
 CLOSE_TIMEOUT_S = 2.0  # how long the last words (a fatal error, the close) may take to leave
 POLICY_VIOLATION = 1008  # close code of every fatal error
 
@@ -601,7 +603,9 @@ class RadioConnection:
             return
         try:
             for speech in self.service.likely_reply(link.session_id)[:1]:
-                made = await prepare(speech)
+                # needed once the pilot has finished talking, a few seconds from now
+                with priority(Priority.AHEAD, time.monotonic() + SPECULATION_DUE_S):
+                    made = await prepare(speech)
                 metrics.SPECULATIVE_TTS.labels("synthesized" if made else "cached").inc()
         except asyncio.CancelledError:
             raise
@@ -626,12 +630,13 @@ class RadioConnection:
         link = self._require()
         try:
             if tx.partial_task is not None:
-                tx.partial_task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await tx.partial_task
+                tx.partial_task.cancel()  # a decode it started may finish beside the final, not before
             text = (await tx.stream.final()).strip() if tx.samples else ""
             metrics.observe_stage("speech_end_to_final", time.monotonic() - tx.ended)
         finally:
+            if tx.partial_task is not None:
+                with contextlib.suppress(asyncio.CancelledError):
+                    await tx.partial_task
             await tx.stream.aclose()
             if self.frequency is not None:
                 self.frequency.unkey()
