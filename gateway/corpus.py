@@ -15,8 +15,9 @@ project's own pieces, offline:
   truth is the verdict the controller must give (`wrong`, naming the field).
 - **How it sounds.** Each recording is the piper voice (`voicekit.pilot_pcm`) at a varied speed
   (`length_scale` 0.85-1.15), through the radio effect at readability 3-5, with band noise of
-  -52 to -40 dBFS; all drawn from a generator seeded by the scenario and turn, so a corpus is
-  reproducible.
+  -52 to -40 dBFS; all drawn from a generator seeded by the scenario and turn, and the voice
+  itself speaks without piper's randomness, so a corpus is reproducible. Each line names the
+  voice (`voice`): a rebuild after the pilot voice changed makes its recordings again.
 
 The output is a folder of 16 kHz mono PCM16 WAV files and `manifest.jsonl`, one JSON object per
 recording (`CorpusEntry`). Any folder of WAVs with such a manifest can replace it: `file` and
@@ -92,6 +93,7 @@ class CorpusEntry:
     length_scale: float | None = None
     radio_level: int | None = None
     noise_dbfs: float | None = None
+    voice: str | None = None  # the synthetic pilot voice that spoke it (`voicekit.pilot_voice_id`)
     audio_s: float | None = None
     sample_rate: int = SAMPLE_RATE
 
@@ -294,7 +296,13 @@ def build_corpus(
     written: list[CorpusEntry] = []
     for done, entry in enumerate(planned, start=1):
         old = previous.get(entry.file)
-        if old is not None and old.text == entry.text and old.sound() == entry.sound() and (out / entry.file).is_file():
+        if (
+            old is not None
+            and old.text == entry.text
+            and old.sound() == entry.sound()
+            and old.voice == entry.voice  # recordings of an earlier pilot voice are made again
+            and (out / entry.file).is_file()
+        ):
             written.append(old)
         else:
             written.append(_record(out, entry))
@@ -336,10 +344,13 @@ def _entries(turn: ScriptTurn) -> list[CorpusEntry]:
 
 
 def _sound(rng: random.Random) -> dict[str, Any]:
+    from gateway.voicekit import pilot_voice_id
+
     return {
         "length_scale": round(rng.uniform(*SPEED_RANGE), 2),
         "radio_level": rng.choice(RADIO_LEVELS),
         "noise_dbfs": round(rng.uniform(*NOISE_DBFS_RANGE), 1),
+        "voice": pilot_voice_id(),
     }
 
 

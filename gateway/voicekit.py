@@ -42,23 +42,42 @@ __all__ = [
     "VoicePilot",
     "frames",
     "pilot_pcm",
+    "pilot_voice_id",
     "word_errors",
 ]
 
 LEAD_SILENCE_S = 0.3
 TRAIL_SILENCE_S = 0.5
 
+# The synthetic pilot says a phrase the same way every time: piper's noise (the voice's own
+# variation of sound and phoneme lengths) is off. With it on, the pause after "Kilo six zero,"
+# sometimes outlasted the VAD's hang-over and cut a vox transmission in two (a flaky test). What
+# varies is chosen, and reproducible: the speed (`length_scale`), the radio effect and the noise.
+PILOT_NOISE_SCALE = 0.0
+PILOT_NOISE_W_SCALE = 0.0
+
 _voices: dict[float, PiperTts] = {}
 _voice_lock = threading.Lock()
 
 
 def _pilot_voice(length_scale: float = 1.0) -> PiperTts:
-    """The piper voice at a speaking speed (`length_scale` > 1 is slower); the model is shared."""
+    """The piper voice at a speaking speed (`length_scale` > 1 is slower), without piper's random
+    variation; the model is shared."""
     with _voice_lock:
         voice = _voices.get(length_scale)
         if voice is None:
-            voice = _voices[length_scale] = PiperTts(length_scale=None if length_scale == 1.0 else length_scale)
+            voice = _voices[length_scale] = PiperTts(
+                length_scale=None if length_scale == 1.0 else length_scale,
+                noise_scale=PILOT_NOISE_SCALE,
+                noise_w_scale=PILOT_NOISE_W_SCALE,
+            )
         return voice
+
+
+def pilot_voice_id() -> str:
+    """The pilot voice and its fixed options (e.g. ``en_US-joe-medium[noise_scale=0.0,...]``), at
+    normal speed: recordings made with another voice are not the ones `pilot_pcm` makes now."""
+    return _pilot_voice().voice
 
 
 @functools.lru_cache(maxsize=128)
@@ -75,7 +94,8 @@ def pilot_pcm(
 
     `length_scale` sets the speaking speed (piper's: 0.85 fast, 1.2 slow), `radio_level` the
     readability of the radio effect (1-5), `noise_dbfs` the band noise under it; the corpus
-    (`gateway.corpus`) varies all three. Blocking (piper synthesis, ~0.1-0.5 s): callable inside
+    (`gateway.corpus`) varies all three. The same arguments give the same audio (piper's own
+    randomness is off, the noise is seeded by `seed`). Blocking (piper synthesis, ~0.1-0.5 s): callable inside
     or outside an event loop; cached per phrase and options, so a test or benchmark pays each
     phrase once.
     """

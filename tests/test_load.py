@@ -18,7 +18,7 @@ import pytest
 from gateway.cli import main
 from gateway.corpus import MANIFEST, Corpus, CorpusEntry, build_corpus, load_corpus
 from gateway.load import audio_gaps, capacity_steps, message_faults
-from gateway.voicekit import Received
+from gateway.voicekit import Received, pilot_pcm, pilot_voice_id
 
 
 @pytest.fixture(scope="module")
@@ -53,6 +53,34 @@ def test_rebuilding_the_corpus_reuses_unchanged_recordings(tiny_corpus: Corpus) 
     again = build_corpus(tiny_corpus.root, 2, turns=3, wrong_share=1.0)
     assert again.entries == tiny_corpus.entries
     assert {e.file: (tiny_corpus.root / e.file).stat().st_mtime_ns for e in again.entries} == before
+
+
+def test_the_corpus_varies_speed_and_noise_of_one_steady_voice(tiny_corpus: Corpus) -> None:
+    """The pilot voice has no randomness of its own (a pause that sometimes outlasted the VAD's
+    hang-over split a vox transmission): the same options give the same audio, and the corpus
+    still varies what it chooses to vary."""
+    entries = tiny_corpus.entries
+    assert {e.voice for e in entries} == {pilot_voice_id()} and "noise_scale=0.0" in pilot_voice_id()
+    assert len({e.length_scale for e in entries}) > 1 and len({e.noise_dbfs for e in entries}) > 1
+    phrase = entries[0].text
+    make = pilot_pcm.__wrapped__  # past the cache: two syntheses
+    assert make(phrase, length_scale=1.1) == make(phrase, length_scale=1.1)
+    slow, fast = make(phrase, length_scale=1.15), make(phrase, length_scale=0.85)
+    assert len(slow) > len(fast)
+    assert make(phrase, noise_dbfs=-52.0) != make(phrase, noise_dbfs=-40.0)
+
+
+def test_recordings_of_another_pilot_voice_are_made_again(tmp_path) -> None:
+    corpus = build_corpus(tmp_path, 1, turns=1)
+    said = {e.file: corpus.pcm(e) for e in corpus.entries}
+    manifest = tmp_path / MANIFEST
+    lines = [{**json.loads(line), "voice": "en_US-joe-medium"} for line in manifest.read_text().splitlines()]
+    manifest.write_text("".join(json.dumps(line) + "\n" for line in lines))  # made by an earlier, noisy voice
+    for entry in corpus.entries:
+        (tmp_path / entry.file).write_bytes(b"")  # what it said is not what the voice says now
+    again = build_corpus(tmp_path, 1, turns=1)
+    assert again.entries == corpus.entries
+    assert {e.file: again.pcm(e) for e in again.entries} == said  # made again, and the same audio
 
 
 def test_a_foreign_folder_of_wavs_is_matched_by_text(tiny_corpus: Corpus, tmp_path) -> None:
