@@ -902,6 +902,15 @@ def cmd_load(args: argparse.Namespace) -> int:
             f"p95 {latency['p95']:.0f} ms ({'within' if targets['p95_ok'] else 'over'} {targets['p95_ms_max']:.0f} ms); "
             f"{report['errors']['total']} errors, {report['messages']['total_faults']} lost/out-of-order messages"
         )
+    elif not report["transmissions"]:
+        # pilots join over the first pause and pause again before a new call: a run shorter than
+        # that measures nothing, which must not read like a quiet success
+        low, high = report["config"]["pause_s"]
+        print(
+            f"load: no pilot transmitted within {report['config']['duration_s']:g} s: pilots join over the first "
+            f"--pause ({low:g}-{high:g} s) and pause again before a new call; run longer or shorten --pause",
+            file=sys.stderr,
+        )
     return EXIT_OK
 
 

@@ -157,3 +157,20 @@ def test_load_run_against_a_real_gateway(tiny_corpus: Corpus, tmp_path, monkeypa
     assert server["metrics"] and server["cpu_s"] > 0 and server["rss_mb_peak"] > 50
     assert server["stages"]["speech_end_to_first_audio"]["n"] >= 2
     assert report["wer"] is not None and report["transmissions"] == len(exchanges)
+
+
+def test_a_run_too_short_for_the_pilots_pauses_says_so(tiny_corpus: Corpus, serve, tmp_path, capsys) -> None:
+    """Pilots join over the first pause and pause before a new call: a shorter run measures
+    nothing, and says why instead of printing an empty table as if all went well."""
+    from gateway.app import create_app
+    from gateway.settings import Settings
+
+    url = serve(create_app(Settings(store="memory", stt_engine="sphinx", tts_engine="espeak")))
+    code = main(
+        ["load", "--sessions", "1", "--duration", "1", "--pause", "1,2", "--url", url,
+         "--audio", str(tiny_corpus.root), "--report", str(tmp_path)]
+    )
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert json.loads((tmp_path / "load.json").read_text())["transmissions"] == 0
+    assert "no pilot transmitted within 1 s" in err and "--pause (1-2 s)" in err
