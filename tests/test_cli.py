@@ -225,7 +225,7 @@ def test_chat_over_a_pipe_speaks_and_judges_a_wrong_readback() -> None:
     assert "candidates:" in out and "router:" in out  # :trace
     assert "state  clearance:" in out  # :state
     assert "60 s later" in out  # :wait
-    assert "summary" in out and "transmissions 3" in out and "readbacks correct 1/2" in out
+    assert "summary" in out and "transmissions 3" in out and "readbacks correct 2/3" in out  # the ATIS letter, then the clearance twice
 
 
 def run_main(

@@ -35,6 +35,8 @@ def routes(service: RadioService, speech: SpeechStack) -> list[BaseRoute]:
                 "flows": len(service.registry),
                 "sessions": service.count(),
                 "store": {"kind": service.repository.kind, "node": service.node},
+                # where weather comes from now: "vatsim" or "generated" (offline, or the provider failing)
+                "weather": service.providers.weather.describe(),
                 "version": release,
             }
         )
