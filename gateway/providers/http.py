@@ -84,7 +84,7 @@ class ProviderClient:
     async def _get(self, url: str) -> httpx.Response:
         retrying = AsyncRetrying(
             stop=stop_after_attempt(self.retries + 1),
-            wait=wait_exponential_jitter(initial=self.backoff_s, max=MAX_BACKOFF_S, jitter=self.backoff_s),
+            wait=wait_exponential_jitter(multiplier=self.backoff_s, max=MAX_BACKOFF_S, jitter=self.backoff_s),
             retry=retry_if_exception(_retryable),
             reraise=True,
         )

@@ -115,7 +115,7 @@ class WeatherService:
         self.failures += 1
         self.last_error = f"{icao}: {exc.reason}: {exc.message}"
         self.last_error_at = self.utcnow()
-        log.warning("METAR of %s unavailable (%s); sessions there get generated weather", icao, exc.message)
+        log.warning("METAR of %s unavailable (%s: %s); sessions there get generated weather", icao, exc.reason, exc.message)
 
     def _file(self, report: WeatherReport) -> WeatherReport:
         """Into the ATIS book: same observation, same letter; a new one, the next letter."""
