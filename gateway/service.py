@@ -261,19 +261,21 @@ class RadioService:
         the API key creating it (gateway/auth.py), counted against `max_sessions_per_key`.
         `weather`: live reports by ICAO code (from `start`); otherwise the weather service's cached
         ones, else generated weather. A ``metar`` (or ``arrival_metar``) in the scenario is
-        parsed and used as that airport's weather.
+        parsed and used as that airport's weather; one that does not parse is kept as given, like
+        any scenario value, and the weather is generated (the opening decision's trace says so).
         """
         slug = self._flow_slug(flow)
         given = self._check_scenario(scenario)
         seed = self._check_seed(seed)
         dep, dest = resolve_airports(given, seed)
+        notes: list[str] = []
         variables = resolve_scenario(
             given,
             airport=self.airports.get(dep),
             destination=self.airports.get(dest),
             seed=seed,
-            weather=self._weather_of(dep, given.get("metar"), "metar", weather),
-            arrival_weather=self._weather_of(dest, given.get("arrival_metar"), "arrival_metar", weather),
+            weather=self._weather_of(dep, given.get("metar"), "metar", weather, notes),
+            arrival_weather=self._weather_of(dest, given.get("arrival_metar"), "arrival_metar", weather, notes),
         )
         token = secrets.token_urlsafe(24)
 
@@ -283,6 +285,8 @@ class RadioService:
             session, decision = self.engine.start(
                 variables=variables, session_id=session_id, flow=slug, now=now, seed=seed
             )
+            for note in notes:
+                decision.trace.add("weather", note)
             record = StoredSession(session=session, resume_token=token, touched_at=now, owner=owner)
             self._save(record, [decision], expect=0)  # a conflict: the new id was taken meanwhile
             return session, decision
@@ -453,15 +457,15 @@ class RadioService:
     # ------------------------------------------------------------------ weather and ATIS
 
     def _weather_of(
-        self, icao: str, metar: Any, field: str, reports: Mapping[str, WeatherReport] | None
+        self, icao: str, metar: Any, field: str, reports: Mapping[str, WeatherReport] | None, notes: list[str]
     ) -> WeatherReport | None:
         """An airport's weather for a new session: the METAR the client gave, else the live report."""
-        if metar:
+        if metar is not None and metar != "":
             try:
-                report = parse_metar(str(metar), source="given")
+                return parse_metar(str(metar), source="given").model_copy(update={"letter": None})
             except MetarError as exc:
-                raise BadInput(f"scenario.{field}: {exc}", field=f"scenario.{field}") from exc
-            return report.model_copy(update={"letter": None})
+                notes.append(f"scenario.{field} is no usable METAR ({exc}); the weather is generated")
+                return None
         if reports is not None and icao in reports:
             return reports[icao]
         return self.providers.weather.cached(icao)

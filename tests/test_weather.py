@@ -347,8 +347,11 @@ def test_offline_by_default_generated_weather_and_no_flight_plans(live_server: s
     given = httpx.post(f"{live_server}/api/radio/sessions", json={"flow": "clearance", "scenario": {"metar": "EDDF 151220Z 07008KT 9999 FEW030 10/05 Q1025"}})
     gv = given.json()["session"]["variables"]
     assert gv["weather_source"] == "given" and gv["runway"].startswith("07") and gv["qnh"] == 1025
-    bad = httpx.post(f"{live_server}/api/radio/sessions", json={"scenario": {"metar": "no weather here"}})
-    assert bad.status_code == 422 and bad.json()["error"]["field"] == "scenario.metar"
+    # like any scenario value, a METAR that does not parse is kept as given; the weather is generated
+    odd = httpx.post(f"{live_server}/api/radio/sessions", json={"flow": "clearance", "scenario": {"metar": "no weather here"}}).json()
+    assert odd["session"]["variables"]["metar"] == "no weather here"
+    assert odd["session"]["variables"]["weather_source"] == "generated"
+    assert any(s["step"] == "weather" and "scenario.metar is no usable METAR" in s["detail"] for s in odd["trace"]["steps"])
 
 
 def test_a_session_starts_from_a_flight_plan_by_callsign_or_as_given() -> None:
