@@ -73,7 +73,11 @@ class AtisBroadcast:
     async def _loop(self, compose: Compose) -> None:
         n = 0
         while True:
-            msg = compose(n)
+            try:
+                msg = compose(n)
+            except Exception:  # the session store did not answer...: the broadcast ends, the socket stays
+                log.exception("composing the ATIS failed; the broadcast ends")
+                return
             if msg is None:
                 return
             self._done.clear()

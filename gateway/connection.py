@@ -111,6 +111,7 @@ class Link:
     delivered_seq: int = 0
     state_key: tuple[str, str] = ("", "")
     ptt_keyed: bool = False
+    com1: str | None = None  # the frequency the pilot last tuned (tune, or telemetry's com1)
     last_audio_at: float = 0.0
     stats: dict[str, int] = field(default_factory=lambda: {"frames": 0, "ignored_frames": 0})
     # stage clocks (gateway/metrics.py), by controller message id; emptied as messages go on air
@@ -334,7 +335,7 @@ class RadioConnection:
                 await self._typed(msg.text)
             elif isinstance(msg, p.Telemetry):
                 self.service.telemetry(link.session_id, msg.model_dump(exclude_none=True, exclude={"type"}))
-                if msg.com1 is not None:
+                if msg.com1 is not None and msg.com1 != link.com1:  # simulators repeat COM1 in every report
                     await self._tuned(link, msg.com1)
             elif isinstance(msg, p.Tune):
                 self.service.tune(link.session_id, msg.frequency)
@@ -345,6 +346,7 @@ class RadioConnection:
 
     async def _tuned(self, link: Link, frequency: str) -> None:
         """COM1 changed: an ATIS frequency starts its broadcast, any other ends one."""
+        link.com1 = frequency
         if self.atis is None:
             return
         if self.service.atis(link.session_id, frequency) is None:

@@ -511,8 +511,9 @@ class RadioService:
         """A session's own weather at one of its airports: its METAR parsed, or made up again from
         its wind and QNH when there is none that parses."""
         v = session.variables
+        source = v.get("weather_source") if not prefix and v.get("weather_source") in ("vatsim", "given") else "generated"
         try:
-            return parse_metar(str(v.get(f"{prefix}metar") or ""), source="generated")
+            return parse_metar(str(v.get(f"{prefix}metar") or ""), source=source)
         except MetarError:
             qnh = v.get(f"{prefix}qnh")
             return generated_report(

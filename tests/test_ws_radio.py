@@ -152,7 +152,8 @@ def test_bad_input_gets_typed_errors_and_the_session_survives(server):
         await client.send({"type": "ping"})
         await client.wait_type("pong")
         mark = client.mark()
-        await client.send({"type": "text", "text": "Frankfurt delivery Lufthansa 359 information K request IFR clearance"})
+        letter = started["scenario"]["atis_letter"]  # the current one: the clearance comes alone
+        await client.send({"type": "text", "text": f"Frankfurt delivery Lufthansa 359 information {letter} request IFR clearance"})
         decision = await client.wait_type("decision", start=mark)
         assert decision["to_state"] == "CD_READBACK"
         await client.close()
@@ -164,7 +165,8 @@ def test_bad_input_gets_typed_errors_and_the_session_survives(server):
 def test_resume_after_disconnect_keeps_state_and_rejects_bad_tokens(server):
     async def scenario():
         client, started = await _start(server)
-        await client.send({"type": "text", "text": "Frankfurt delivery Lufthansa 359 information K request IFR clearance"})
+        letter = started["scenario"]["atis_letter"]  # the current one: the clearance comes alone
+        await client.send({"type": "text", "text": f"Frankfurt delivery Lufthansa 359 information {letter} request IFR clearance"})
         await client.wait_type("atc.message.end")
         await client.close()
         other = await RadioClient.connect(server)
@@ -187,7 +189,8 @@ def test_timers_fire_without_client_action(speech):
 
     async def scenario(base):
         client, _ = await _start(base)
-        await client.send({"type": "text", "text": "Frankfurt delivery Lufthansa 359 information K request IFR clearance"})
+        letter = started["scenario"]["atis_letter"]  # the current one: the clearance comes alone
+        await client.send({"type": "text", "text": f"Frankfurt delivery Lufthansa 359 information {letter} request IFR clearance"})
         await client.wait_type("atc.message.end")
         mark = client.mark()
         prompt = await client.wait_type("atc.message", start=mark, timeout=30)
@@ -222,7 +225,8 @@ def test_pilot_keying_over_the_controller_stops_it(speech):
 
     async def scenario(base):
         client, started = await _start(base)
-        await client.send({"type": "text", "text": "Frankfurt delivery Lufthansa 359 information K request IFR clearance"})
+        letter = started["scenario"]["atis_letter"]  # the current one: the clearance comes alone
+        await client.send({"type": "text", "text": f"Frankfurt delivery Lufthansa 359 information {letter} request IFR clearance"})
         clearance = await client.wait_type("atc.message")
         await asyncio.sleep(1.0)  # the controller is on air (paced audio)
         mark = client.mark()
@@ -253,7 +257,8 @@ def test_sessions_choose_their_controller_voice(server):
         await client.send({"type": "session.start", "flow": "clearance", "seed": 7, "scenario": SCENARIO, "voice": "espeak:en-gb"})
         started = await client.wait_type("session.started")
         assert started["voice"] == "espeak:en-gb"
-        await client.send({"type": "text", "text": "Frankfurt delivery Lufthansa 359 information K request IFR clearance"})
+        letter = started["scenario"]["atis_letter"]  # the current one: the clearance comes alone
+        await client.send({"type": "text", "text": f"Frankfurt delivery Lufthansa 359 information {letter} request IFR clearance"})
         message = await client.wait_type("atc.message")
         await client.wait_type("atc.message.end")
         assert client.rx.audio[message["message_id"]] / 2 / 16000 > 2.0  # espeak-ng spoke it
@@ -269,7 +274,7 @@ def test_fly_the_clearance_by_voice_with_the_scripted_pilot(server):
     lines: list[str] = []
     result = run(fly_by_voice(server, flow="clearance", seed=7, until_flow="startup_pushback", echo=lines.append))
     assert result["flow"] == "startup_pushback", lines
-    assert result["readbacks"] == 2 and result["readbacks_ok"] == 2, lines
+    assert result["readbacks"] == 3 and result["readbacks_ok"] == 3, lines  # the ATIS letter, the clearance, ground
     assert any(line.startswith("ATC") and "cleared to" in line for line in lines)
 
 
