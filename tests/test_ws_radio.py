@@ -152,8 +152,7 @@ def test_bad_input_gets_typed_errors_and_the_session_survives(server):
         await client.send({"type": "ping"})
         await client.wait_type("pong")
         mark = client.mark()
-        letter = started["scenario"]["atis_letter"]  # the current one: the clearance comes alone
-        await client.send({"type": "text", "text": f"Frankfurt delivery Lufthansa 359 information {letter} request IFR clearance"})
+        await client.send({"type": "text", "text": "Frankfurt delivery Lufthansa 359 information K request IFR clearance"})
         decision = await client.wait_type("decision", start=mark)
         assert decision["to_state"] == "CD_READBACK"
         await client.close()
@@ -188,7 +187,7 @@ def test_timers_fire_without_client_action(speech):
     """A silence prompt (15 s of scenario time, compressed 30x) arrives with no client input."""
 
     async def scenario(base):
-        client, _ = await _start(base)
+        client, started = await _start(base)
         letter = started["scenario"]["atis_letter"]  # the current one: the clearance comes alone
         await client.send({"type": "text", "text": f"Frankfurt delivery Lufthansa 359 information {letter} request IFR clearance"})
         await client.wait_type("atc.message.end")
