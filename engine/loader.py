@@ -490,6 +490,9 @@ class _FlowLinter:
         self.check_interrupt()
         for name in ("silence_prompt_tpl", "say_again_tpl", "correction_tpl"):
             self.template(None, f"policies.{name}", getattr(flow.policies, name))
+        for i, name in enumerate(flow.policies.llm_updates):
+            if name not in flow.variables:  # the declared default gives the type the LLM must keep
+                self.error(None, f"policies.llm_updates[{i}]", f"{name!r} is not declared in this flow's variables")
         for sid, state in flow.states.items():
             self.check_state(sid, state)
         self.check_reachability()

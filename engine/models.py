@@ -239,6 +239,9 @@ class FlowPolicies(_Model):
     say_again_tpl: str = "{{callsign_spoken}}, say again."
     correction_tpl: str = "{{callsign_spoken}}, negative, I say again, {{corrections}}."
     match_threshold: float = 55.0  # router score (0-100) below which a transmission is unrecognized
+    # variables of this flow the LLM router may set along with its choice (engine/router_llm.py);
+    # none by default: the LLM chooses a route and nothing else
+    llm_updates: list[str] = Field(default_factory=list)
 
 
 class InterruptSpec(_Model):
@@ -340,7 +343,9 @@ class Trace(_Model):
     steps: list[TraceStep] = Field(default_factory=list)
     candidates: list[CandidateTrace] = Field(default_factory=list)
     readback: ReadbackResult | None = None
-    router: dict[str, Any] | None = None  # {name, scores, llm_call?, fallback?}
+    # {name (deterministic, llm, fallback), scores, threshold, reason, ambiguous, consult (why the
+    # LLM router was or would be asked), llm (its request, response, latency, tokens), fallback}
+    router: dict[str, Any] | None = None
     auto_advance: list[str] = Field(default_factory=list)
     errors: list[str] = Field(default_factory=list)
 
@@ -369,6 +374,16 @@ class Decision(_Model):
     completed: bool = False
     at: float = 0.0
     trace: Trace = Field(default_factory=Trace)
+
+
+class LlmUsage(_Model):
+    """What a session's transmissions cost at the LLM router, summed over the session."""
+
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    total_tokens: int = 0
+    fallbacks: int = 0  # calls whose answer was not used (timeout, HTTP error, invalid answer, stale)
 
 
 class DecisionRecord(_Model):
@@ -411,6 +426,7 @@ class Session(_Model):
     created_at: float = 0.0
     updated_at: float = 0.0
     seed: int | None = None
+    llm: LlmUsage = Field(default_factory=LlmUsage)  # the LLM router's calls and tokens
 
     @property
     def active_flow(self) -> str:

@@ -3,8 +3,9 @@
 The deterministic router is the embedded default: it scores the transcript against each candidate's
 example phrases with rapidfuzz, after removing what carries no intent (numbers, the callsign, the
 station name, filler words), so "Lufthansa 359" alone never passes for "request taxi". Trigger hits
-and readback evidence outrank fuzzy similarity. An LLM router (later) implements the same protocol
-and is validated against the same candidate list.
+and readback evidence outrank fuzzy similarity. When its result is ambiguous (a near tie) or below
+the threshold, the engine may ask the LLM router to choose among the same surviving candidates
+(engine/router_llm.py: the question, the validation of the answer, the fallback).
 """
 
 from __future__ import annotations
@@ -40,8 +41,21 @@ class RouteResult:
     scores: dict[str, float] = field(default_factory=dict)
     reason: str = ""
     ambiguous: bool = False
-    llm: dict | None = None
-    fallback: dict | None = None
+    llm: dict | None = None  # the LLM router's call and verdict (RouterVerdict.trace_view)
+    fallback: dict | None = None  # {reason, detail, policy} when the LLM's answer was not used
+    updates: dict = field(default_factory=dict)  # variables the LLM set with its choice (validated)
+
+
+@dataclass(slots=True)
+class Routing:
+    """How one transmission was routed: every candidate weighed (scores, eliminations), the
+    router's result and the candidate the engine followed (None: not understood). Adapters that
+    explain a decision read it (the compat API); it is not part of the stored decision."""
+
+    candidates: list[Candidate]
+    result: RouteResult
+    chosen: Candidate | None
+    threshold: float
 
 
 class Router(Protocol):

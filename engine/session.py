@@ -36,7 +36,18 @@ from engine.models import (
 from engine.orchestrator import FlowChange, FlowOrchestrator
 from engine.readback import ReadbackEvaluator
 from engine.registry import FlowRegistry
-from engine.router import DeterministicRouter, RouteRequest, Router
+from engine.router import DeterministicRouter, RouteRequest, RouteResult, Router, Routing
+from engine.router_llm import (
+    ConsultReason,
+    FallbackPolicy,
+    RouterQuery,
+    RouterVerdict,
+    build_query,
+    consult_reason,
+    json_type,
+    offered,
+)
+from engine.templates import template_vars
 from engine.triggers import first_word_hit, intent_hit, telemetry_true, word_triggers
 
 MAX_HOPS = 40
@@ -64,9 +75,11 @@ class SessionEngine:
         router: Router | None = None,
         readback: ReadbackEvaluator | None = None,
         max_hops: int = MAX_HOPS,
+        llm_fallback: FallbackPolicy = "say_again",
     ) -> None:
         self.registry = registry
         self.router: Router = router or DeterministicRouter()
+        self.llm_fallback: FallbackPolicy = llm_fallback  # when the LLM router's answer is unusable
         self.readback = readback or ReadbackEvaluator()
         self.orchestrator = FlowOrchestrator(registry)
         self.max_hops = max_hops
@@ -110,27 +123,68 @@ class SessionEngine:
         session.completed = False
         return self._restart(session, now, "reset")
 
-    def transmit(self, session: Session, text: str, now: float) -> Decision:
-        """One pilot transmission (typed, or a final transcript)."""
+    def transmit(self, session: Session, text: str, now: float, llm: RouterVerdict | None = None) -> Decision:
+        """One pilot transmission (typed, or a final transcript).
+
+        `llm` is the LLM router's verdict on `route_query(session, text)`, when the gateway asked
+        one: it is used only if the question is still the same (see engine/router_llm.py)."""
+        return self.decide(session, text, now, llm)[0]
+
+    def decide(
+        self, session: Session, text: str, now: float, llm: RouterVerdict | None = None
+    ) -> tuple[Decision, Routing | None]:
+        """`transmit`, and how the transmission was routed (None when it was not: a say again,
+        a completed session), for adapters that explain a decision."""
         session.transmissions += 1
         d = self._begin(session, "transmit", now)
         d.transmission_id = f"{session.session_id}-x{session.transmissions}"
         d.pilot_text = text
+        if llm is not None:  # tokens are spent whatever becomes of the answer
+            usage = session.llm
+            usage.calls += 1
+            usage.prompt_tokens += llm.exchange.prompt_tokens
+            usage.completion_tokens += llm.exchange.completion_tokens
+            usage.total_tokens += llm.exchange.total_tokens
         norm = phraseology.normalize_transcript(text)
         d.trace.add("input", f"normalized transcript: {norm!r}")
+        routing: Routing | None = None
         if session.completed:
             d.recognized = False
             d.trace.add("error", "session already completed; nothing to decide")
             d.trace.errors.append("session_completed")
-            return self._finish(session, d)
+            self._unused(session, d, llm, "the session completed meanwhile")
+            return self._finish(session, d), None
         active = session.active
         timers.cancel_state(session, active.flow, active.state, kind="silence")
         session.silence_prompts = 0
-        if len(norm.split()) <= _SAY_AGAIN_MAX_WORDS and intent_hit("say_again", norm):
+        if self._is_say_again(norm):
+            self._unused(session, d, llm, "the pilot asked to say again")
             self._say_again(session, d, now)
-            return self._finish(session, d)
-        self._decide(session, d, text, norm, now)
-        return self._finish(session, d)
+            return self._finish(session, d), None
+        routing = self._decide(session, d, text, norm, now, llm)
+        return self._finish(session, d), routing
+
+    def route_query(self, session: Session, text: str) -> RouterQuery | None:
+        """The question for the LLM router if `text` were transmitted now, or None when the
+        deterministic router decides it alone. Changes nothing: the gateway asks the model with
+        it, then calls `transmit(..., llm=verdict)`."""
+        if session.completed:
+            return None
+        norm = phraseology.normalize_transcript(text)
+        if self._is_say_again(norm):
+            return None
+        flow = self.registry.get(session.active.flow)
+        state = flow.states[session.active.state]
+        scratch = self._begin(session, "transmit", session.updated_at)
+        cands, _rb, result, ctx = self._route(session, scratch, flow, state, text, norm)
+        reason = consult_reason(result, cands)
+        if reason is None:
+            return None
+        return self._query(session, flow, state, text, norm, cands, result, reason, ctx)
+
+    @staticmethod
+    def _is_say_again(norm: str) -> bool:
+        return len(norm.split()) <= _SAY_AGAIN_MAX_WORDS and intent_hit("say_again", norm)
 
     def tick(self, session: Session, now: float) -> list[Decision]:
         """Fire every due timer exactly once and take telemetry transitions whose hold elapsed."""
@@ -214,9 +268,11 @@ class SessionEngine:
 
     # ------------------------------------------------------------------ deciding
 
-    def _decide(self, session: Session, d: Decision, text: str, norm: str, now: float) -> None:
-        flow = self.registry.get(session.active.flow)
-        state = flow.states[session.active.state]
+    def _route(
+        self, session: Session, d: Decision, flow: Flow, state: State, text: str, norm: str
+    ) -> tuple[list[Candidate], ReadbackResult | None, RouteResult, dict[str, Any]]:
+        """Candidates, guards, triggers, the readback and the deterministic router; only `d` is
+        written (trace, readback), never the session."""
         cands = build_candidates(self.registry, session)
         d.trace.add("candidates", f"{len(cands)} candidate(s) from {flow.slug}:{state.id}")
         ctx = self._render_ctx(session, flow, state)
@@ -224,13 +280,27 @@ class SessionEngine:
             self._screen(session, c, norm, ctx)
         rb = self._readback(session, d, flow, state, text, cands)
         request = RouteRequest(norm, cands, flow.policies.match_threshold, self._noise_words(session, ctx))
-        result = self.router.route(request)
+        return cands, rb, self.router.route(request), ctx
+
+    def _decide(
+        self, session: Session, d: Decision, text: str, norm: str, now: float, llm: RouterVerdict | None
+    ) -> Routing:
+        flow = self.registry.get(session.active.flow)
+        state = flow.states[session.active.state]
+        cands, rb, result, ctx = self._route(session, d, flow, state, text, norm)
+        consult = consult_reason(result, cands)
+        if consult is not None:
+            query = self._query(session, flow, state, text, norm, cands, result, consult, ctx)
+            result = self._consult(session, d, query, result, cands, llm)
+        else:
+            self._unused(session, d, llm, "the deterministic router decides this transmission now")
         d.trace.router = {
             "name": result.router,
             "scores": result.scores,
             "threshold": flow.policies.match_threshold,
             "reason": result.reason,
             "ambiguous": result.ambiguous,
+            "consult": consult,
             "llm": result.llm,
             "fallback": result.fallback,
         }
@@ -240,12 +310,17 @@ class SessionEngine:
             if chosen is not None:
                 d.trace.add("select", "nothing else recognized: treated as an incomplete readback")
         d.trace.candidates = [self._trace_cand(c) for c in cands]
+        routing = Routing(cands, result, chosen, flow.policies.match_threshold)
         if chosen is None:
             d.recognized = False
             d.trace.add("select", f"unrecognized ({result.reason}): controller asks to say again")
             self._say(session, d, flow, state, flow.policies.say_again_tpl, now)
             self._arm_silence(session, flow, state, now, force=True)
-            return
+            return routing
+        if chosen is result.chosen:
+            for name, value in result.updates.items():  # the LLM's, validated against llm_updates
+                session.variables[name] = value
+                d.updates[name] = value
         if chosen.transition.kind not in (TransitionKind.OK, TransitionKind.BAD):
             d.readback = None  # not answered as a readback (e.g. a radio check); the trace keeps it
         d.intent = chosen.transition.intent or chosen.transition.label or chosen.transition.kind.value
@@ -255,11 +330,102 @@ class SessionEngine:
             d.updates["interrupt_intent"] = chosen.heard
             change = self.orchestrator.enter(session, chosen.target_flow, None, FlowMode.INTERRUPT)
             self._after_change(session, d, change, now)
-            return
+            return routing
         if chosen.transition.kind is TransitionKind.BAD and rb is not None:
             if self._bad_readback(session, d, flow, state, rb, chosen, now):
-                return
+                return routing
         self._take(session, d, chosen.flow, chosen.transition, now, chosen.origin)
+        return routing
+
+    # ------------------------------------------------------------------ the LLM router
+
+    def _query(
+        self,
+        session: Session,
+        flow: Flow,
+        state: State,
+        text: str,
+        norm: str,
+        cands: list[Candidate],
+        result: RouteResult,
+        reason: ConsultReason,
+        ctx: dict[str, Any],
+    ) -> RouterQuery:
+        """The LLM router's question: the state, the words, the survivors and the variables
+        they mention (never the whole scenario)."""
+        names: set[str] = {"callsign", "callsign_spoken", "station_name", *state.readback_required}
+        for tpl in (state.say_tpl, state.utterance_tpl, *(c.transition.utterance_tpl for _, c in offered(cands))):
+            names.update(template_vars(tpl))
+        variables = {n: ctx[n] for n in sorted(names) if isinstance(ctx.get(n), str | int | float | bool)}
+        last = session.message_history[-1].text if session.message_history else None
+        return build_query(
+            flow=flow.slug,
+            state=state.id,
+            state_name=state.name,
+            summary=state.summary,
+            phase=state.phase,
+            station=session.station,
+            controller_said=last,
+            transcript=text,
+            normalized=norm,
+            reason=reason,
+            result=result,
+            candidates=cands,
+            threshold=flow.policies.match_threshold,
+            variables=variables,
+            updatable={name: json_type(flow.variables.get(name)) for name in flow.policies.llm_updates},
+        )
+
+    def _consult(
+        self,
+        session: Session,
+        d: Decision,
+        query: RouterQuery,
+        result: RouteResult,
+        cands: list[Candidate],
+        llm: RouterVerdict | None,
+    ) -> RouteResult:
+        """Apply the LLM router's verdict to an ambiguous or below-threshold result."""
+        why = "a near tie" if query.reason == "ambiguous" else f"no score reached {query.threshold:g}"
+        if llm is None:
+            d.trace.add("llm", f"{why}; no LLM router asked: the deterministic result stands", consult=query.reason)
+            return result
+        view = llm.trace_view(query.reason)
+        by_id = dict(offered(cands))
+        if llm.fingerprint != query.fingerprint or (llm.choice is not None and llm.choice not in by_id):
+            view["outcome"] = "stale"
+            return self._fallback(session, d, result, view, "stale", "the session moved on while the LLM answered")
+        if llm.outcome == "chosen" and llm.choice is not None:
+            chosen = by_id[llm.choice]
+            d.trace.add("llm", f"{why}; the LLM chose {llm.choice}", choice=llm.choice, tokens=view["tokens"])
+            return RouteResult(
+                chosen, "llm", result.scores, f"LLM chose {llm.choice} ({query.reason})", llm=view, updates=dict(llm.updates)
+            )
+        if llm.outcome == "none":
+            d.trace.add("llm", f"{why}; the LLM found no candidate that fits", tokens=view["tokens"])
+            return RouteResult(None, "llm", result.scores, "LLM: no candidate fits", llm=view)
+        return self._fallback(session, d, result, view, llm.outcome, llm.detail)
+
+    def _fallback(
+        self, session: Session, d: Decision, result: RouteResult, view: dict[str, Any], reason: str, detail: str
+    ) -> RouteResult:
+        """The LLM's answer is unusable: the configured policy decides, and the trace says why."""
+        session.llm.fallbacks += 1
+        fallback = {"reason": reason, "detail": detail, "policy": self.llm_fallback}
+        d.trace.add("llm", f"LLM fallback ({reason}: {detail}); policy {self.llm_fallback}", fallback=fallback)
+        if self.llm_fallback == "deterministic":
+            return RouteResult(
+                result.chosen, result.router, result.scores, f"{result.reason}; LLM fallback ({reason})",
+                ambiguous=result.ambiguous, llm=view, fallback=fallback,
+            )
+        return RouteResult(None, "fallback", result.scores, f"LLM fallback ({reason}): say again", llm=view, fallback=fallback)
+
+    def _unused(self, session: Session, d: Decision, llm: RouterVerdict | None, why: str) -> None:
+        """A verdict for a question no longer asked (the session moved on): counted and traced."""
+        if llm is None:
+            return
+        session.llm.fallbacks += 1
+        d.trace.add("llm", f"LLM answer not used: {why}", reason="stale", outcome=llm.outcome)
 
     def _screen(self, session: Session, c: Candidate, norm: str, ctx: dict[str, Any]) -> None:
         """Guards, target conditions and word triggers: eliminate or mark a trigger hit."""

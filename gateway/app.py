@@ -110,6 +110,8 @@ def create_app(
             if relay is not None:
                 await relay.stop()
             await service.providers.aclose()
+            if service.llm is not None:
+                await service.llm.aclose()
             if repository is not None:
                 repository.close()
 

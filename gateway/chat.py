@@ -8,6 +8,7 @@ request why the engine decided what it did. Time is virtual (`VirtualClock`): it
 
 from __future__ import annotations
 
+import asyncio
 import math
 import os
 import shlex
@@ -120,6 +121,7 @@ class ChatTrainer:
     stats: ChatStats = field(default_factory=ChatStats)
     finished: bool = False
     gutter: int = GUTTER  # width of the label column; grows to the longest station label
+    _runner: asyncio.Runner | None = field(default=None, repr=False)
 
     # ---------------------------------------------------------------- lifecycle
 
@@ -144,7 +146,7 @@ class ChatTrainer:
         if line.startswith(":"):
             return self._command(line)
         try:
-            decision = self.service.transmit(self.session_id, line)
+            decision = self._transmit(line)
         except ServiceError as exc:
             self._say("error", exc.message)
             return True
@@ -157,6 +159,23 @@ class ChatTrainer:
             self.stats.not_understood += 1
         self._show(decision)
         return not decision.completed
+
+    def _transmit(self, line: str) -> Decision:
+        """The service's transmission; with an LLM router configured, on the trainer's own event
+        loop (kept for the whole session, so the model's connection is reused)."""
+        if self.service.llm is None:
+            return self.service.transmit(self.session_id, line)
+        if self._runner is None:
+            self._runner = asyncio.Runner()
+        return self._runner.run(self.service.transmit_async(self.session_id, line))
+
+    def close(self) -> None:
+        """Release the event loop of the LLM router's calls, if one was opened."""
+        if self._runner is not None and self.service.llm is not None:
+            self._runner.run(self.service.llm.aclose())
+        if self._runner is not None:
+            self._runner.close()
+            self._runner = None
 
     def _command(self, line: str) -> bool:
         try:

@@ -36,6 +36,7 @@ PROFILE_MAX_TX = 1000  # a profiled run is ~3x slower; this many transmissions s
 BENCHMARKS: dict[str, str] = {
     "engine": "transmissions per second and decision time: in process, and over HTTP with --http",
     "voice": "STT real-time factor and WER, TTS time to first audio, PTT release to first ATC audio byte",
+    "router": "share of transmissions decided without an LLM; paraphrases resolved by each router path",
 }
 
 
@@ -167,6 +168,23 @@ def build_parser() -> argparse.ArgumentParser:
     voice.add_argument("--tts", default=None, help="TTS engine: piper, espeak or edge-tts (default: LIVEFREQ_TTS_ENGINE or piper)")
     _add_flows_dir(voice)
     voice.set_defaults(handler=cmd_bench_voice)
+    router = bench_sub.add_parser(
+        "router",
+        help=BENCHMARKS["router"],
+        description="Replay the curriculum's scripts and the scripted pilot (gate to gate, with and without "
+        "wrong readbacks) and count the transmissions the deterministic router decides without an LLM "
+        "(target 95%%); then decide the free-form paraphrases of tests/flows/paraphrases.yaml by the "
+        "deterministic router alone and, with an LLM configured (--llm-url or LIVEFREQ_LLM_URL), through "
+        "the LLM path. A table on stdout and a JSON report.",
+    )
+    router.add_argument("--llm-url", default=None, help="OpenAI-compatible API base to measure (default: LIVEFREQ_LLM_URL)")
+    router.add_argument("--llm-model", default=None, help="model name for --llm-url (default: LIVEFREQ_LLM_MODEL)")
+    router.add_argument(
+        "--seeds", type=_positive_int, default=3, help="scripted pilot scenarios, each flown twice (default: 3)"
+    )
+    _add_report_path(router, "reports/bench-router.json")
+    _add_flows_dir(router)
+    router.set_defaults(handler=cmd_bench_router)
     bench.set_defaults(handler=cmd_bench_list)
 
     fly = sub.add_parser(
@@ -331,7 +349,12 @@ def _settings(**overrides: Any) -> Settings:
     """Settings from the environment (LIVEFREQ_*), with the options given on the command line."""
     from gateway.settings import Settings
 
-    return Settings(**{k: v for k, v in overrides.items() if v is not None})
+    from pydantic import ValidationError
+
+    try:
+        return Settings(**{k: v for k, v in overrides.items() if v is not None})
+    except ValidationError as exc:
+        raise CliError(f"invalid settings: {exc}") from None
 
 
 # --------------------------------------------------------------------------- serve
@@ -342,6 +365,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from gateway.app import create_app
+    from gateway.llm.prompts import PromptError
     from gateway.store import StoreError
 
     settings = _settings(host=args.host, port=args.port, log_level=args.log_level)
@@ -351,7 +375,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     logging.basicConfig(level="DEBUG" if level == "trace" else level.upper(), format="%(levelname)s:     %(message)s")
     try:
         app = create_app(settings)
-    except StoreError as exc:  # a SQLite file in use, or a Redis that does not answer
+    except (StoreError, PromptError) as exc:  # a SQLite file in use, a Redis that does not answer, bad prompts
         raise CliError(str(exc)) from None
     wildcard = settings.host in ("0.0.0.0", "::")
     if not app.state.auth.enabled and settings.host not in ("127.0.0.1", "localhost", "::1"):
@@ -505,11 +529,14 @@ def cmd_chat(args: argparse.Namespace) -> int:
         trainer.start(flow=args.flow, scenario=scenario, seed=args.seed)
     except ServiceError as exc:
         raise CliError(exc.message) from None
-    if not trainer.finished:
-        callsign = str(service.get(trainer.session_id).variables.get("callsign", "PILOT"))
-        trainer.run(input_lines(sys.stdin, out, style, lambda: f"{callsign.rjust(trainer.gutter)} {BAR} "))
-    else:
-        trainer.print_summary()
+    try:
+        if not trainer.finished:
+            callsign = str(service.get(trainer.session_id).variables.get("callsign", "PILOT"))
+            trainer.run(input_lines(sys.stdin, out, style, lambda: f"{callsign.rjust(trainer.gutter)} {BAR} "))
+        else:
+            trainer.print_summary()
+    finally:
+        trainer.close()
     return EXIT_OK
 
 
@@ -609,6 +636,46 @@ def cmd_bench_voice(args: argparse.Namespace) -> int:
     report["png"] = str(png)
     path = _write_report(args.json_path, report)
     print(f"wrote {path} and {png}")
+    return EXIT_OK
+
+
+def cmd_bench_router(args: argparse.Namespace) -> int:
+    """Measure both router paths, print the tables, write the JSON report."""
+    from gateway.bench_router import RouterBenchError, format_tables, run_router_bench
+    from gateway.llm import ChatCompletionsProvider
+    from gateway.llm.prompts import PromptError
+
+    settings = _settings(flows_dir=args.flows_dir, llm_url=args.llm_url, llm_model=args.llm_model)
+    try:
+        provider = ChatCompletionsProvider.from_settings(settings)
+        report = run_router_bench(settings, seeds=args.seeds, provider=provider, echo=lambda line: print(line, file=sys.stderr))
+    except (RouterBenchError, PromptError) as exc:
+        raise CliError(str(exc)) from None
+    corpus, paraphrases = format_tables(report)
+    _table(("textbook corpus", "transmissions", "without LLM", "ambiguous", "below threshold", "share"), corpus, sys.stdout, right=(1, 2, 3, 4, 5))
+    share, target = report["share_without_llm"], report["target_share_without_llm"]
+    print(
+        f"decided without an LLM: {100 * share:.1f}% of textbook transmissions "
+        f"({'meets' if report['meets_target'] else 'misses'} the target of {100 * target:.0f}%)\n"
+    )
+    _table(("state", "expected", "deterministic (consulted because)", "LLM path (outcome)", "right"), paraphrases, sys.stdout)
+    s = report["paraphrase_summary"]
+    print(
+        f"paraphrases: {s['paraphrases']}; the deterministic router decides {s['deterministic_decided']} alone "
+        f"({s['deterministic_correct']} right, {s['deterministic_wrong']} wrong) and leaves {s['left_to_llm']} to the LLM "
+        f"({s['left_to_llm_ambiguous']} near ties, {s['left_to_llm_below_threshold']} below threshold); "
+        f"without an LLM the engine answers {s['deterministic_only_correct']} of {s['paraphrases']} as expected"
+    )
+    if s["llm"] is None:
+        print("LLM path: not measured (no LLM configured: --llm-url URL --llm-model NAME, or LIVEFREQ_LLM_URL/_MODEL)")
+    else:
+        print(
+            f"LLM path ({s['llm']['model']} at {s['llm']['url']}): {s['llm_resolved_correctly']} of the {s['left_to_llm']} "
+            f"left to it resolved correctly; {s['llm_path_correct']} of {s['paraphrases']} right in all; "
+            f"outcomes {s['llm_outcomes']}, p50 {s['llm_latency_ms_p50']} ms, {s['llm_tokens']} tokens"
+        )
+    path = _write_report(args.json_path, report)
+    print(f"wrote {path}")
     return EXIT_OK
 
 

@@ -695,7 +695,8 @@ class RadioConnection:
         transmission_id = f"{link.session_id}-x{session.transmissions + 1}"
         await self.send(p.transcript(transmission_id, text, final=True))
         started = time.monotonic()
-        decision = self.service.transmit(link.session_id, text)  # the decision arrives through the hub
+        # the decision arrives through the hub; the LLM router, if asked, is awaited here
+        decision = await self.service.transmit_async(link.session_id, text)
         decided = time.monotonic()
         metrics.TRANSMISSIONS.labels("text" if spoken_until is None else "voice").inc()
         if spoken_until is not None:

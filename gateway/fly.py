@@ -90,6 +90,7 @@ class HttpPilot:
         wait_timeout_s: float = 300.0,
         poll_s: float = 0.25,
         echo: Callable[[str], None] | None = None,
+        on_reply: Callable[[str, dict[str, Any]], None] | None = None,
     ) -> None:
         self.client = httpx.Client(base_url=base_url.rstrip("/"), timeout=30.0)
         self.rng = random.Random(seed)
@@ -98,6 +99,7 @@ class HttpPilot:
         self.wait_timeout_s = wait_timeout_s
         self.poll_s = poll_s
         self.echo = echo or (lambda line: None)
+        self.on_reply = on_reply  # (text, reply) for every transmission (the router benchmark)
         self._readback_fields: dict[tuple[str, str], list[str]] = {}
 
     def close(self) -> None:
@@ -187,6 +189,8 @@ class HttpPilot:
         report.transmissions += 1
         self.echo(f"PILOT  {text}")
         reply = self._call("POST", f"/api/radio/sessions/{report.session_id}/transmissions", json={"text": text})
+        if self.on_reply is not None:
+            self.on_reply(text, reply)
         if reply.get("readback") is not None:
             rb = reply["readback"]
             verdict = "correct" if rb["ok"] else f"WRONG {rb.get('wrong')} MISSING {rb.get('missing')}"

@@ -19,11 +19,15 @@ as in the tests, add to the same series.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import get_args
 
 from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, Counter, Gauge, Histogram, generate_latest
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
+
+from engine.models import Decision
+from engine.router_llm import Outcome, RouterVerdict
 
 STAGES = ("speech_end_to_final", "final_to_decision", "decision_to_first_tts_audio", "speech_end_to_first_audio")
 # seconds; dense where the targets are (0.35 s p50, 0.7 s / 1.2 s p95, 1.5 s capacity limit)
@@ -48,8 +52,27 @@ SPECULATIVE_TTS = Counter(
     "livefreq_speculative_tts_total", "Likely controller replies synthesized while the pilot talked", ["outcome"]
 )
 
+# the LLM router (gateway/llm): how often it is asked, what its answers were worth, what it costs
+ROUTER_DECISIONS = Counter(
+    "livefreq_router_decisions_total",
+    "Pilot transmissions routed, by the router that decided: deterministic (no LLM), llm, fallback",
+    ["router"],
+)
+LLM_REQUESTS = Counter("livefreq_llm_requests_total", "LLM router calls by outcome (engine/router_llm.py)", ["outcome"])
+LLM_FALLBACKS = Counter(
+    "livefreq_llm_fallbacks_total", "LLM router answers not used, by reason (the fallback policy decided)", ["reason"]
+)
+LLM_TOKENS = Counter("livefreq_llm_tokens_total", "Tokens used by the LLM router", ["kind"])
+LLM_SECONDS = Histogram("livefreq_llm_request_seconds", "Latency of one LLM router call", buckets=LATENCY_BUCKETS)
+
 for _stage in STAGES:  # every stage appears in /metrics from the start, with zero counts
     STAGE_SECONDS.labels(_stage)
+for _router in ("deterministic", "llm", "fallback"):
+    ROUTER_DECISIONS.labels(_router)
+for _outcome in get_args(Outcome):
+    LLM_REQUESTS.labels(_outcome)
+for _kind in ("prompt", "completion"):
+    LLM_TOKENS.labels(_kind)
 
 
 def observe_stage(stage: str, seconds: float) -> None:
@@ -58,6 +81,29 @@ def observe_stage(stage: str, seconds: float) -> None:
 
 def count_error(transport: str, code: str) -> None:
     ERRORS.labels(transport, code).inc()
+
+
+def count_llm_call(verdict: RouterVerdict) -> None:
+    """One LLM router call: its outcome, latency and tokens."""
+    LLM_REQUESTS.labels(verdict.outcome).inc()
+    LLM_SECONDS.observe(verdict.exchange.latency_ms / 1000.0)
+    LLM_TOKENS.labels("prompt").inc(verdict.exchange.prompt_tokens)
+    LLM_TOKENS.labels("completion").inc(verdict.exchange.completion_tokens)
+
+
+def count_routing(decision: Decision, verdict: RouterVerdict | None) -> None:
+    """Which router decided a transmission, and why an LLM answer was not used, if it was not."""
+    router = decision.trace.router
+    if router is not None:
+        name = router.get("name")
+        ROUTER_DECISIONS.labels(name if name in ("llm", "fallback") else "deterministic").inc()
+    if verdict is None:
+        return
+    fallback = router.get("fallback") if router is not None else None
+    if fallback is not None:
+        LLM_FALLBACKS.labels(str(fallback.get("reason"))).inc()
+    elif router is None or router.get("llm") is None:
+        LLM_FALLBACKS.labels("stale").inc()  # the question was no longer asked when it came back
 
 
 def stored_sessions_gauge(count: Callable[[], float]) -> None:

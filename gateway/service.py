@@ -45,10 +45,10 @@ from typing import Any, TypeVar
 from engine.atis import Atis, build_atis
 from engine.candidates import Candidate
 from engine.loader import load_registry
-from engine.models import Decision, Flow, FlowFrame, FlowMode, Session, TransitionKind
+from engine.models import Decision, Flow, FlowFrame, FlowMode, Session
 from engine.phraseology import callsign_telephony, frequencies
 from engine.registry import KNOWN_SCENARIO_VARIABLES, FlowRegistry
-from engine.router import DeterministicRouter, RouteRequest, RouteResult, Router
+from engine.router import RouteResult
 from engine.scenario import (
     DERIVED_VARIABLES,
     FLIGHT_PLAN_VARIABLES,
@@ -62,7 +62,9 @@ from engine.weather import WeatherReport, generated_report, refresh_weather
 from gateway.airports.repository import AirportRepository, default_repository
 from gateway.flows_source import DirectoryFlowSource
 from gateway.clock import scaled_clock
+from gateway import metrics
 from gateway.hub import DecisionHub
+from gateway.llm import ChatCompletionsProvider, RouterProvider, consult
 from gateway.providers import DataProviders, FlightPlan, MetarError, ProviderError, parse_metar
 from gateway.settings import Settings
 from gateway.store import (
@@ -159,21 +161,6 @@ class Evaluation:
     threshold: float
 
 
-class _RecordingRouter:
-    """Wraps the real router and keeps its last request/result, so `evaluate` can tell which
-    candidate the engine chose (the Decision itself only carries where the session ended up)."""
-
-    def __init__(self, inner: Router) -> None:
-        self.inner = inner
-        self.name = inner.name
-        self.last: tuple[RouteRequest, RouteResult] | None = None
-
-    def route(self, request: RouteRequest) -> RouteResult:
-        result = self.inner.route(request)
-        self.last = (request, result)
-        return result
-
-
 class RadioService:
     def __init__(
         self,
@@ -184,6 +171,7 @@ class RadioService:
         repository: SessionRepository | None = None,
         clock: Callable[[], float] | None = None,
         providers: DataProviders | None = None,
+        llm: RouterProvider | None = None,
     ) -> None:
         self.settings = settings or Settings()
         # weather, ATIS and flight plans (offline unless settings say vatsim)
@@ -197,9 +185,9 @@ class RadioService:
             scale = self.settings.time_scale
             clock = scaled_clock(scale, anchor=self.repository.clock_anchor(scale, time.time()))
         self.clock = clock
-        self.engine = SessionEngine(self.registry)
-        self._probe_router = _RecordingRouter(DeterministicRouter())
-        self._probe = SessionEngine(self.registry, router=self._probe_router)
+        self.engine = SessionEngine(self.registry, llm_fallback=self.settings.llm_fallback)
+        # the LLM router (gateway/llm): asked only about what the deterministic router cannot decide
+        self.llm: RouterProvider | None = llm if llm is not None else ChatCompletionsProvider.from_settings(self.settings)
         self.hub = DecisionHub()  # live listeners (WebSocket connections) per session
         self.node = self.settings.node_id  # holder of this process's timer leases
         self._lock = threading.RLock()
@@ -307,9 +295,35 @@ class RadioService:
             return self._load(session_id)[0].owner
 
     def transmit(self, session_id: str, text: str) -> Decision:
-        """One pilot transmission (typed text or a final transcript)."""
+        """One pilot transmission (typed text or a final transcript), decided by the
+        deterministic router alone; adapters on an event loop use `transmit_async`."""
         text = self._check_text(text)
-        return self._act(session_id, lambda session, now: self.engine.transmit(session, text, now))
+        decision = self._act(session_id, lambda session, now: self.engine.transmit(session, text, now))
+        assert decision is not None
+        metrics.count_routing(decision, None)
+        return decision
+
+    async def transmit_async(self, session_id: str, text: str) -> Decision:
+        """One pilot transmission; when the deterministic router cannot decide it and an LLM
+        router is configured, the model is asked first.
+
+        Three steps, so that no lock is held and no loop blocked while the model thinks: the
+        engine states the question on the stored session (nothing changes), the model is awaited
+        and its answer judged (`gateway.llm.consult`), and the transmission is decided with the
+        verdict in one load-decide-store like any other. If the session moved on meanwhile (a
+        timer, another transmission, another node), the engine sees that the question changed
+        and the fallback policy decides, traced as ``stale``.
+        """
+        text = self._check_text(text)
+        if self.llm is None:
+            return self.transmit(session_id, text)
+        with self._lock:
+            query = self.engine.route_query(self._load(session_id)[0].session, text)
+        verdict = await consult(self.llm, query) if query is not None else None
+        decision = self._act(session_id, lambda session, now: self.engine.transmit(session, text, now, llm=verdict))
+        assert decision is not None
+        metrics.count_routing(decision, verdict)
+        return decision
 
     def telemetry(self, session_id: str, data: Mapping[str, Any]) -> Decision | None:
         """Aircraft state from a simulator; a telemetry trigger may move the scenario on."""
@@ -541,7 +555,7 @@ class RadioService:
 
     # ------------------------------------------------------------------ stateless evaluation
 
-    def evaluate(
+    async def evaluate(
         self,
         *,
         flow: str,
@@ -553,8 +567,21 @@ class RadioService:
         """Run one utterance through the engine on a throwaway session at `flow`:`state`.
 
         For the stateless compatibility API (`POST /api/llm/decide`): nothing is stored. The
-        flow's declared variables and flags are the defaults under the given ones.
+        flow's declared variables and flags are the defaults under the given ones. The LLM
+        router is asked as for a live transmission, when one is configured.
         """
+        session = self._throwaway(flow, state, variables, flags)
+        query = self.engine.route_query(session, text) if self.llm is not None else None
+        verdict = await consult(self.llm, query) if self.llm is not None and query is not None else None
+        decision, routing = self.engine.decide(session, text, 0.0, llm=verdict)
+        if routing is None:
+            return Evaluation(session, decision, None, [], None, self.registry.get(flow).policies.match_threshold)
+        return Evaluation(session, decision, routing.chosen, routing.candidates, routing.result, routing.threshold)
+
+    def _throwaway(
+        self, flow: str, state: str, variables: Mapping[str, Any] | None, flags: Mapping[str, Any] | None
+    ) -> Session:
+        """A session at `flow`:`state` that is never stored (see `evaluate`)."""
         try:
             target = self.registry.get(flow)
         except KeyError:
@@ -566,7 +593,7 @@ class RadioService:
         given = {**target.variables, **dict(variables or {})}
         if isinstance(given.get("callsign"), str) and "callsign_spoken" not in given:
             given["callsign_spoken"] = callsign_telephony(given["callsign"])
-        session = Session(
+        return Session(
             session_id="decide",
             main_flow=target.slug,
             start_flow=target.slug,
@@ -575,23 +602,6 @@ class RadioService:
             flags={**target.flags, **{str(k): bool(v) for k, v in (flags or {}).items()}},
             station=target.states[state].station or target.station,
         )
-        with self._lock:
-            self._probe_router.last = None
-            decision = self._probe.transmit(session, text, 0.0)
-            recorded = self._probe_router.last
-        chosen: Candidate | None = None
-        candidates: list[Candidate] = []
-        route: RouteResult | None = None
-        if recorded is not None:
-            request, route = recorded
-            candidates = request.candidates
-            chosen = route.chosen
-            if chosen is None and decision.readback is not None and not decision.readback.ok:
-                # the engine's own rule: an unrecognized wrong readback takes the bad route
-                chosen = next(
-                    (c for c in candidates if c.transition.kind is TransitionKind.BAD and not c.eliminated), None
-                )
-        return Evaluation(session, decision, chosen, candidates, route, target.policies.match_threshold)
 
     # ------------------------------------------------------------------ internals
 

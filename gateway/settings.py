@@ -12,7 +12,7 @@ import socket
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import AliasChoices, BaseModel, Field, SecretStr, field_validator
+from pydantic import AliasChoices, BaseModel, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -143,6 +143,23 @@ class Settings(BaseSettings):
     provider_retry_after_s: float = Field(default=60.0, ge=0)  # after a failure, no new request for this long
     weather_wait_s: float = Field(default=2.0, ge=0)  # a new session waits this long for its METARs
 
+    # the LLM router (gateway/llm, engine/router_llm.py; README "The LLM router"): asked only when
+    # the deterministic router is ambiguous or below threshold, to choose among the surviving
+    # candidates. Off unless `llm_url` is set: the deterministic router is the embedded default.
+    llm_url: str | None = None  # an OpenAI-compatible API base, e.g. http://127.0.0.1:11434/v1 (Ollama)
+    llm_model: str | None = None  # required with llm_url (llama.cpp's server accepts any name)
+    llm_api_key: SecretStr | None = None  # sent as a bearer token (OpenAI; local servers need none)
+    llm_temperature: float = Field(default=0.0, ge=0, le=2)
+    llm_max_tokens: int = Field(default=256, gt=0)
+    llm_timeout_s: float = Field(default=5.0, gt=0)  # the whole call; past it the fallback answers
+    # auto: send the answer's JSON schema (response_format json_schema) and, if the server refuses
+    # it (HTTP 400/422), ask again without and keep to plain prompts; json_schema: always; off: never
+    llm_structured_output: Literal["auto", "json_schema", "off"] = "auto"
+    llm_prompts_dir: Path = REPO_ROOT / "gateway" / "llm" / "prompts"  # system.txt and user.txt
+    # when the LLM gives no usable answer: say_again (treat the words as not understood) or
+    # deterministic (take what the deterministic router alone would take)
+    llm_fallback: Literal["say_again", "deterministic"] = "say_again"
+
     @field_validator("sqlite_path")
     @classmethod
     def _expand(cls, path: Path) -> Path:
@@ -169,6 +186,12 @@ class Settings(BaseSettings):
         if isinstance(value, list):
             return [{"urls": item} if isinstance(item, str) else item for item in value]
         return value
+
+    @model_validator(mode="after")
+    def _llm_model_given(self) -> "Settings":
+        if self.llm_url and not self.llm_model:
+            raise ValueError("LIVEFREQ_LLM_URL is set but LIVEFREQ_LLM_MODEL is not: name the model to ask")
+        return self
 
     @property
     def auth_enabled(self) -> bool:

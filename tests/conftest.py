@@ -28,6 +28,7 @@ import pytest
 import uvicorn
 from starlette.types import ASGIApp
 
+from tests.support.chat_completions import ChatCompletionsServer
 from tests.support.redis_server import RedisServer, require_redis_server
 
 STARTUP_TIMEOUT_S = 20.0
@@ -92,6 +93,25 @@ def serve() -> Iterator[Callable[[ASGIApp], str]]:
     """``url = serve(app)``: run `app` on its own port until the test ends."""
     with contextlib.ExitStack() as stack:
         yield lambda app: stack.enter_context(run_server(app))
+
+
+@pytest.fixture(scope="session")
+def chat_completions() -> Iterator[ChatCompletionsServer]:
+    """A chat-completions server on loopback for the LLM router (tests/support/chat_completions.py)."""
+    server = ChatCompletionsServer()
+    with run_server(server.app) as base:
+        server.url = base
+        try:
+            yield server
+        finally:
+            server.release.set()  # a "slow" answer still held returns, so the server can stop
+
+
+@pytest.fixture()
+def llm_server(chat_completions: ChatCompletionsServer) -> ChatCompletionsServer:
+    """The chat-completions server, reset to answer with the schema's first id."""
+    chat_completions.reset()
+    return chat_completions
 
 
 @pytest.fixture(scope="session")

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from engine.models import Decision
+from tests.support.chat_completions import ChatCompletionsServer
 
 ROOT = Path(__file__).resolve().parents[1]
 FLOWS = ROOT / "flows"
@@ -54,6 +55,7 @@ def livefreq(
         (["flows", "lint", "--help"], ["--dir"]),
         (["chat", "--help"], ["--flow", "--seed", "--airport", "--callsign", "--trace", "--no-speech"]),
         (["bench", "engine", "--help"], ["--n", "--http", "--json"]),
+        (["bench", "router", "--help"], ["--llm-url", "--llm-model", "--seeds", "--json"]),
     ],
 )
 def test_help_names_every_option(args: list[str], expected: list[str]) -> None:
@@ -254,6 +256,25 @@ def test_chat_without_speech_shows_no_spoken_lines(
     assert "spoken │" not in out and "summary" in out and "transmissions 0" in out
 
 
+def test_chat_asks_a_configured_llm_router_and_traces_it(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], llm_server: ChatCompletionsServer
+) -> None:
+    llm_server.choice = "CD_ATIS_CURRENT"  # no ATIS letter reported: delivery gives the current one
+    monkeypatch.setenv("LIVEFREQ_LLM_URL", f"{llm_server.url}/v1")
+    monkeypatch.setenv("LIVEFREQ_LLM_MODEL", "fake-router")
+    script = "morning, we're all set to get our flight plan to munich\n:trace\n:quit\n"
+    code, out, err = run_main(
+        ["chat", "--flow", "clearance", "--seed", str(SEED), *_scenario_args(), "--no-speech", "--dir", str(FLOWS)],
+        script,
+        monkeypatch,
+        capsys,
+    )
+    assert code == 0, err
+    assert "cleared to" in out.lower()  # delivery read the clearance: the words were understood
+    assert "router: llm" in out and "the LLM chose CD_ATIS_CURRENT" in out  # :trace
+    assert len(llm_server.requests) == 1
+
+
 def test_chat_rejects_an_unknown_flow(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run_main(["chat", "--flow", "no_such_flow", "--dir", str(FLOWS)], "", monkeypatch, capsys)
     assert code == 1
@@ -326,3 +347,36 @@ def _check_result(r: dict, n: int) -> None:
     for key in ("tx_per_s", "p50_ms", "p99_ms", "mean_ms", "max_ms", "seconds"):
         assert isinstance(r[key], float | int), key
     assert r["p50_ms"] <= r["p99_ms"] <= r["max_ms"]
+
+
+def test_bench_router_measures_both_paths_and_says_when_no_llm_is_configured(
+    tmp_path: Path, llm_server: ChatCompletionsServer
+) -> None:
+    """`livefreq bench router`: the textbook share (the 95 % target holds on the corpus) and the
+    paraphrases; the LLM path against the tests' chat-completions server, which answers each
+    question with its first candidate (a test of the plumbing, not of any model's accuracy)."""
+    from gateway.bench_router import load_paraphrases
+
+    path = tmp_path / "router.json"
+    args = ("bench", "router", "--seeds", "1", "--json", str(path))
+    result = livefreq(*args, "--llm-url", f"{llm_server.url}/v1", "--llm-model", "fake-router", timeout=180)
+    assert result.returncode == 0, result.stderr
+    report = json.loads(path.read_text(encoding="utf-8"))
+    assert report["benchmark"] == "router" and report["meets_target"] is True
+    assert report["share_without_llm"] >= report["target_share_without_llm"] == 0.95
+    corpora = {c["corpus"]: c for c in report["corpora"]}
+    total = corpora["all textbook transmissions"]
+    assert total["transmissions"] == sum(c["transmissions"] for name, c in corpora.items() if c is not total) > 300
+    summary = report["paraphrase_summary"]
+    assert summary["paraphrases"] == len(load_paraphrases()) == len(report["paraphrases"]) >= 40
+    assert summary["deterministic_decided"] + summary["left_to_llm"] == summary["paraphrases"]
+    assert summary["llm"]["model"] == "fake-router"
+    assert len(llm_server.requests) == summary["left_to_llm"] > 0  # asked only where the deterministic router could not decide
+    assert summary["llm_outcomes"] == {"chosen": summary["left_to_llm"]}
+    assert 0 <= summary["llm_resolved_correctly"] <= summary["left_to_llm"]
+    assert "decided without an LLM: " in result.stdout and "LLM path (fake-router" in result.stdout
+    # no LLM configured: measured honestly as not measured
+    result = livefreq(*args, timeout=180)
+    assert result.returncode == 0, result.stderr
+    assert "LLM path: not measured" in result.stdout
+    assert json.loads(path.read_text(encoding="utf-8"))["paraphrase_summary"]["llm"] is None

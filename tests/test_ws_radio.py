@@ -111,6 +111,27 @@ def test_voice_readbacks_correct_and_wrong(server):
     run(scenario())
 
 
+def test_free_form_words_are_routed_by_the_llm_over_the_socket(speech, llm_server):
+    """A configured LLM router answers on the radio too: the decision, then the controller."""
+    llm_server.choice = "CD_SEQUENCE"
+
+    async def scenario(base: str):
+        client, _started = await _start(base)
+        mark = client.mark()
+        await client.send({"type": "text", "text": "good morning, we have kilo and we're all set to get our flight plan to munich"})
+        decision = await client.wait_type("decision", start=mark)
+        assert decision["to_state"] == "CD_READBACK" and decision["trace"]["router"]["name"] == "llm"
+        clearance = await client.wait_type("atc.message", start=mark)
+        assert "cleared to" in clearance["text"].lower()
+        await client.wait_type("atc.message.end", start=mark)
+        await client.close()
+
+    with _server(speech, audio_pacing=False, llm_url=f"{llm_server.url}/v1", llm_model="fake-router") as base:
+        run(scenario(base))
+    [request] = llm_server.requests
+    assert request["response_format"]["json_schema"]["schema"]["properties"]["candidate"]["enum"] == ["CD_SEQUENCE", "none"]
+
+
 def test_input_at_48khz_with_partials(server):
     async def scenario():
         client, started = await _start(server, input_audio={"format": "pcm_s16le", "sample_rate": 48000, "channels": 1})

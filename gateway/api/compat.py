@@ -15,6 +15,11 @@ candidate the engine still considered acceptable (not eliminated, score at or ab
 match threshold), else ``state_id`` (stay and say again). A fallback carries no updates, flags
 or flow switch, since the engine's route was not taken.
 
+With the LLM router configured (README "The LLM router"), an utterance the deterministic router
+cannot decide is put to the model exactly as a live transmission would be; ``trace.calls`` lists
+that call (request, response, latency, tokens, outcome), and an unusable answer is the engine's
+traced fallback before the restriction above applies.
+
 A radio check is answered in place: the engine runs the radio-check interrupt flow, which reports
 readability and resumes the interrupted state, so the answer is ``radio_check: true``,
 ``next_state = state_id`` and the controller's reply, not a fallback (seed 000's ``radio_check``
@@ -255,7 +260,7 @@ def decide_view(req: DecideRequest, flow_slug: str, ev: Evaluation, registry: Fl
             "off_schema": off_schema,
         },
         "trace": {
-            "calls": [],
+            "calls": [llm] if (llm := (d.trace.router or {}).get("llm")) else [],
             "fallback": fallback,
             "candidateTimeline": {"steps": steps},
             "autoSelection": auto,
@@ -281,7 +286,7 @@ def routes(service: RadioService, max_body_bytes: int) -> list[BaseRoute]:
         if req.state_id not in service.registry.get(slug).states:
             raise ApiError(422, "unknown_state", f"flow {slug!r} has no state {req.state_id!r}", "state_id")
         try:
-            ev = service.evaluate(
+            ev = await service.evaluate(
                 flow=slug,
                 state=req.state_id,
                 text=req.pilot_utterance or "",

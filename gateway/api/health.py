@@ -25,6 +25,7 @@ def routes(service: RadioService, speech: SpeechStack) -> list[BaseRoute]:
     async def health(request: Request) -> JSONResponse:
         # ok: the process serves (the text API works); ready: the speech engines are loaded too.
         # store: where sessions live and which node this is (several nodes share a Redis store).
+        # llm: the LLM router's endpoint and model, null when it is off (the default).
         # A store that does not answer raises StoreUnavailable: 503 store_unavailable, so a load
         # balancer takes the node out.
         return JSONResponse(
@@ -37,6 +38,7 @@ def routes(service: RadioService, speech: SpeechStack) -> list[BaseRoute]:
                 "store": {"kind": service.repository.kind, "node": service.node},
                 # where weather comes from now: "vatsim" or "generated" (offline, or the provider failing)
                 "weather": service.providers.weather.describe(),
+                "llm": service.llm.describe() if service.llm is not None else None,
                 "version": release,
             }
         )

@@ -36,7 +36,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import BaseRoute, Route
 
 from engine.airport import AirportInfo
-from engine.models import FlowFrame, FlowMode, ReadbackResult, Trace
+from engine.models import FlowFrame, FlowMode, LlmUsage, ReadbackResult, Trace
 from gateway.api.access import is_public
 from gateway.api.health import package_version
 from gateway.api.schemas import (
@@ -107,6 +107,14 @@ class WeatherStatus(_View):
     last_error_at: str | None
 
 
+class LlmStatus(_View):
+    """The LLM router (null when off): its endpoint, model and whether answers are schema-bound."""
+
+    url: str
+    model: str
+    structured_output: bool
+
+
 class Health(_View):
     ok: Literal[True]
     ready: bool
@@ -115,6 +123,7 @@ class Health(_View):
     sessions: int
     store: StoreStatus
     weather: WeatherStatus
+    llm: LlmStatus | None
     version: str
 
 
@@ -138,6 +147,7 @@ class SessionView(_View):
     seed: int | None
     created_at: float
     updated_at: float
+    llm: LlmUsage
 
 
 class DecisionSummary(_View):

@@ -121,6 +121,7 @@ def session_view(session: Session, service: RadioService) -> dict[str, Any]:
         "seed": session.seed,
         "created_at": session.created_at,
         "updated_at": session.updated_at,
+        "llm": session.llm.model_dump(mode="json"),  # the LLM router's calls and tokens, summed
     }
 
 

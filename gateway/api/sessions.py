@@ -50,7 +50,7 @@ def routes(service: RadioService, max_body_bytes: int, auth: Authenticator) -> l
         session_id = request.path_params["session_id"]
         service.get(session_id)  # 404 before a body error for an unknown session
         body = await read_model(request, TransmissionRequest, max_body_bytes)
-        decision = service.transmit(session_id, body.text)
+        decision = await service.transmit_async(session_id, body.text)
         payload = decision_body(service.get(session_id), decision, service)
         payload["readback"] = readback_view(decision.readback)
         payload["decision"] = decision_summary(decision)
