@@ -113,23 +113,25 @@ def test_voice_readbacks_correct_and_wrong(server):
 
 def test_free_form_words_are_routed_by_the_llm_over_the_socket(speech, llm_server):
     """A configured LLM router answers on the radio too: the decision, then the controller."""
-    llm_server.choice = "CD_SEQUENCE"
+    llm_server.choice = "CD_ATIS_CURRENT"  # no ATIS letter reported: delivery gives it, then the clearance
 
     async def scenario(base: str):
         client, _started = await _start(base)
         mark = client.mark()
-        await client.send({"type": "text", "text": "good morning, we have kilo and we're all set to get our flight plan to munich"})
+        await client.send({"type": "text", "text": "good morning, we're all set to get our flight plan to munich"})
         decision = await client.wait_type("decision", start=mark)
         assert decision["to_state"] == "CD_READBACK" and decision["trace"]["router"]["name"] == "llm"
-        clearance = await client.wait_type("atc.message", start=mark)
+        current = await client.wait_type("atc.message", start=mark)
+        assert "is current" in current["text"]
+        clearance = await client.wait_for(lambda e: e["type"] == "atc.message" and e["seq"] == current["seq"] + 1, start=mark)
         assert "cleared to" in clearance["text"].lower()
-        await client.wait_type("atc.message.end", start=mark)
+        await client.wait_type("atc.message.end", start=mark, message_id=clearance["message_id"])
         await client.close()
 
     with _server(speech, audio_pacing=False, llm_url=f"{llm_server.url}/v1", llm_model="fake-router") as base:
         run(scenario(base))
     [request] = llm_server.requests
-    assert request["response_format"]["json_schema"]["schema"]["properties"]["candidate"]["enum"] == ["CD_SEQUENCE", "none"]
+    assert request["response_format"]["json_schema"]["schema"]["properties"]["candidate"]["enum"] == ["CD_ATIS_CURRENT", "none"]
 
 
 def test_input_at_48khz_with_partials(server):
