@@ -17,6 +17,12 @@ Where each value comes from:
   ``arrival_*`` values to the destination (the approach a flight talks to is the arrival one);
   ``center_freq`` is the departure airport's listed centre, else generated.
 - callsign: a seeded airline from `engine.phraseology.callsigns.AIRLINES` and flight number.
+- weather: with a report of the airport's real weather (`engine.weather.WeatherReport`, fetched
+  and parsed by the gateway), the wind, QNH, ATIS letter and METAR are today's and the runway is
+  the one that wind puts in use (`engine.weather.runway_in_use`), the same for every session at
+  the airport; without one, the seeded wind, runway and QNH above stand and a METAR is generated
+  to agree with them (`weather_source` says which). The destination's report sets the
+  ``arrival_*`` values the same way.
 
 Given values always win and are returned verbatim (airport codes upper-cased). The result holds
 plain strings and ints only.
@@ -28,9 +34,12 @@ import math
 import random
 import re
 import string
+from datetime import datetime
+from collections.abc import Mapping
 from typing import Any
 
 from engine.airport import AirportInfo, RunwayEnd, best_runway_for_wind, end_heading, short_name
+from engine.weather import WeatherReport, generated_report, weather_variables
 from engine.phraseology.callsigns import AIRLINES, callsign_telephony, parse_callsign
 
 # Names from ARCHITECTURE.md "Scenario variables".
@@ -46,7 +55,10 @@ DERIVED_VARIABLES: tuple[str, ...] = (
     "arrival_altitude_ft", "arrival_stand", "arrival_taxi_route", "arrival_holding_point",
     "dest_approach_freq", "dest_tower_freq", "dest_ground_freq",
     "elevation_ft", "dest_elevation_ft",
+    "metar", "weather_source", "arrival_metar", "arrival_atis_letter", "dest_atis_freq",
 )
+# Set from a filed flight plan when a session starts from one (gateway/vatsim); absent otherwise.
+FLIGHT_PLAN_VARIABLES: tuple[str, ...] = ("filed_route", "aircraft_type", "flight_rules")
 
 DEFAULT_AIRPORT = "EDDF"
 DEFAULT_DESTINATION = "EDDM"
@@ -106,11 +118,16 @@ def resolve_scenario(
     airport: AirportInfo | None,
     destination: AirportInfo | None,
     seed: int,
+    weather: WeatherReport | None = None,
+    arrival_weather: WeatherReport | None = None,
+    observed_at: datetime | None = None,
 ) -> dict[str, Any]:
     """Every scenario variable (`SCENARIO_VARIABLES` + `DERIVED_VARIABLES`) plus all given keys.
 
     `airport`/`destination` are the looked-up airports (None when unknown: then runways,
-    frequencies and names are generated). Same `given` and `seed` -> the same dict.
+    frequencies and names are generated). `weather`/`arrival_weather`: the airports' real weather
+    when known (see the module docstring); `observed_at`: the time a generated METAR gives
+    (default: drawn from the seed). Same arguments -> the same dict.
     """
     g = {k: v for k, v in given.items() if v is not None and v != ""}
     dep_code, dest_code = resolve_airports(
@@ -124,7 +141,10 @@ def resolve_scenario(
 
     out["callsign"], out["callsign_spoken"] = _callsign(g, seed)
 
-    runway, wind = _runway_and_wind(airport, g.get("runway"), g.get("wind"), _rng(seed, "runway"))
+    live = _live_weather(weather, airport, g, arrival=False)
+    runway, wind = _runway_and_wind(
+        airport, g.get("runway") or live.get("runway"), g.get("wind") or live.get("wind"), _rng(seed, "runway")
+    )
     out["runway"], out["wind"] = runway, wind
     out["heading"] = _radar_heading(runway, airport)
     out["sid"] = _sid(airport, _rng(seed, "sid"))
@@ -139,8 +159,13 @@ def resolve_scenario(
     out["stand"] = _stand(_rng(seed, "stand"))
     out["taxi_route"] = _taxi_route(_rng(seed, "taxi_route"))
     out["holding_point"] = _taxiway(_rng(seed, "holding_point"))
-    out["qnh"] = _qnh(_rng(seed, "qnh"))
-    out["atis_letter"] = _rng(seed, "atis_letter").choice(string.ascii_uppercase)
+    out["qnh"] = live.get("qnh", _qnh(_rng(seed, "qnh")))
+    out["atis_letter"] = live.get("atis_letter") or _rng(seed, "atis_letter").choice(string.ascii_uppercase)
+    out["weather_source"] = weather.source if weather is not None else "generated"
+    out["metar"] = live.get("metar") or generated_report(
+        dep_code, seed, wind=str(g.get("wind", wind)), qnh=_int(g.get("qnh"), out["qnh"]),
+        letter=out["atis_letter"], observed_at=observed_at,
+    ).raw
 
     used = {str(g[k]) for k in g if k.endswith("_freq")}  # generated ones never clash with these
     center_source = airport if airport and airport.frequencies.get("center") else None
@@ -154,14 +179,19 @@ def resolve_scenario(
         ("center_freq", "center", center_source),
         ("dest_tower_freq", "tower", destination),
         ("dest_ground_freq", "ground", destination),
+        ("dest_atis_freq", "atis", destination),
     ):
         out[var] = g.get(var) or _frequency(source, station, used, _rng(seed, var))
         used.add(str(out[var]))
     # arrival flows name the destination's stations `dest_<station>_freq` (engine.messages)
     out["dest_approach_freq"] = g.get("dest_approach_freq") or out["approach_freq"]
 
+    arrival_live = _live_weather(arrival_weather, destination, g, arrival=True)
     arrival_runway, arrival_wind = _runway_and_wind(
-        destination, g.get("arrival_runway"), g.get("arrival_wind"), _rng(seed, "arrival_runway")
+        destination,
+        g.get("arrival_runway") or arrival_live.get("arrival_runway"),
+        g.get("arrival_wind") or arrival_live.get("arrival_wind"),
+        _rng(seed, "arrival_runway"),
     )
     out["arrival_runway"], out["arrival_wind"] = arrival_runway, arrival_wind
     out["approach_type"] = "ILS"
@@ -170,7 +200,14 @@ def resolve_scenario(
     out["arrival_altitude_ft"] = _altitude(
         _rng(seed, "arrival_altitude_ft"), (3000, 4000, 5000), dest_elevation + 2000
     )
-    out["arrival_qnh"] = _qnh(_rng(seed, "arrival_qnh"))
+    out["arrival_qnh"] = arrival_live.get("arrival_qnh", _qnh(_rng(seed, "arrival_qnh")))
+    out["arrival_atis_letter"] = arrival_live.get("arrival_atis_letter") or _rng(seed, "arrival_atis_letter").choice(
+        string.ascii_uppercase
+    )
+    out["arrival_metar"] = arrival_live.get("arrival_metar") or generated_report(
+        dest_code, f"{seed}:arrival", wind=str(g.get("arrival_wind", arrival_wind)),
+        qnh=_int(g.get("arrival_qnh"), out["arrival_qnh"]), letter=out["arrival_atis_letter"], observed_at=observed_at,
+    ).raw
     out["arrival_stand"] = _stand(_rng(seed, "arrival_stand"))
     out["arrival_taxi_route"] = _taxi_route(_rng(seed, "arrival_taxi_route"))
     out["arrival_holding_point"] = _taxiway(_rng(seed, "arrival_holding_point"))
@@ -181,6 +218,20 @@ def resolve_scenario(
 
 
 # --------------------------------------------------------------------------- helpers
+
+
+def _live_weather(
+    report: WeatherReport | None, airport: AirportInfo | None, given: dict[str, Any], *, arrival: bool
+) -> dict[str, Any]:
+    """The variables a real report sets (`engine.weather.weather_variables`); a wind the client
+    gave keeps the runway its own (chosen for that wind), not the one the report puts in use."""
+    if report is None:
+        return {}
+    values = weather_variables(report, airport, arrival=arrival)
+    prefix = "arrival_" if arrival else ""
+    if f"{prefix}wind" in given:
+        values.pop(f"{prefix}runway", None)
+    return values
 
 
 def _rng(seed: Any, name: str) -> random.Random:
@@ -352,3 +403,36 @@ def _frequency(
     ]
     free = [c for c in channels if c not in used]
     return rng.choice(free or channels)
+
+
+# --------------------------------------------------------------------------- flight plans
+
+
+def cruise_level_of(altitude: Any) -> str | None:
+    """A filed cruising altitude as a flight level: "FL360", "F360", "36000", "360" -> "FL360".
+
+    Feet below 1000 are read as a level already (pilots file "350" for FL350); anything that is
+    not a number, or above FL600, is no level (None).
+    """
+    text = str(altitude or "").strip().upper().removeprefix("FL").removeprefix("F")
+    if not text.isdigit():
+        return None
+    value = int(text)
+    level = value // 100 if value >= 1000 else value
+    return f"FL{level:03d}" if 0 < level <= 600 else None
+
+
+def flight_plan_variables(plan: Mapping[str, Any]) -> dict[str, Any]:
+    """Scenario values from a filed flight plan (keys as the VATSIM feed names them: callsign,
+    departure, arrival, route, altitude, aircraft, flight_rules), so the session flies the trip
+    the pilot filed. Empty fields set nothing."""
+    out: dict[str, Any] = {}
+    for key, var in (("callsign", "callsign"), ("departure", "airport"), ("arrival", "destination"),
+                     ("route", "filed_route"), ("aircraft", "aircraft_type"), ("flight_rules", "flight_rules")):
+        value = " ".join(str(plan.get(key) or "").split())
+        if value:
+            out[var] = value.upper() if var != "filed_route" else value
+    level = cruise_level_of(plan.get("altitude"))
+    if level:
+        out["cruise_level"] = level
+    return out

@@ -31,7 +31,7 @@ from starlette.routing import BaseRoute, Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 
 from gateway import metrics
-from gateway.api import airports, compat, health, openapi, sessions
+from gateway.api import airports, compat, health, openapi, sessions, vatsim
 from gateway.api import speech as speech_api
 from gateway.api.access import AccessMiddleware
 from gateway.api.errors import (
@@ -109,6 +109,7 @@ def create_app(
                         await task
             if relay is not None:
                 await relay.stop()
+            await service.providers.aclose()
             if service.llm is not None:
                 await service.llm.aclose()
             if repository is not None:
@@ -121,6 +122,7 @@ def create_app(
         *speech_api.routes(speech, settings),
         *sessions.routes(service, settings.max_body_bytes, auth),
         *compat.routes(service, settings.max_body_bytes),
+        *vatsim.routes(service),  # /api/vatsim/metar, /api/vatsim/flightplans, /api/airports/{icao}/atis
         *airports.routes(service.airports),
         *openapi.routes(service, auth),
         *metrics.routes(),

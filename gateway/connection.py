@@ -8,7 +8,9 @@ STT engine, which sends partial transcripts while the pilot talks; the final tra
 the session engine through the service. Every decision about the session (from this connection,
 HTTP, the background clock, telemetry) arrives through the service's `DecisionHub` and leaves as
 `decision` and `state` events, while its controller messages go to the session's live `Frequency`
-to be spoken in order. Bad input gets a typed `error` and the connection stays open.
+to be spoken in order. Bad input gets a typed `error` and the connection stays open. Tuning an
+ATIS frequency (`tune`, or COM1 in `telemetry`) plays that airport's ATIS on the frequency in a
+loop until the pilot tunes away (gateway/broadcast.py).
 
 Incoming frames pass the connection's rate limits (gateway/ws/limits.py); outgoing ones go
 through a bounded `Outbox` drained by one writer task into the transport (gateway/ws/outbox.py),
@@ -28,11 +30,13 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from engine.models import ControllerMessage, Decision, Session
+from engine.phraseology import frequencies
 from gateway import metrics
 from gateway.audio.pcm import FrameBuffer
 from gateway.audio.resample import StreamResampler
 from gateway.audio.vad import SPEECH_END, SPEECH_START, VoiceActivityDetector
 from gateway.auth import ANONYMOUS, AuthError, Authenticator, Principal
+from gateway.broadcast import AtisBroadcast
 from gateway.frequency import Frequency
 from gateway.service import RadioService, ServiceError, SessionNotFound
 from gateway.settings import Settings
@@ -109,6 +113,7 @@ class Link:
     delivered_seq: int = 0
     state_key: tuple[str, str] = ("", "")
     ptt_keyed: bool = False
+    com1: str | None = None  # the frequency the pilot last tuned (tune, or telemetry's com1)
     last_audio_at: float = 0.0
     stats: dict[str, int] = field(default_factory=lambda: {"frames": 0, "ignored_frames": 0})
     # stage clocks (gateway/metrics.py), by controller message id; emptied as messages go on air
@@ -140,6 +145,7 @@ class RadioConnection:
         self.outbox = Outbox(settings.ws_send_queue_bytes, settings.ws_send_queue_droppable)
         self.link: Link | None = None
         self.frequency: Frequency | None = None
+        self.atis: AtisBroadcast | None = None
         self.resampler: StreamResampler | None = None
         self.framer = FrameBuffer(STT_RATE, 20)
         self.vad: VoiceActivityDetector | None = None
@@ -331,11 +337,40 @@ class RadioConnection:
                 await self._typed(msg.text)
             elif isinstance(msg, p.Telemetry):
                 self.service.telemetry(link.session_id, msg.model_dump(exclude_none=True, exclude={"type"}))
+                if msg.com1 is not None and msg.com1 != link.com1:  # simulators repeat COM1 in every report
+                    await self._tuned(link, msg.com1)
             elif isinstance(msg, p.Tune):
                 self.service.tune(link.session_id, msg.frequency)
                 await self._send_state()
+                await self._tuned(link, msg.frequency)
             elif isinstance(msg, p.AudioPlayed):
                 link.stats["played"] = link.stats.get("played", 0) + 1
+
+    async def _tuned(self, link: Link, frequency: str) -> None:
+        """COM1 changed: an ATIS frequency starts its broadcast, any other ends one."""
+        link.com1 = frequency
+        if self.atis is None:
+            return
+        if self.service.atis(link.session_id, frequency) is None:
+            await self.atis.stop()
+            return
+        await self.atis.play(frequencies.canonical(frequency) or frequency, lambda n: self._atis_message(link, frequency, n))
+
+    def _atis_message(self, link: Link, frequency: str, n: int) -> ControllerMessage | None:
+        """Repetition `n` of the ATIS on `frequency`, as it stands now (its letter may have moved on)."""
+        atis = self.service.atis(link.session_id, frequency)
+        if atis is None:
+            return None
+        return ControllerMessage(
+            message_id=f"{link.session_id}-atis-{atis.icao}-{atis.letter}-{n + 1}",
+            seq=0,  # a broadcast, not one of the session's numbered controller messages
+            station="atis",
+            frequency=frequencies.canonical(frequency) or frequency,
+            template="",
+            text=atis.text,
+            speech=atis.speech,
+            at=self.service.clock(),
+        )
 
     def _require(self) -> Link:
         if self.link is None:
@@ -347,8 +382,8 @@ class RadioConnection:
             raise p.ProtocolError("session_active", "this socket already has a session; open a new socket for another")
         self._authorize(lambda: self.auth.require_key(self.principal, "start a session"))
         tts = self._voice(msg.voice)
-        session, decision, token = self.service.create(
-            flow=msg.flow, scenario=msg.scenario, seed=msg.seed, owner=self.principal.key_id
+        session, decision, token = await self.service.start(
+            flow=msg.flow, scenario=msg.scenario, seed=msg.seed, owner=self.principal.key_id, flight_plan=msg.flight_plan
         )
         await self._attach(
             session,
@@ -446,6 +481,7 @@ class RadioConnection:
             on_first_audio=lambda m: self._first_audio(link, m),
         )
         self.frequency.start()
+        self.atis = AtisBroadcast(self.frequency)
         metrics.ACTIVE_SESSIONS.inc()
         link.events = self.service.hub.subscribe(session.session_id)
         self._events_task = asyncio.create_task(self._consume(link), name="livefreq-radio-events")
@@ -473,6 +509,10 @@ class RadioConnection:
 
     def _message_done(self, link: Link, msg: ControllerMessage) -> None:
         """A controller message has been spoken: the pilot's reply time starts now."""
+        if AtisBroadcast.owns(msg):
+            if self.atis is not None:
+                self.atis.sent(msg)  # a broadcast: no session message, no reply expected
+            return
         link.decided_at.pop(msg.message_id, None)
         link.speech_end_at.pop(msg.message_id, None)
         metrics.CONTROLLER_MESSAGES.labels("sent").inc()
@@ -691,6 +731,8 @@ class RadioConnection:
             metrics.ACTIVE_SESSIONS.dec()
         if self.link is not None and self.link.events is not None:
             self.service.hub.unsubscribe(self.link.session_id, self.link.events)
+        if self.atis is not None:
+            await self.atis.stop()
         if self.frequency is not None:
             await self.frequency.close()
 

@@ -125,6 +125,20 @@ class Frequency:
         for msg in messages:
             self._queue.put_nowait(msg)
 
+    def withdraw(self, message_id: str) -> None:
+        """Take a message off the air (a broadcast the pilot tuned away from): cut it if it is
+        being spoken (`atc.message.end` says `interrupted`), drop it if it is still queued."""
+        if self.current is not None and self.current.message_id == message_id:
+            self._cut = True
+            return
+        kept = []
+        while not self._queue.empty():
+            msg = self._queue.get_nowait()
+            if msg.message_id != message_id:
+                kept.append(msg)
+        for msg in kept:
+            self._queue.put_nowait(msg)
+
     @property
     def talking(self) -> bool:
         return self.current is not None

@@ -17,6 +17,14 @@ Timers: the store keeps when each session must be visited next (the engine's `ne
 written with every save), so `tick_all` asks it for the due sessions, of every node, and ticks
 each under a short lease: exactly one node fires a timer.
 
+Weather and flight plans (gateway/providers): `start` is the asynchronous way in that the
+gateway's adapters use. It looks up a flight plan the session starts from, and fetches the
+airports' METARs (waiting at most `weather_wait_s`) before the synchronous `create`, which hands
+the reports to the engine's scenario resolution as data; without live weather the scenario's is
+generated. A running session on live weather follows its airport's ATIS: before each input the
+service gives the engine the airport's latest report (`engine.weather.refresh_weather`), so a
+pilot reporting a letter that is no longer current is told the new one.
+
 Expiry: a session idle (no create, transmission or reset) for `settings.session_ttl_s` is
 deleted by `tick_all` (the store's index of last activity, shared by every node) and is already
 invisible to `get` before that.
@@ -34,20 +42,30 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from engine.atis import Atis, build_atis
 from engine.candidates import Candidate
 from engine.loader import load_registry
 from engine.models import Decision, Flow, FlowFrame, FlowMode, Session
-from engine.phraseology import callsign_telephony
+from engine.phraseology import callsign_telephony, frequencies
 from engine.registry import KNOWN_SCENARIO_VARIABLES, FlowRegistry
 from engine.router import RouteResult
-from engine.scenario import DERIVED_VARIABLES, SCENARIO_VARIABLES, resolve_airports, resolve_scenario
+from engine.scenario import (
+    DERIVED_VARIABLES,
+    FLIGHT_PLAN_VARIABLES,
+    SCENARIO_VARIABLES,
+    flight_plan_variables,
+    resolve_airports,
+    resolve_scenario,
+)
 from engine.session import SessionEngine
+from engine.weather import WeatherReport, generated_report, refresh_weather
 from gateway.airports.repository import AirportRepository, default_repository
 from gateway.flows_source import DirectoryFlowSource
 from gateway.clock import scaled_clock
 from gateway import metrics
 from gateway.hub import DecisionHub
 from gateway.llm import ChatCompletionsProvider, RouterProvider, consult
+from gateway.providers import DataProviders, FlightPlan, MetarError, ProviderError, parse_metar
 from gateway.settings import Settings
 from gateway.store import (
     AtcEntry,
@@ -109,6 +127,18 @@ class TooManySessions(ServiceError):
         self.status = 429 if per_key else 503
 
 
+class UnknownFlightPlan(ServiceError):
+    """No flight plan with that callsign in the data feed (none at all offline)."""
+
+    code = "unknown_flight_plan"
+
+
+class ProviderUnavailable(ServiceError):
+    """The data provider a request needs (the flight plan feed) did not answer."""
+
+    code = "provider_unavailable"
+
+
 class SessionBusy(ServiceError):
     """Other writers changed the session every time it was decided (`MAX_ATTEMPTS` in a row)."""
 
@@ -140,9 +170,12 @@ class RadioService:
         airports: AirportRepository | None = None,
         repository: SessionRepository | None = None,
         clock: Callable[[], float] | None = None,
+        providers: DataProviders | None = None,
         llm: RouterProvider | None = None,
     ) -> None:
         self.settings = settings or Settings()
+        # weather, ATIS and flight plans (offline unless settings say vatsim)
+        self.providers = providers or DataProviders.from_settings(self.settings)
         self.registry = registry or load_registry(
             DirectoryFlowSource(self.settings.flows_dir), main_flow=self.settings.default_flow
         )
@@ -161,12 +194,44 @@ class RadioService:
         # Every name a client may set: the shared vocabulary, whatever the scenario resolver fills
         # (so a value it would make up can be given instead) and the flows' own variables.
         self.allowed_variables: frozenset[str] = frozenset(
-            {*KNOWN_SCENARIO_VARIABLES, *SCENARIO_VARIABLES, *DERIVED_VARIABLES}
+            {*KNOWN_SCENARIO_VARIABLES, *SCENARIO_VARIABLES, *DERIVED_VARIABLES, *FLIGHT_PLAN_VARIABLES}
             | set(resolve_scenario({}, airport=None, destination=None, seed=0))
             | {name for flow in self.registry for name in flow.variables}
         )
 
     # ------------------------------------------------------------------ sessions
+
+    async def start(
+        self,
+        *,
+        flow: str | None = None,
+        scenario: Mapping[str, Any] | None = None,
+        seed: int | None = None,
+        owner: str | None = None,
+        flight_plan: FlightPlan | str | None = None,
+    ) -> tuple[Session, Decision, str]:
+        """`create` with today's data: the flight plan (a plan, or a callsign to look up in the
+        feed) fills departure, destination, route and cruise level under the scenario's own
+        values, and the airports' live weather is fetched first (at most `weather_wait_s`)."""
+        given = self._check_scenario(scenario)
+        if flight_plan is not None:
+            plan = flight_plan if isinstance(flight_plan, FlightPlan) else await self.find_flight_plan(flight_plan)
+            given = {**flight_plan_variables(plan.model_dump()), **given}
+        seed = self._check_seed(seed)
+        weather = await self.providers.weather.for_airports(resolve_airports(given, seed))
+        return self.create(flow=flow, scenario=given, seed=seed, owner=owner, weather=weather)
+
+    async def find_flight_plan(self, callsign: str) -> FlightPlan:
+        """The filed plan of exactly `callsign` in the data feed."""
+        try:
+            plans = await self.providers.flight_plans(callsign)
+        except ProviderError as exc:
+            raise ProviderUnavailable(f"the flight plan feed is unavailable: {exc.message}", field="flight_plan") from exc
+        plan = next((p for p in plans if p.callsign == callsign.strip().upper()), None)
+        if plan is None:
+            where = "the VATSIM data feed" if self.providers.feed is not None else "any feed (LIVEFREQ_DATA_PROVIDER=offline)"
+            raise UnknownFlightPlan(f"no flight plan for {callsign!r} in {where}", field="flight_plan")
+        return plan
 
     def create(
         self,
@@ -175,19 +240,30 @@ class RadioService:
         scenario: Mapping[str, Any] | None = None,
         seed: int | None = None,
         owner: str | None = None,
+        weather: Mapping[str, WeatherReport] | None = None,
     ) -> tuple[Session, Decision, str]:
         """Start a scenario; returns the session, its opening decision and the resume token.
 
         Unset scenario variables are filled from the airport data and the seed (random when not
         given, and kept in `session.seed` so the scenario can be replayed). `owner` is the id of
         the API key creating it (gateway/auth.py), counted against `max_sessions_per_key`.
+        `weather`: live reports by ICAO code (from `start`); otherwise the weather service's cached
+        ones, else generated weather. A ``metar`` (or ``arrival_metar``) in the scenario is
+        parsed and used as that airport's weather; one that does not parse is kept as given, like
+        any scenario value, and the weather is generated (the opening decision's trace says so).
         """
         slug = self._flow_slug(flow)
         given = self._check_scenario(scenario)
         seed = self._check_seed(seed)
         dep, dest = resolve_airports(given, seed)
+        notes: list[str] = []
         variables = resolve_scenario(
-            given, airport=self.airports.get(dep), destination=self.airports.get(dest), seed=seed
+            given,
+            airport=self.airports.get(dep),
+            destination=self.airports.get(dest),
+            seed=seed,
+            weather=self._weather_of(dep, given.get("metar"), "metar", weather, notes),
+            arrival_weather=self._weather_of(dest, given.get("arrival_metar"), "arrival_metar", weather, notes),
         )
         token = secrets.token_urlsafe(24)
 
@@ -197,6 +273,8 @@ class RadioService:
             session, decision = self.engine.start(
                 variables=variables, session_id=session_id, flow=slug, now=now, seed=seed
             )
+            for note in notes:
+                decision.trace.add("weather", note)
             record = StoredSession(session=session, resume_token=token, touched_at=now, owner=owner)
             self._save(record, [decision], expect=0)  # a conflict: the new id was taken meanwhile
             return session, decision
@@ -316,7 +394,10 @@ class RadioService:
         def decide() -> Decision | None:
             record, version = self._load(session_id)
             now = self.clock()
+            updates = self._follow_weather(record.session)
             decision = act(record.session, now)
+            if updates and decision is not None:
+                decision.trace.add("weather", f"information {updates['atis_letter']} is now current", updates=updates)
             record.touched_at = now
             self._save(record, [decision] if decision is not None else [], expect=version)
             return decision
@@ -386,6 +467,73 @@ class RadioService:
 
     def count(self) -> int:
         return len(self.repository)
+
+    # ------------------------------------------------------------------ weather and ATIS
+
+    def _weather_of(
+        self, icao: str, metar: Any, field: str, reports: Mapping[str, WeatherReport] | None, notes: list[str]
+    ) -> WeatherReport | None:
+        """An airport's weather for a new session: the METAR the client gave, else the live report."""
+        if metar is not None and metar != "":
+            try:
+                return parse_metar(str(metar), source="given").model_copy(update={"letter": None})
+            except MetarError as exc:
+                notes.append(f"scenario.{field} is no usable METAR ({exc}); the weather is generated")
+                return None
+        if reports is not None and icao in reports:
+            return reports[icao]
+        return self.providers.weather.cached(icao)
+
+    def _follow_weather(self, session: Session) -> dict[str, Any]:
+        """A live-weather session takes its airport's newest ATIS before it acts (see the module
+        docstring); returns the variables that changed."""
+        if session.variables.get("weather_source") != "vatsim":
+            return {}
+        report = self.providers.weather.cached(str(session.variables.get("airport", "")))
+        return refresh_weather(session, report) if report is not None else {}
+
+    def atis(self, session_id: str, frequency: str) -> Atis | None:
+        """The ATIS a session's pilot hears on `frequency`, or None when it is no ATIS frequency.
+
+        The departure airport's ATIS frequencies (the scenario's ``atis_freq`` and every one the
+        airport data lists) broadcast its ATIS, the destination's its arrival ATIS. Live weather is
+        the airport's newest report and letter; generated or given weather is the session's own
+        METAR, letter and runway, so the ATIS agrees with what the controllers say.
+        """
+        session = self.get(session_id)
+        tuned = frequencies.canonical(str(frequency))
+        if tuned is None:
+            return None
+        v = session.variables
+        for prefix, code_var, freq_var in (("", "airport", "atis_freq"), ("arrival_", "destination", "dest_atis_freq")):
+            icao = str(v.get(code_var) or "").upper()
+            airport = self.airports.get(icao)
+            listed = {str(v.get(freq_var) or ""), *((airport.frequencies.get("atis") or []) if airport else [])}
+            if tuned not in {frequencies.canonical(f) for f in listed if f}:
+                continue
+            name = str(v.get("airport_name" if not prefix else "destination_name") or icao)
+            runway = v.get(f"{prefix}runway")
+            live = self.providers.weather.cached(icao) if v.get("weather_source") == "vatsim" else None
+            if live is not None:
+                return build_atis(live, airport_name=name, letter=live.letter or "A", runway=runway)
+            report = self._session_report(session, prefix, icao)
+            letter = str(v.get(f"{prefix}atis_letter") or "A")
+            return build_atis(report, airport_name=name, letter=letter, runway=runway)
+        return None
+
+    def _session_report(self, session: Session, prefix: str, icao: str) -> WeatherReport:
+        """A session's own weather at one of its airports: its METAR parsed, or made up again from
+        its wind and QNH when there is none that parses."""
+        v = session.variables
+        source = v.get("weather_source") if not prefix and v.get("weather_source") in ("vatsim", "given") else "generated"
+        try:
+            return parse_metar(str(v.get(f"{prefix}metar") or ""), source=source)
+        except MetarError:
+            qnh = v.get(f"{prefix}qnh")
+            return generated_report(
+                icao, session.seed, wind=str(v.get(f"{prefix}wind") or "") or None,
+                qnh=int(qnh) if isinstance(qnh, int) else None,
+            )
 
     # ------------------------------------------------------------------ flows and views
 

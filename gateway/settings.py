@@ -128,6 +128,21 @@ class Settings(BaseSettings):
     # after ptt.up the mic stays open for this much more audio: the release overtakes the last words
     webrtc_ptt_tail_ms: int = Field(default=100, ge=0, le=1000)
 
+    # supporting data (gateway/providers): weather, ATIS and flight plans. "offline" (default): no
+    # network, generated weather (`source: "generated"`), no flight plans; "vatsim": VATSIM's
+    # METAR service and data feed at these URLs ({icao} is replaced), falling back to generated
+    # weather whenever they fail
+    data_provider: Literal["offline", "vatsim"] = "offline"
+    vatsim_metar_url: str = "https://metar.vatsim.net/{icao}"
+    vatsim_data_url: str = "https://data.vatsim.net/v3/vatsim-data.json"
+    provider_timeout_s: float = Field(default=3.0, gt=0)  # per request
+    provider_retries: int = Field(default=2, ge=0, le=10)  # more attempts after a timeout, 429 or 5xx
+    provider_backoff_s: float = Field(default=0.25, ge=0)  # first retry's wait, doubling (with jitter)
+    metar_ttl_s: float = Field(default=300.0, gt=0)  # an airport's METAR is asked for again after this
+    datafeed_ttl_s: float = Field(default=60.0, gt=0)  # the data feed (it changes every 15 s)
+    provider_retry_after_s: float = Field(default=60.0, ge=0)  # after a failure, no new request for this long
+    weather_wait_s: float = Field(default=2.0, ge=0)  # a new session waits this long for its METARs
+
     # the LLM router (gateway/llm, engine/router_llm.py; README "The LLM router"): asked only when
     # the deterministic router is ambiguous or below threshold, to choose among the surviving
     # candidates. Off unless `llm_url` is set: the deterministic router is the embedded default.

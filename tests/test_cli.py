@@ -227,7 +227,7 @@ def test_chat_over_a_pipe_speaks_and_judges_a_wrong_readback() -> None:
     assert "candidates:" in out and "router:" in out  # :trace
     assert "state  clearance:" in out  # :state
     assert "60 s later" in out  # :wait
-    assert "summary" in out and "transmissions 3" in out and "readbacks correct 1/2" in out
+    assert "summary" in out and "transmissions 3" in out and "readbacks correct 2/3" in out  # the ATIS letter, then the clearance twice
 
 
 def run_main(
@@ -259,10 +259,10 @@ def test_chat_without_speech_shows_no_spoken_lines(
 def test_chat_asks_a_configured_llm_router_and_traces_it(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], llm_server: ChatCompletionsServer
 ) -> None:
-    llm_server.choice = "CD_SEQUENCE"
+    llm_server.choice = "CD_ATIS_CURRENT"  # no ATIS letter reported: delivery gives the current one
     monkeypatch.setenv("LIVEFREQ_LLM_URL", f"{llm_server.url}/v1")
     monkeypatch.setenv("LIVEFREQ_LLM_MODEL", "fake-router")
-    script = "morning, we have kilo and we're all set to get our flight plan to munich\n:trace\n:quit\n"
+    script = "morning, we're all set to get our flight plan to munich\n:trace\n:quit\n"
     code, out, err = run_main(
         ["chat", "--flow", "clearance", "--seed", str(SEED), *_scenario_args(), "--no-speech", "--dir", str(FLOWS)],
         script,
@@ -271,7 +271,7 @@ def test_chat_asks_a_configured_llm_router_and_traces_it(
     )
     assert code == 0, err
     assert "cleared to" in out.lower()  # delivery read the clearance: the words were understood
-    assert "router: llm" in out and "the LLM chose CD_SEQUENCE" in out  # :trace
+    assert "router: llm" in out and "the LLM chose CD_ATIS_CURRENT" in out  # :trace
     assert len(llm_server.requests) == 1
 
 

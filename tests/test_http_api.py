@@ -82,7 +82,7 @@ def test_clearance_flow_catches_a_wrong_readback(client: httpx.Client) -> None:
     assert issued["decision"]["recognized"] is True
     assert issued["decision"]["from_state"] == "CD_INITIAL"
     assert issued["session"]["state"] == "CD_READBACK"
-    assert issued["readback"] is None  # the initial call asks for no readback
+    assert issued["readback"] == {"ok": True, "fields": {"atis_letter": "ok"}, "missing": [], "wrong": []}  # the ATIS letter
     clearance = issued["messages"][0]
     assert set(clearance) == MESSAGE_KEYS
     assert clearance["role"] == "atc" and clearance["station"] == "delivery"
@@ -115,7 +115,7 @@ def test_clearance_flow_catches_a_wrong_readback(client: httpx.Client) -> None:
     pilots = [e for e in transcript if e["role"] == "pilot"]
     assert [p["text"] for p in pilots] == [first_call, correct.replace("4721", "4712"), correct]
     assert [p["state"] for p in pilots] == ["CD_INITIAL", "CD_READBACK", "CD_READBACK"]
-    assert pilots[0]["readback"] is None
+    assert pilots[0]["readback"]["fields"] == {"atis_letter": "ok"}
     assert pilots[1]["readback"]["ok"] is False and pilots[2]["readback"]["ok"] is True
     atcs = [e for e in transcript if e["role"] == "atc"]
     assert [a["seq"] for a in atcs] == seqs

@@ -113,23 +113,25 @@ def test_voice_readbacks_correct_and_wrong(server):
 
 def test_free_form_words_are_routed_by_the_llm_over_the_socket(speech, llm_server):
     """A configured LLM router answers on the radio too: the decision, then the controller."""
-    llm_server.choice = "CD_SEQUENCE"
+    llm_server.choice = "CD_ATIS_CURRENT"  # no ATIS letter reported: delivery gives it, then the clearance
 
     async def scenario(base: str):
         client, _started = await _start(base)
         mark = client.mark()
-        await client.send({"type": "text", "text": "good morning, we have kilo and we're all set to get our flight plan to munich"})
+        await client.send({"type": "text", "text": "good morning, we're all set to get our flight plan to munich"})
         decision = await client.wait_type("decision", start=mark)
         assert decision["to_state"] == "CD_READBACK" and decision["trace"]["router"]["name"] == "llm"
-        clearance = await client.wait_type("atc.message", start=mark)
+        current = await client.wait_type("atc.message", start=mark)
+        assert "is current" in current["text"]
+        clearance = await client.wait_for(lambda e: e["type"] == "atc.message" and e["seq"] == current["seq"] + 1, start=mark)
         assert "cleared to" in clearance["text"].lower()
-        await client.wait_type("atc.message.end", start=mark)
+        await client.wait_type("atc.message.end", start=mark, message_id=clearance["message_id"])
         await client.close()
 
     with _server(speech, audio_pacing=False, llm_url=f"{llm_server.url}/v1", llm_model="fake-router") as base:
         run(scenario(base))
     [request] = llm_server.requests
-    assert request["response_format"]["json_schema"]["schema"]["properties"]["candidate"]["enum"] == ["CD_SEQUENCE", "none"]
+    assert request["response_format"]["json_schema"]["schema"]["properties"]["candidate"]["enum"] == ["CD_ATIS_CURRENT", "none"]
 
 
 def test_input_at_48khz_with_partials(server):
@@ -185,7 +187,8 @@ def test_bad_input_gets_typed_errors_and_the_session_survives(server):
 def test_resume_after_disconnect_keeps_state_and_rejects_bad_tokens(server):
     async def scenario():
         client, started = await _start(server)
-        await client.send({"type": "text", "text": "Frankfurt delivery Lufthansa 359 information K request IFR clearance"})
+        letter = started["scenario"]["atis_letter"]  # the current one: the clearance comes alone
+        await client.send({"type": "text", "text": f"Frankfurt delivery Lufthansa 359 information {letter} request IFR clearance"})
         await client.wait_type("atc.message.end")
         await client.close()
         other = await RadioClient.connect(server)
@@ -207,8 +210,9 @@ def test_timers_fire_without_client_action(speech):
     """A silence prompt (15 s of scenario time, compressed 30x) arrives with no client input."""
 
     async def scenario(base):
-        client, _ = await _start(base)
-        await client.send({"type": "text", "text": "Frankfurt delivery Lufthansa 359 information K request IFR clearance"})
+        client, started = await _start(base)
+        letter = started["scenario"]["atis_letter"]  # the current one: the clearance comes alone
+        await client.send({"type": "text", "text": f"Frankfurt delivery Lufthansa 359 information {letter} request IFR clearance"})
         await client.wait_type("atc.message.end")
         mark = client.mark()
         prompt = await client.wait_type("atc.message", start=mark, timeout=30)
@@ -243,7 +247,8 @@ def test_pilot_keying_over_the_controller_stops_it(speech):
 
     async def scenario(base):
         client, started = await _start(base)
-        await client.send({"type": "text", "text": "Frankfurt delivery Lufthansa 359 information K request IFR clearance"})
+        letter = started["scenario"]["atis_letter"]  # the current one: the clearance comes alone
+        await client.send({"type": "text", "text": f"Frankfurt delivery Lufthansa 359 information {letter} request IFR clearance"})
         clearance = await client.wait_type("atc.message")
         await asyncio.sleep(1.0)  # the controller is on air (paced audio)
         mark = client.mark()
@@ -274,7 +279,8 @@ def test_sessions_choose_their_controller_voice(server):
         await client.send({"type": "session.start", "flow": "clearance", "seed": 7, "scenario": SCENARIO, "voice": "espeak:en-gb"})
         started = await client.wait_type("session.started")
         assert started["voice"] == "espeak:en-gb"
-        await client.send({"type": "text", "text": "Frankfurt delivery Lufthansa 359 information K request IFR clearance"})
+        letter = started["scenario"]["atis_letter"]  # the current one: the clearance comes alone
+        await client.send({"type": "text", "text": f"Frankfurt delivery Lufthansa 359 information {letter} request IFR clearance"})
         message = await client.wait_type("atc.message")
         await client.wait_type("atc.message.end")
         assert client.rx.audio[message["message_id"]] / 2 / 16000 > 2.0  # espeak-ng spoke it
@@ -290,7 +296,7 @@ def test_fly_the_clearance_by_voice_with_the_scripted_pilot(server):
     lines: list[str] = []
     result = run(fly_by_voice(server, flow="clearance", seed=7, until_flow="startup_pushback", echo=lines.append))
     assert result["flow"] == "startup_pushback", lines
-    assert result["readbacks"] == 2 and result["readbacks_ok"] == 2, lines
+    assert result["readbacks"] == 3 and result["readbacks_ok"] == 3, lines  # the ATIS letter, the clearance, ground
     assert any(line.startswith("ATC") and "cleared to" in line for line in lines)
 
 

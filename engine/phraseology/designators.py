@@ -244,12 +244,23 @@ def letter_speak(canon: str) -> str:
     return letter_word(canon)
 
 
+# Words an ATIS letter follows: "information kilo", "atis kilo", and as pilots also report it,
+# "we have kilo", "with kilo" (there only when no number follows: "with alpha 12" is a taxiway).
+_LETTER_ANCHORS = frozenset({"information", "atis"})
+_LOOSE_ANCHORS = frozenset({"have", "with"})
+
+
 def letter_find(t: Transcript, ctx: Context) -> Found:
     found: Found = []
     for i, word in enumerate(t.words):
-        if word in ("information", "atis"):
-            j = i + 1 if t.word(i + 1) != "information" else i + 2
+        if word in _LETTER_ANCHORS or word in _LOOSE_ANCHORS:
+            j = i + 1
+            while t.word(j) in ("information", "atis"):
+                j += 1
             letter = letter_of(t.word(j))
-            if letter:
+            loose = word in _LOOSE_ANCHORS and j == i + 1
+            if not letter or (loose and (len(t.word(j) or "") < 2 or t.number(j + 1) is not None)):
+                continue  # "we have a problem", "with alpha 12": no ATIS letter
+            if (j, letter) not in found:
                 found.append((j, letter))
     return found

@@ -32,6 +32,8 @@ SERVICE_STATUS: dict[str, int] = {
     "unknown_state": 422,
     "validation_error": 422,
     "session_busy": 409,
+    "unknown_flight_plan": 404,
+    "provider_unavailable": 503,
 }
 HTTP_CODES: dict[int, str] = {
     400: "bad_request",

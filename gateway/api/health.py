@@ -36,6 +36,8 @@ def routes(service: RadioService, speech: SpeechStack) -> list[BaseRoute]:
                 "flows": len(service.registry),
                 "sessions": service.count(),
                 "store": {"kind": service.repository.kind, "node": service.node},
+                # where weather comes from now: "vatsim" or "generated" (offline, or the provider failing)
+                "weather": service.providers.weather.describe(),
                 "llm": service.llm.describe() if service.llm is not None else None,
                 "version": release,
             }

@@ -48,6 +48,7 @@ from gateway.api.schemas import (
 )
 from gateway.api.speech import PttRequest, SayRequest
 from gateway.auth import Authenticator
+from gateway.providers.vatsim import FlightPlan
 from gateway.service import MAX_TEXT_CHARS, RadioService
 from gateway.store import AtcEntry, PilotEntry
 from gateway.webrtc.signaling import CandidatesRequest, WebRTCOffer
@@ -93,6 +94,19 @@ class StoreStatus(_View):
     node: str
 
 
+class WeatherStatus(_View):
+    """Where weather comes from (gateway/providers/weather.py `describe`)."""
+
+    provider: Literal["offline", "vatsim"]
+    source: Literal["vatsim", "generated"]
+    airports: int
+    fetches: int
+    failures: int
+    last_fetch_at: str | None
+    last_error: str | None
+    last_error_at: str | None
+
+
 class LlmStatus(_View):
     """The LLM router (null when off): its endpoint, model and whether answers are schema-bound."""
 
@@ -108,6 +122,7 @@ class Health(_View):
     flows: int
     sessions: int
     store: StoreStatus
+    weather: WeatherStatus
     llm: LlmStatus | None
     version: str
 
@@ -266,6 +281,52 @@ class AirportFrequencies(_View):
     frequencies: dict[str, list[str]]
 
 
+class CloudView(_View):
+    cover: str
+    base_ft: int | None
+    kind: str | None
+
+
+class MetarView(_View):
+    """A parsed METAR (`gateway.api.vatsim.report_view`); `source` "generated" when made up."""
+
+    icao: str
+    raw: str
+    source: Literal["vatsim", "given", "generated"]
+    observed_at: str | None
+    wind: str
+    wind_dir: int | None
+    wind_speed_kt: int
+    gust_kt: int | None
+    visibility_m: int | None
+    cavok: bool
+    weather: list[str]
+    clouds: list[CloudView]
+    temperature_c: int | None
+    dewpoint_c: int | None
+    qnh_hpa: int
+    atis_letter: str | None
+
+
+class AtisView(_View):
+    """An airport's ATIS (`gateway.api.vatsim.atis_view`)."""
+
+    icao: str
+    letter: str
+    text: str
+    speech: str
+    runway: str | None
+    frequencies: list[str]
+    source: Literal["vatsim", "given", "generated"]
+    metar: MetarView
+
+
+class FlightPlans(_View):
+    source: Literal["offline", "vatsim"]
+    callsign: str | None
+    flightplans: list[FlightPlan]
+
+
 class MetricsText(RootModel[str]):
     """The Prometheus text exposition format (gateway/metrics.py)."""
 
@@ -310,6 +371,15 @@ class PeerClosed(_View):
 
 
 @dataclass(frozen=True)
+class Query:
+    """A query parameter: its name, whether it is required, its JSON schema."""
+
+    name: str
+    schema: dict[str, Any]
+    required: bool = False
+
+
+@dataclass(frozen=True)
 class Operation:
     """One endpoint: `responses` maps status -> model (None: an `ErrorBody`)."""
 
@@ -324,6 +394,7 @@ class Operation:
     body_required: bool = True
     extra_ok: tuple[Model, ...] = field(default=())  # alternatives of the success shape (oneOf)
     media_type: str = "application/json"  # of the success response
+    query: tuple[Query, ...] = ()
 
 
 _BODY_ERRORS = (400, 413, 422)
@@ -338,7 +409,7 @@ OPERATIONS: tuple[Operation, ...] = (
     ),
     Operation(
         "post", "/api/radio/sessions", "createSession", "Start a session", "sessions",
-        (201, SessionCreated), (*_BODY_ERRORS, 503), CreateSessionRequest, body_required=False,
+        (201, SessionCreated), (*_BODY_ERRORS, 404, 503), CreateSessionRequest, body_required=False,
     ),
     Operation("get", _SESSION, "getSession", "Where a session stands", "sessions", (200, SessionRead), (404,)),
     Operation("delete", _SESSION, "deleteSession", "End a session", "sessions", (200, SessionDeleted), (404,)),
@@ -386,6 +457,16 @@ OPERATIONS: tuple[Operation, ...] = (
         "get", "/api/airports/{icao}/frequencies", "airportFrequencies", "Airport frequencies", "airports",
         (200, AirportFrequencies), (404,),
     ),
+    Operation("get", "/api/airports/{icao}/atis", "airportAtis", "The airport's ATIS now", "airports", (200, AtisView), (404,)),
+    Operation(
+        "get", "/api/vatsim/metar", "metar", "An airport's METAR, parsed (generated when there is no live one)", "data",
+        (200, MetarView), (404, 422), query=(Query("icao", {"type": "string", "pattern": "^[A-Za-z0-9]{3,4}$"}, True),),
+    ),
+    Operation(
+        "get", "/api/vatsim/flightplans", "flightplans", "Filed flight plans from the VATSIM data feed", "data",
+        (200, FlightPlans), (422, 503),
+        query=(Query("callsign", {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,12}$"}),),
+    ),
 )
 
 _STATUS_TEXT = {
@@ -394,12 +475,12 @@ _STATUS_TEXT = {
     400: "Body is not JSON",
     401: "No valid credential (unauthorized): an API key or the session's token is required",
     403: "The credential does not reach this (forbidden): another session's token, another key's session; or a browser page from a foreign origin",
-    404: "Unknown session or resource",
+    404: "Unknown session or resource (or flight plan)",
     413: "Body too large",
     422: "Invalid field (the error names it)",
     429: "This API key holds its limit of sessions (too_many_sessions)",
     500: "Speech engine failure",
-    503: "Unavailable: the speech engines or the session store, or the gateway holds its limit of sessions (too_many_sessions) or WebRTC peers (too_many_peers)",
+    503: "Unavailable: the speech engines, the session store or a data provider (provider_unavailable), or the gateway holds its limit of sessions (too_many_sessions) or WebRTC peers (too_many_peers)",
 }
 _AUTH_ERRORS = (401, 403)
 BEARER = "bearer"
@@ -438,12 +519,13 @@ def openapi_document(
         }
         if secured and public:
             item["security"] = []  # open to all: load balancers, API clients, the browser radio
-        params = re.findall(r"{(\w+)}", op.path)
+        params = [
+            {"name": name, "in": "path", "required": True, "schema": {"type": "string", "minLength": 1}}
+            for name in re.findall(r"{(\w+)}", op.path)
+        ]
+        params += [{"name": q.name, "in": "query", "required": q.required, "schema": q.schema} for q in op.query]
         if params:
-            item["parameters"] = [
-                {"name": name, "in": "path", "required": True, "schema": {"type": "string", "minLength": 1}}
-                for name in params
-            ]
+            item["parameters"] = params
         if op.body is not None:
             body = refs[(op.body, "validation")]
             if not op.body_required:  # no body, or null, reads as {} (`gateway.api.errors.parse`)

@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from gateway.wire import JsonBody, json_int
 from engine.models import ControllerMessage, Decision, ReadbackResult, Role, Session
+from gateway.providers.vatsim import FlightPlan, FlightPlanCallsign
 from gateway.service import MAX_SEED, RadioService
 from gateway.ws.protocol import TelemetryFields
 
@@ -32,6 +33,9 @@ class CreateSessionRequest(JsonBody):
     flow: str | None = Field(default=None, max_length=100)
     scenario: dict[str, Any] | None = None  # names and value types are checked by the service
     seed: StrictSeed | None = None
+    # start from a filed flight plan: one as `GET /api/vatsim/flightplans` lists it, or the
+    # callsign to look up in the data feed (404 unknown_flight_plan when it has none)
+    flight_plan: FlightPlan | FlightPlanCallsign | None = None
 
 
 class TransmissionRequest(JsonBody):

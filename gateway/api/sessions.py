@@ -32,7 +32,9 @@ def routes(service: RadioService, max_body_bytes: int, auth: Authenticator) -> l
     async def create(request: Request) -> JSONResponse:
         body = await read_model(request, CreateSessionRequest, max_body_bytes)
         owner = principal_of(request).key_id
-        session, decision, token = service.create(flow=body.flow, scenario=body.scenario, seed=body.seed, owner=owner)
+        session, decision, token = await service.start(
+            flow=body.flow, scenario=body.scenario, seed=body.seed, owner=owner, flight_plan=body.flight_plan
+        )
         payload = decision_body(session, decision, service)
         payload["resume_token"] = token
         payload["session_token"] = auth.session_token(session.session_id)

@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal
 from pydantic import ConfigDict, Field, TypeAdapter, ValidationError
 
 from engine.models import ControllerMessage, Decision, ReadbackResult
+from gateway.providers.vatsim import FlightPlan, FlightPlanCallsign
 from gateway.wire import JsonBody, JsonInt, json_int
 
 SAMPLE_RATES = (8000, 16000, 24000, 32000, 44100, 48000)
@@ -39,6 +40,8 @@ class SessionStart(_Msg):
     radio_level: json_int(ge=1, le=5) | None = None  # extension: readability 1-5
     radio_effect: bool | None = None  # extension: false for clean audio
     voice: str | None = Field(default=None, max_length=100)  # extension: an id from GET /api/voices
+    # extension: start from a filed flight plan (a plan, or a callsign to look up; README "Weather")
+    flight_plan: FlightPlan | FlightPlanCallsign | None = None
 
 
 class SessionResume(_Msg):
