@@ -224,6 +224,7 @@ def build_parser() -> argparse.ArgumentParser:
     load.add_argument("--duration", type=float, default=60.0, help="seconds each run lasts (default: %(default)s)")
     load.add_argument("--audio", default=None, metavar="DIR", help="corpus folder (default: build or reuse reports/corpus)")
     load.add_argument("--url", default=None, help="a running gateway to load (default: start one on loopback)")
+    load.add_argument("--token", default=None, help="API key, when the --url gateway requires one (README \"Security\")")
     load.add_argument("--report", default="reports/load", metavar="DIR", help="report folder (default: %(default)s)")
     load.add_argument("--think", default="1,3", metavar="MIN,MAX", help="seconds before answering a call (default: %(default)s)")
     load.add_argument("--pause", default="10,30", metavar="MIN,MAX", help="seconds before a new call (default: %(default)s)")
@@ -612,6 +613,7 @@ def cmd_bench_engine(args: argparse.Namespace) -> int:
         bench_engine,
         bench_http,
         bench_service,
+        bench_service_sqlite,
         profile_engine,
     )
     from gateway.service import RadioService
@@ -624,6 +626,7 @@ def cmd_bench_engine(args: argparse.Namespace) -> int:
         runs = [
             bench_engine(service, args.n, args.flow, Progress("engine", args.n)),
             bench_service(service, args.n, args.flow, Progress("service", args.n)),
+            bench_service_sqlite(settings, args.n, args.flow, Progress("service-sqlite", args.n)),
         ]
         if args.http:
             runs.append(bench_http(settings, args.n, args.flow, Progress("http", args.n)))
@@ -828,7 +831,14 @@ def cmd_load(args: argparse.Namespace) -> int:
     report_dir = Path(args.report)
     steps = list(capacity_steps(args.sessions, args.max_sessions)) if args.find_capacity else [args.sessions]
     configs = [
-        LoadConfig(n, args.duration, think_s=_range(args.think, "--think"), pause_s=_range(args.pause, "--pause"), seed=args.seed)
+        LoadConfig(
+            n,
+            args.duration,
+            think_s=_range(args.think, "--think"),
+            pause_s=_range(args.pause, "--pause"),
+            seed=args.seed,
+            token=args.token,
+        )
         for n in steps
     ]
     try:

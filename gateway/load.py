@@ -95,6 +95,7 @@ class LoadConfig:
     think_s: tuple[float, float] = (1.0, 3.0)
     pause_s: tuple[float, float] = (10.0, 30.0)
     seed: int = 0
+    token: str | None = field(default=None, repr=False)  # an API key for a gateway that requires one; never reported
 
     def check(self) -> None:
         if not 1 <= self.sessions <= MAX_SESSIONS:
@@ -191,7 +192,7 @@ async def fly_pilot(
     loop = asyncio.get_running_loop()
     end = started + config.duration_s
     flow = corpus.start_flow(log.seed) if log.seed is not None else None
-    pilot = VoicePilot(base_url, flow=flow, seed=log.seed, timeout_s=REPLY_TIMEOUT_S)
+    pilot = VoicePilot(base_url, flow=flow, seed=log.seed, timeout_s=REPLY_TIMEOUT_S, token=config.token)
     try:
         await pilot.__aenter__()
     except (OSError, TimeoutError, ConnectionError, websockets.InvalidHandshake) as exc:
@@ -353,7 +354,7 @@ async def _run(config: LoadConfig, corpus: Corpus, base_url: str, pid: int | Non
     logs = [PilotLog(i, seeds[i % len(seeds)]) for i in range(config.sessions)]
     pcm_cache: dict[str, bytes] = {}
     loop = asyncio.get_running_loop()
-    before = await asyncio.to_thread(scrape, base_url)
+    before = await asyncio.to_thread(scrape, base_url, 5.0, config.token)
     samples: list[tuple[float, Scrape]] = [(0.0, before)] if before is not None else []
     load_before = load_average()
     machine_before = machine_cpu_s()
@@ -374,7 +375,7 @@ async def _run(config: LoadConfig, corpus: Corpus, base_url: str, pid: int | Non
                 + (f", p95 {p95:.0f} ms" if p95 is not None else ""),
             )
             if samples and elapsed - samples[-1][0] >= METRICS_EVERY_S:
-                reading = await asyncio.to_thread(scrape, base_url)
+                reading = await asyncio.to_thread(scrape, base_url, 5.0, config.token)
                 if reading is not None:
                     samples.append((elapsed, reading))
 
@@ -388,10 +389,10 @@ async def _run(config: LoadConfig, corpus: Corpus, base_url: str, pid: int | Non
     wall_s = time.perf_counter() - wall_started
     progress.update(int(config.duration_s))
     progress.done()
-    after = await asyncio.to_thread(scrape, base_url)
+    after = await asyncio.to_thread(scrape, base_url, 5.0, config.token)
     if after is not None:
         samples.append((loop.time() - started, after))
-    await _end_sessions(base_url, logs)
+    await _end_sessions(base_url, logs, config.token)
     machine_after = machine_cpu_s()
     machine = None if machine_before is None or machine_after is None else machine_after - machine_before
     return _report(config, corpus, base_url, pid, health, logs, samples, wall_s, load_before, time.process_time() - cpu_before, machine)
@@ -408,11 +409,12 @@ def machine_cpu_s() -> float | None:
     return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
 
 
-async def _end_sessions(base_url: str, logs: list[PilotLog]) -> None:
+async def _end_sessions(base_url: str, logs: list[PilotLog], token: str | None) -> None:
     """Delete the run's sessions, so a gateway serving several runs holds none of them."""
     import httpx
 
-    async with httpx.AsyncClient(base_url=base_url, timeout=10.0) as http:
+    headers = {"Authorization": f"Bearer {token}"} if token else None
+    async with httpx.AsyncClient(base_url=base_url, timeout=10.0, headers=headers) as http:
         for log in logs:
             if log.session_id is not None:
                 with contextlib.suppress(httpx.HTTPError):

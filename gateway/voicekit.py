@@ -197,8 +197,10 @@ class VoicePilot:
         scenario: dict[str, Any] | None = None,
         rate: int = 16000,
         timeout_s: float = 60.0,
+        token: str | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
+        self.token = token  # an API key, when the gateway requires one
         self.flow, self.seed, self.scenario = flow, seed, scenario
         self.rate = rate
         self.timeout_s = timeout_s
@@ -207,7 +209,7 @@ class VoicePilot:
         self.state: dict[str, Any] = {}
 
     async def __aenter__(self) -> Self:
-        self.client = await RadioClient.connect(self.base_url)
+        self.client = await RadioClient.connect(self.base_url, token=self.token)
         start: dict[str, Any] = {"type": "session.start"}
         start.update({k: v for k, v in (("flow", self.flow), ("seed", self.seed), ("scenario", self.scenario)) if v is not None})
         if self.rate != 16000:

@@ -174,3 +174,32 @@ def test_a_run_too_short_for_the_pilots_pauses_says_so(tiny_corpus: Corpus, serv
     assert code == 0, err
     assert json.loads((tmp_path / "load.json").read_text())["transmissions"] == 0
     assert "no pilot transmitted within 1 s" in err and "--pause (1-2 s)" in err
+
+
+def test_load_against_a_gateway_that_requires_an_api_key(tiny_corpus: Corpus, serve, tmp_path, capsys) -> None:
+    """`--token` reaches every call the load tester makes: the radio socket, /metrics and the
+    sessions it deletes at the end; without it the pilots' refusals are counted, not raised."""
+    from gateway.app import create_app
+    from gateway.settings import Settings
+
+    key = "load-key-0123456789abcdef"
+    settings = Settings(store="memory", stt_engine="sphinx", tts_engine="espeak", api_keys=[key], auth_secret="l" * 40)
+    app = create_app(settings)
+    url = serve(app)
+    args = ["load", "--sessions", "1", "--duration", "12", "--think", "0.2,0.5", "--pause", "0.5,1", "--url", url,
+            "--audio", str(tiny_corpus.root)]
+
+    code = main([*args, "--report", str(tmp_path / "refused")])
+    _out, err = capsys.readouterr()
+    assert code == 0, err
+    refused = json.loads((tmp_path / "refused" / "load.json").read_text())
+    assert refused["transmissions"] == 0 and refused["errors"]["total"] >= 1
+
+    code = main([*args, "--token", key, "--report", str(tmp_path / "keyed")])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    report = json.loads((tmp_path / "keyed" / "load.json").read_text())
+    assert report["transmissions"] >= 1 and report["errors"]["total"] == 0
+    assert report["server"]["metrics"]  # /metrics answered with the key
+    assert key not in json.dumps(report) and key not in out + err
+    assert len(app.state.service.repository) == 0  # the run's sessions were deleted with the key
