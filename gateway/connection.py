@@ -43,6 +43,7 @@ from gateway.settings import Settings
 from gateway.speech.cpu import Priority, priority
 from gateway.speech.stack import SpeechStack, UnknownVoice, stt_context
 from gateway.speech.tts.base import TtsEngine
+from gateway.store import StoreUnavailable
 from gateway.speech.stt.base import SttStream
 from gateway.ws import protocol as p
 from gateway.ws.limits import ConnectionLimits, Verdict
@@ -231,6 +232,9 @@ class RadioConnection:
                 await self.send(p.error(exc.code, exc.message))
         except ServiceError as exc:
             await self.send(p.error(exc.code, exc.message))
+        except StoreUnavailable as exc:  # Redis down or slow: retry later; nothing was half written
+            log.warning("session store unavailable: %s", exc)
+            await self.send(p.error("store_unavailable", "the session store did not answer; try again shortly"))
         except (TransportClosed, RuntimeError) as exc:
             if not self.transport.connected or self._closed:
                 return

@@ -90,7 +90,7 @@ def test_a_foreign_folder_of_wavs_is_matched_by_text(tiny_corpus: Corpus, tmp_pa
     corpus = load_corpus(tmp_path)
     assert corpus.seeds == [] and corpus.entries[0].kind == "external"
     # matched on speech, not spelling: the state's phrase as written finds the recording
-    written = "Frankfurt Delivery, Ukraine International 664, stand E14, information papa, request IFR clearance to Berlin"
+    written = "Request IFR clearance to Berlin, information Papa, stand E14, Frankfurt Delivery, Ukraine International 664"
     assert corpus.for_state(None, "clearance", "CD_INITIAL", [written]) == corpus.entries
     assert corpus.for_state(None, "clearance", "CD_INITIAL", ["radio check"]) == []
     assert corpus.pcm(corpus.entries[0]) == tiny_corpus.pcm(source)
