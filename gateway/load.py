@@ -60,6 +60,7 @@ from gateway.bench_voice import latency_histogram, load_average, summarize, wait
 from gateway.corpus import Corpus, CorpusEntry
 from gateway.metrics_scrape import Scrape, scrape, stage_summary
 from gateway.settings import REPO_ROOT
+from gateway.client.base import ProtocolRefused
 from gateway.voicekit import Exchange, RadioClient, Received, VoicePilot
 
 __all__ = [
@@ -195,8 +196,13 @@ async def fly_pilot(
     pilot = VoicePilot(base_url, flow=flow, seed=log.seed, timeout_s=REPLY_TIMEOUT_S, token=config.token)
     try:
         await pilot.__aenter__()
-    except (OSError, TimeoutError, ConnectionError, websockets.InvalidHandshake) as exc:
+    except ProtocolRefused as exc:  # e.g. unauthorized, too_many_sessions
+        log.failures[f"refused: {exc.code}"] += 1
+        await pilot.__aexit__(None, None, None)
+        return
+    except (OSError, TimeoutError, ConnectionError, websockets.InvalidHandshake, websockets.ConnectionClosed) as exc:
         log.failures[f"connect: {type(exc).__name__}"] += 1
+        await pilot.__aexit__(None, None, None)
         return
     client = pilot.client
     assert client is not None

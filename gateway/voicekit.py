@@ -210,12 +210,11 @@ class VoicePilot:
 
     async def __aenter__(self) -> Self:
         self.client = await RadioClient.connect(self.base_url, token=self.token)
-        start: dict[str, Any] = {"type": "session.start"}
-        start.update({k: v for k, v in (("flow", self.flow), ("seed", self.seed), ("scenario", self.scenario)) if v is not None})
-        if self.rate != 16000:
-            start["input_audio"] = {"format": "pcm_s16le", "sample_rate": self.rate, "channels": 1}
-        await self.client.send(start)
-        self.started = await self.client.wait_type("session.started", self.timeout_s)
+        input_audio = {"format": "pcm_s16le", "sample_rate": self.rate, "channels": 1} if self.rate != 16000 else None
+        # a refusal (no API key, a session limit) raises ProtocolRefused with the gateway's code
+        self.started = await self.client.start(
+            flow=self.flow, seed=self.seed, scenario=self.scenario, input_audio=input_audio, timeout=self.timeout_s
+        )
         self.state = await self.client.wait_type("state", self.timeout_s)
         return self
 

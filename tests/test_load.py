@@ -194,6 +194,7 @@ def test_load_against_a_gateway_that_requires_an_api_key(tiny_corpus: Corpus, se
     assert code == 0, err
     refused = json.loads((tmp_path / "refused" / "load.json").read_text())
     assert refused["transmissions"] == 0 and refused["errors"]["total"] >= 1
+    assert refused["errors"]["client"] == {"refused: unauthorized": 1}  # the gateway's reason, not a crash
 
     code = main([*args, "--token", key, "--report", str(tmp_path / "keyed")])
     out, err = capsys.readouterr()

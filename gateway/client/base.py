@@ -193,8 +193,16 @@ class ClientBase:
 
     async def _attach(self, message: dict[str, Any], timeout: float) -> dict[str, Any]:
         mark = self.mark()
-        await self.send(message)
-        index = await self.wait_index(lambda e: e["type"] in ("session.started", "error"), timeout, mark)
+        try:
+            await self.send(message)
+            index = await self.wait_index(lambda e: e["type"] in ("session.started", "error"), timeout, mark)
+        except Exception as exc:
+            # a gateway that refuses the connection itself (no API key, a foreign origin) says why
+            # in a fatal error and closes, possibly before this message went out: raise its reason
+            refusal = self.find(lambda e: e["type"] == "error" and bool(e.get("fatal")))
+            if self.closed and refusal is not None:
+                raise ProtocolRefused(self.rx.events[refusal]) from exc
+            raise
         event = self.rx.events[index]
         if event["type"] == "error":
             raise ProtocolRefused(event)
