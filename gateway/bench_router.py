@@ -28,6 +28,8 @@ from typing import Any
 import yaml
 
 from engine.models import Decision
+from engine.router_llm import USED_OUTCOMES
+from gateway.bench import percentile
 from gateway.flow_scripts import SCRIPT_SCENARIO, SCRIPTS_DIR, load_scripts, run_script
 from gateway.llm import RouterProvider
 from gateway.service import Evaluation, RadioService
@@ -210,13 +212,21 @@ def paraphrase_summary(rows: list[dict[str, Any]], llm: dict[str, Any] | None) -
         "llm": llm,
     }
     if llm is not None:
+        paths = [r["llm_path"] for r in left if r["llm_path"]]
+        # resolved by the LLM path: right in the end, whoever answered (the model or the fallback)
         summary["llm_resolved_correctly"] = sum(1 for r in left if r.get("llm_path_correct"))
+        # of which the model's own answer (an offered id or "none"), not a fallback that happened to fit
+        answered = [r for r in left if r["llm_path"] and r["llm_path"]["llm_outcome"] in USED_OUTCOMES]
+        summary["llm_answered"] = len(answered)
+        summary["llm_answered_correctly"] = sum(1 for r in answered if r.get("llm_path_correct"))
+        summary["llm_fallbacks"] = sum(1 for p in paths if p["fallback"] is not None)
         summary["llm_path_correct"] = sum(1 for r in rows if r.get("llm_path_correct"))
-        outcomes = Counter(r["llm_path"]["llm_outcome"] for r in left if r["llm_path"])
-        summary["llm_outcomes"] = dict(outcomes)
-        latencies = sorted(r["llm_path"]["llm_latency_ms"] for r in left if r["llm_path"] and r["llm_path"]["llm_latency_ms"] is not None)
-        summary["llm_latency_ms_p50"] = latencies[len(latencies) // 2] if latencies else None
-        summary["llm_tokens"] = sum(r["llm_path"]["llm_tokens"] or 0 for r in left if r["llm_path"])
+        summary["llm_outcomes"] = dict(Counter(p["llm_outcome"] for p in paths))
+        latencies = sorted(p["llm_latency_ms"] for p in paths if p["llm_latency_ms"] is not None)
+        summary["llm_latency_ms_p50"] = percentile(latencies, 50) if latencies else None
+        summary["llm_latency_ms_p95"] = percentile(latencies, 95) if latencies else None
+        summary["llm_tokens"] = sum(p["llm_tokens"] or 0 for p in paths)
+        summary["llm_tokens_per_call"] = round(summary["llm_tokens"] / len(paths)) if paths else None
     return summary
 
 
