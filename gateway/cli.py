@@ -667,6 +667,12 @@ def cmd_bench_router(args: argparse.Namespace) -> int:
         f"({s['left_to_llm_ambiguous']} near ties, {s['left_to_llm_below_threshold']} below threshold); "
         f"without an LLM the engine answers {s['deterministic_only_correct']} of {s['paraphrases']} as expected"
     )
+    offered = ", ".join(f"{count} offer {n}" for n, count in s["left_to_llm_offered"].items())
+    print(
+        f"left to the LLM: {offered} candidate(s) besides 'none'; 'none' is right for {s['left_to_llm_expect_none']}; "
+        f"reference (always the first offered candidate, no model): {s['first_candidate_resolved_correctly']} "
+        f"of {s['left_to_llm']} resolved correctly"
+    )
     if s["llm"] is None:
         print("LLM path: not measured (no LLM configured: --llm-url URL --llm-model NAME, or LIVEFREQ_LLM_URL/_MODEL)")
     else:
