@@ -36,6 +36,7 @@ __all__ = [
     "bench_engine",
     "bench_http",
     "bench_service",
+    "bench_service_sqlite",
     "profile_engine",
     "scenario_pool",
 ]
@@ -114,14 +115,16 @@ class Progress:
         self._next_step = 1  # in tenths of the total
         self._last = 0.0
 
-    def update(self, done: int) -> None:
+    def update(self, done: int, note: str = "") -> None:
+        """`done` of the total so far; `note` (e.g. running figures) follows on the same line."""
+        tail = f"  {note}" if note else ""
         if self.tty:
             now = time.monotonic()
             if now - self._last >= 0.1 or done >= self.total:
                 self._last = now
-                print(f"\r{self.label}: {done}/{self.total} {self.unit}", end="", file=self.stream, flush=True)
+                print(f"\r{self.label}: {done}/{self.total} {self.unit}{tail}\033[K", end="", file=self.stream, flush=True)
         elif done * 10 >= self._next_step * self.total:
-            print(f"{self.label}: {done}/{self.total} {self.unit}", file=self.stream, flush=True)
+            print(f"{self.label}: {done}/{self.total} {self.unit}{tail}", file=self.stream, flush=True)
             self._next_step = done * 10 // self.total + 1
 
     def done(self) -> None:
@@ -256,9 +259,12 @@ def _run_turns(
     run.wall_s = time.perf_counter() - started
 
 
-def bench_service(service: RadioService, n: int, flow: str | None, progress: Progress) -> BenchRun:
+def bench_service(
+    service: RadioService, n: int, flow: str | None, progress: Progress, mode: str = "service"
+) -> BenchRun:
     """The whole in-process path a request takes: `RadioService.create/transmit` (store copies,
-    transcript, engine). Sessions are created inside the timed loop, as clients would."""
+    transcript, engine). Sessions are created inside the timed loop, as clients would. `mode`
+    names the run: the same loop measures the memory store and the durable SQLite store."""
 
     def start(seed: int) -> tuple[str, _Turn]:
         session, decision, _token = service.create(flow=flow, seed=seed)
@@ -267,10 +273,29 @@ def bench_service(service: RadioService, n: int, flow: str | None, progress: Pro
     def read(decision: Decision) -> _Turn:
         return _Turn(decision.expected_pilot, decision.completed, decision.recognized)
 
-    run = BenchRun("service")
+    run = BenchRun(mode)
     _run_turns(run, n, progress, start, service.transmit, read)
     progress.done()
     return run
+
+
+def bench_service_sqlite(settings: Settings, n: int, flow: str | None, progress: Progress) -> BenchRun:
+    """`bench_service` on the store `make run` uses (SQLite, the configured synchronous mode), in a
+    temporary file: every decision committed before its reply, as in production, and never the
+    user's database."""
+    import tempfile
+    from pathlib import Path
+
+    from gateway.service import RadioService
+    from gateway.store import SqliteSessionRepository
+
+    with tempfile.TemporaryDirectory(prefix="livefreq-bench-") as tmp:
+        repository = SqliteSessionRepository(Path(tmp) / "bench.sqlite3", synchronous=settings.sqlite_synchronous)
+        try:
+            service = RadioService(settings, repository=repository)
+            return bench_service(service, n, flow, progress, mode=f"service-sqlite-{settings.sqlite_synchronous.lower()}")
+        finally:
+            repository.close()
 
 
 class BackgroundServer:
@@ -286,7 +311,7 @@ class BackgroundServer:
         self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self._sock.bind(("127.0.0.1", 0))
         self.port: int = self._sock.getsockname()[1]
-        config = uvicorn.Config(app, log_level="warning", lifespan="on", access_log=False)
+        config = uvicorn.Config(app, log_level="warning", lifespan="on", access_log=False, ws_per_message_deflate=False)
         self.server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self._sock]}, daemon=True)
 

@@ -62,6 +62,8 @@ __all__ = [
     "FlightScript",
     "Utterance",
     "flight_script",
+    "latency_histogram",
+    "load_average",
     "measure_radio",
     "measure_stt",
     "measure_tts",
@@ -179,17 +181,18 @@ def pick_varied(items: Sequence[T], n: int, key: Callable[[T], float]) -> list[T
 
 
 def summarize(values: Sequence[float | None]) -> dict[str, float | int | None]:
-    """n, p50, p95 (linear interpolation between ranks), mean, min and max of the values given."""
+    """n, p50, p95, p99 (linear interpolation between ranks), mean, min and max of the values given."""
     import numpy as np
 
     data = [float(v) for v in values if v is not None]
     if not data:
-        return {"n": 0, "p50": None, "p95": None, "mean": None, "min": None, "max": None}
+        return {"n": 0, "p50": None, "p95": None, "p99": None, "mean": None, "min": None, "max": None}
     arr = np.asarray(data)
     return {
         "n": len(data),
         "p50": round(float(np.percentile(arr, 50)), 4),
         "p95": round(float(np.percentile(arr, 95)), 4),
+        "p99": round(float(np.percentile(arr, 99)), 4),
         "mean": round(statistics.fmean(data), 4),
         "min": round(min(data), 4),
         "max": round(max(data), 4),
@@ -478,7 +481,7 @@ def run_voice_bench(
     err = err or sys.stderr
     if url:
         asyncio.run(_check_reachable(url))  # before a minute of in-process work, not after
-    load_before = _load_average()
+    load_before = load_average()
     if load_before is not None and load_before > (os.cpu_count() or 1) * 0.5:
         print(f"bench voice: this machine is busy (load average {load_before:.1f}): figures will be slower", file=err)
     service = RadioService(settings)
@@ -538,7 +541,7 @@ def run_voice_bench(
         "python": platform.python_version(),
         "platform": platform.platform(),
         "cpu_count": os.cpu_count(),
-        "load_average": {"before": load_before, "after": _load_average()},
+        "load_average": {"before": load_before, "after": load_average()},
         "metrics": metrics,
         "stt": stt_result,
         "tts": tts_result,
@@ -570,19 +573,30 @@ def _fmt(value: float | None, unit: str) -> str:
 
 
 def write_histogram(report: dict[str, Any], path: Path) -> Path:
-    """A PNG histogram of PTT release -> first controller audio byte, with p50 and p95 marked;
-    replies that waited behind another controller call are stacked in their own colour."""
+    """A PNG histogram of PTT release -> first controller audio byte of the radio run."""
+    engines = report["radio"].get("speech") or report["engines"]
+    replied = [e for e in report["radio"]["exchanges"] if e["first_audio_ms"] is not None]
+    title = (
+        f"PTT release -> first ATC audio byte, one session (n={len(replied)}; "
+        f"stt={engines.get('stt')}, tts={engines.get('tts')}; {report['cpu_count']} CPUs)"
+    )
+    return latency_histogram(report["radio"]["exchanges"], report["metrics"]["ptt_up_to_first_audio_ms"], title, path)
+
+
+def latency_histogram(exchanges: Sequence[dict[str, Any]], metric: dict[str, Any], title: str, path: Path) -> Path:
+    """A PNG histogram of the exchanges' `first_audio_ms` (PTT release -> first controller audio
+    byte) with the p50 and p95 of `metric` marked; replies that waited behind another controller
+    call are stacked in their own colour. `livefreq bench voice` and `livefreq load` draw it."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     from matplotlib.ticker import MaxNLocator
 
-    replied = [e for e in report["radio"]["exchanges"] if e["first_audio_ms"] is not None]
+    replied = [e for e in exchanges if e.get("first_audio_ms") is not None]
     latencies = [e["first_audio_ms"] for e in replied]
     direct = [e["first_audio_ms"] for e in replied if not e.get("spoken_before_reply")]
     queued = [e["first_audio_ms"] for e in replied if e.get("spoken_before_reply")]
-    metric = report["metrics"]["ptt_up_to_first_audio_ms"]
     fig, ax = plt.subplots(figsize=(8, 4.5), dpi=100)
     try:
         if latencies:
@@ -595,16 +609,12 @@ def write_histogram(report: dict[str, Any], path: Path) -> Path:
                 label=["reply spoken first", "after another controller call (e.g. a silence prompt)"],
             )
             for key, style in (("p50", "-"), ("p95", "--")):
-                ax.axvline(metric[key], color="#e45756", linestyle=style, label=f"{key} {metric[key]:.0f} ms")
+                if metric.get(key) is not None:
+                    ax.axvline(metric[key], color="#e45756", linestyle=style, label=f"{key} {metric[key]:.0f} ms")
             ax.legend()
         else:
             ax.text(0.5, 0.5, "no controller reply was measured", ha="center", va="center", transform=ax.transAxes)
-        engines = report["radio"].get("speech") or report["engines"]
-        ax.set_title(
-            f"PTT release -> first ATC audio byte, one session (n={len(latencies)}; "
-            f"stt={engines.get('stt')}, tts={engines.get('tts')}; {report['cpu_count']} CPUs)",
-            fontsize=10,
-        )
+        ax.set_title(title, fontsize=10)
         ax.set_xlabel("milliseconds")
         ax.set_ylabel("transmissions")
         ax.yaxis.set_major_locator(MaxNLocator(integer=True))
@@ -616,7 +626,7 @@ def write_histogram(report: dict[str, Any], path: Path) -> Path:
     return path
 
 
-def _load_average() -> float | None:
+def load_average() -> float | None:
     """The 1-minute load average (other work on the machine slows every figure), where known."""
     try:
         return round(os.getloadavg()[0], 2)

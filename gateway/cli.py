@@ -1,4 +1,4 @@
-"""`livefreq`: the command line of the gateway (serve, flows, chat, bench, fly, client).
+"""`livefreq`: the command line of the gateway (serve, flows, chat, bench, corpus, load, fly, client).
 
 One argparse parser, one small function per subcommand. Heavy imports (uvicorn, the app, the
 service) happen inside the commands, so `livefreq flows lint` in CI stays quick and does not need
@@ -187,6 +187,56 @@ def build_parser() -> argparse.ArgumentParser:
     _add_flows_dir(router)
     router.set_defaults(handler=cmd_bench_router)
     bench.set_defaults(handler=cmd_bench_list)
+
+    corpus = sub.add_parser(
+        "corpus", help="recorded pilot transmissions for load tests", description="Build the load-test corpus."
+    )
+    corpus_sub = corpus.add_subparsers(dest="corpus_command", metavar="ACTION")
+    build = corpus_sub.add_parser(
+        "build",
+        help="synthesize the pilot transmissions of K seeded scenarios (WAV + manifest.jsonl)",
+        description="Fly K seeded scenarios by text, and record what the scripted pilot says at each state with "
+        "the piper voice at varied speed, radio effect and noise, plus wrong readbacks with their expected "
+        "verdict: 16 kHz WAV files and manifest.jsonl (file, text, seed, flow, state, kind, expected_readback). "
+        "WAVs whose line is unchanged are reused.",
+    )
+    build.add_argument("--out", default=str(_default_corpus_dir()), help="output folder (default: %(default)s)")
+    build.add_argument("--scenarios", type=_positive_int, default=50, help="seeded scenarios (default: %(default)s)")
+    build.add_argument("--turns", type=_positive_int, default=16, help="pilot turns per scenario at most (default: %(default)s)")
+    build.add_argument("--first-seed", type=int, default=0, help="seed of the first scenario (default: %(default)s)")
+    build.add_argument("--flow", default=None, help="flow the scenarios start in (default: the main flow)")
+    build.add_argument(
+        "--wrong-share", type=float, default=0.3, help="share of readback states that also get a wrong readback (default: %(default)s)"
+    )
+    _add_flows_dir(build)
+    build.set_defaults(handler=cmd_corpus_build)
+    corpus.set_defaults(handler=_usage(corpus))
+
+    load = sub.add_parser(
+        "load",
+        help="N concurrent pilots over WebSocket replaying the corpus; latency, WER, verdicts, errors, server cost",
+        description="Load test: N pilots on WS /v1/radio, each flying a seeded scenario by replaying its corpus "
+        "recordings in real time with push-to-talk, waiting for the controller like a person (think time before an "
+        "answer, a workload pause before a new call). Without --url a gateway is started here on a free loopback "
+        "port with the default engines. Progress on stderr, a table on stdout, JSON and a PNG latency histogram "
+        "in the report folder.",
+    )
+    load.add_argument("--sessions", type=_positive_int, default=10, help="concurrent pilots (default: %(default)s)")
+    load.add_argument("--duration", type=float, default=60.0, help="seconds each run lasts (default: %(default)s)")
+    load.add_argument("--audio", default=None, metavar="DIR", help="corpus folder (default: build or reuse reports/corpus)")
+    load.add_argument("--url", default=None, help="a running gateway to load (default: start one on loopback)")
+    load.add_argument("--token", default=None, help="API key, when the --url gateway requires one (README \"Security\")")
+    load.add_argument("--report", default="reports/load", metavar="DIR", help="report folder (default: %(default)s)")
+    load.add_argument("--think", default="1,3", metavar="MIN,MAX", help="seconds before answering a call (default: %(default)s)")
+    load.add_argument("--pause", default="10,30", metavar="MIN,MAX", help="seconds before a new call (default: %(default)s)")
+    load.add_argument("--seed", type=int, default=0, help="seed of the pilots' timing (default: %(default)s)")
+    load.add_argument(
+        "--find-capacity",
+        action="store_true",
+        help="step the session count up from --sessions until p95 passes 1.5 s; print the capacity",
+    )
+    load.add_argument("--max-sessions", type=_positive_int, default=200, help="with --find-capacity: stop here (default: %(default)s)")
+    load.set_defaults(handler=cmd_load)
 
     fly = sub.add_parser(
         "fly",
@@ -393,7 +443,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
         len(app.state.service.registry),
         settings.flows_dir,
     )
-    uvicorn.run(app, host=settings.host, port=settings.port, log_level=level)
+    # no permessage-deflate: PCM audio does not compress, and deflating every 20 ms frame in and
+    # every 100 ms frame out took 4 % of the gateway's CPU under load (py-spy, 50 pilots)
+    uvicorn.run(app, host=settings.host, port=settings.port, log_level=level, ws_per_message_deflate=False)
     return EXIT_OK
 
 
@@ -562,6 +614,7 @@ def cmd_bench_engine(args: argparse.Namespace) -> int:
         bench_engine,
         bench_http,
         bench_service,
+        bench_service_sqlite,
         profile_engine,
     )
     from gateway.service import RadioService
@@ -574,6 +627,7 @@ def cmd_bench_engine(args: argparse.Namespace) -> int:
         runs = [
             bench_engine(service, args.n, args.flow, Progress("engine", args.n)),
             bench_service(service, args.n, args.flow, Progress("service", args.n)),
+            bench_service_sqlite(settings, args.n, args.flow, Progress("service-sqlite", args.n)),
         ]
         if args.http:
             runs.append(bench_http(settings, args.n, args.flow, Progress("http", args.n)))
@@ -691,6 +745,197 @@ def cmd_bench_router(args: argparse.Namespace) -> int:
 
 def _ms(value: float | None) -> str:
     return "-" if value is None else f"{value:.0f} ms"
+
+
+# --------------------------------------------------------------------------- corpus and load
+
+
+def _default_corpus_dir() -> Path:
+    from gateway.corpus import DEFAULT_CORPUS_DIR
+
+    return DEFAULT_CORPUS_DIR
+
+
+def _corpus_progress(label: str) -> Callable[[int, int], None]:
+    from gateway.bench import Progress
+
+    bar: dict[int, Progress] = {}
+
+    def update(done: int, total: int) -> None:
+        progress = bar.setdefault(total, Progress(label, total, unit="recordings"))
+        progress.update(done)
+        if done == total:
+            progress.done()
+
+    return update
+
+
+def cmd_corpus_build(args: argparse.Namespace) -> int:
+    """Build (or refresh) the corpus and say what it holds."""
+    from gateway.corpus import CorpusError, build_corpus
+
+    if not 0.0 <= args.wrong_share <= 1.0:
+        raise CliError("--wrong-share must be between 0 and 1")
+    settings = _settings(flows_dir=args.flows_dir)
+    try:
+        corpus = build_corpus(
+            Path(args.out),
+            args.scenarios,
+            turns=args.turns,
+            first_seed=args.first_seed,
+            flow=args.flow,
+            wrong_share=args.wrong_share,
+            settings=settings,
+            progress=_corpus_progress("corpus"),
+        )
+    except CorpusError as exc:
+        raise CliError(str(exc)) from None
+    wrong = sum(1 for e in corpus.entries if e.kind == "wrong")
+    seconds = sum(e.audio_s or 0.0 for e in corpus.entries)
+    print(
+        f"corpus: {len(corpus.entries)} recordings ({wrong} wrong readbacks), {seconds / 60:.1f} min of audio, "
+        f"{len(corpus.seeds)} scenarios in {corpus.root}/ (manifest.jsonl)"
+    )
+    return EXIT_OK
+
+
+def _range(text: str, option: str) -> tuple[float, float]:
+    try:
+        low, high = (float(part) for part in text.split(","))
+    except ValueError:
+        raise CliError(f"{option} wants MIN,MAX seconds, got {text!r}") from None
+    return low, high
+
+
+def _load_corpus_for(args: argparse.Namespace, scenarios: int) -> Any:
+    """The corpus of --audio, or the default one, built or extended to `scenarios` scenarios."""
+    from gateway.corpus import CorpusError, build_corpus, load_corpus
+
+    try:
+        if args.audio:
+            return load_corpus(Path(args.audio))
+        root = _default_corpus_dir()
+        try:
+            corpus = load_corpus(root)
+            if len(corpus.seeds) >= scenarios:
+                return corpus
+        except CorpusError:
+            pass
+        print(f"load: building the corpus of {scenarios} scenarios in {root} (once; reused afterwards)", file=sys.stderr)
+        return build_corpus(root, scenarios, progress=_corpus_progress("corpus"))
+    except CorpusError as exc:
+        raise CliError(str(exc)) from None
+
+
+def cmd_load(args: argparse.Namespace) -> int:
+    """One load run, or --find-capacity's steps; table, JSON and PNG per run."""
+    import contextlib
+
+    from gateway.bench import BenchError
+    from gateway.load import (
+        CAPACITY_P95_MS,
+        LoadConfig,
+        capacity_steps,
+        format_table,
+        gateway_process,
+        run_load,
+        write_outputs,
+    )
+
+    report_dir = Path(args.report)
+    steps = list(capacity_steps(args.sessions, args.max_sessions)) if args.find_capacity else [args.sessions]
+    configs = [
+        LoadConfig(
+            n,
+            args.duration,
+            think_s=_range(args.think, "--think"),
+            pause_s=_range(args.pause, "--pause"),
+            seed=args.seed,
+            token=args.token,
+        )
+        for n in steps
+    ]
+    try:
+        for config in configs:
+            config.check()
+    except BenchError as exc:
+        raise CliError(str(exc)) from None
+    corpus = _load_corpus_for(args, min(max(steps), 100))  # beyond 100 pilots, scenarios are shared (a warning says so)
+    results: list[dict[str, Any]] = []
+    if args.url and args.find_capacity:
+        print("load: steps share the gateway at --url: its TTS cache carries over from step to step", file=sys.stderr)
+    try:
+        for config in configs:
+            with contextlib.ExitStack() as stack:
+                if args.url:
+                    url, pid = args.url, None
+                else:  # a fresh gateway per step: no step speaks from the TTS cache of the one before
+                    print("load: starting a gateway on loopback (default engines) and waiting for it to be ready", file=sys.stderr)
+                    log_name = f"gateway-{config.sessions}.log" if args.find_capacity else "gateway.log"
+                    url, pid = stack.enter_context(gateway_process(report_dir / log_name))
+                report = run_load(config, corpus, url, pid=pid, label=f"load {config.sessions}")
+                name = f"load-{config.sessions}" if args.find_capacity else "load"
+                json_path, png = write_outputs(report, report_dir, name)
+                _table(("what", "figure"), format_table(report), sys.stdout)
+                print(f"wrote {json_path} and {png}\n")
+                results.append(report)
+                if report["targets"]["over_capacity"]:
+                    break
+    except BenchError as exc:
+        raise CliError(str(exc)) from None
+    if args.find_capacity:
+        under = [r for r in results if not r["targets"]["over_capacity"]]
+        over = next((r for r in results if r["targets"]["over_capacity"]), None)
+        summary = {
+            "benchmark": "load-capacity",
+            "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
+            "limit_p95_ms": CAPACITY_P95_MS,
+            "steps": [
+                {"sessions": r["config"]["sessions"], "p95_ms": r["latency_ms"]["ptt_up_to_first_audio"]["p95"],
+                 "errors": r["errors"]["total"], "load_average": r["load_average"]}
+                for r in results
+            ],
+            "capacity_sessions": under[-1]["config"]["sessions"] if under else 0,
+            "first_over_sessions": over["config"]["sessions"] if over else None,
+        }
+        _write_report(str(report_dir / "capacity.json"), summary)
+        for step in summary["steps"]:
+            print(f"  {step['sessions']:>4} sessions: p95 {step['p95_ms']} ms, {step['errors']} errors")
+        if over is None:
+            print(f"capacity: p95 stayed under {CAPACITY_P95_MS:.0f} ms up to {summary['capacity_sessions']} sessions (the largest step tried)")
+        elif not under:
+            print(
+                f"capacity: below {over['config']['sessions']} sessions (p95 was "
+                f"{over['latency_ms']['ptt_up_to_first_audio']['p95']:.0f} ms there); start lower with --sessions"
+            )
+        else:
+            print(
+                f"capacity: {summary['capacity_sessions']} sessions (p95 <= {CAPACITY_P95_MS:.0f} ms); "
+                f"at {over['config']['sessions']} sessions p95 was {over['latency_ms']['ptt_up_to_first_audio']['p95']:.0f} ms"
+            )
+        return EXIT_OK
+    report = results[0]
+    targets = report["targets"]
+    latency = report["latency_ms"]["ptt_up_to_first_audio"]
+    if latency["n"]:
+        p50 = f"p50 {latency['p50']:.0f} ms" + (
+            f" ({'within' if targets['p50_ok'] else 'over'} {targets['p50_ms_max']:.0f} ms), " if targets["p50_ms_max"] else ", "
+        )
+        print(
+            f"PTT release -> first ATC audio byte, {report['config']['sessions']} session(s): {p50}"
+            f"p95 {latency['p95']:.0f} ms ({'within' if targets['p95_ok'] else 'over'} {targets['p95_ms_max']:.0f} ms); "
+            f"{report['errors']['total']} errors, {report['messages']['total_faults']} lost/out-of-order messages"
+        )
+    elif not report["transmissions"]:
+        # pilots join over the first pause and pause again before a new call: a run shorter than
+        # that measures nothing, which must not read like a quiet success
+        low, high = report["config"]["pause_s"]
+        print(
+            f"load: no pilot transmitted within {report['config']['duration_s']:g} s: pilots join over the first "
+            f"--pause ({low:g}-{high:g} s) and pause again before a new call; run longer or shorten --pause",
+            file=sys.stderr,
+        )
+    return EXIT_OK
 
 
 def _write_report(json_path: str, report: dict[str, Any]) -> Path:

@@ -40,8 +40,10 @@ from gateway.broadcast import AtisBroadcast
 from gateway.frequency import Frequency
 from gateway.service import RadioService, ServiceError, SessionNotFound
 from gateway.settings import Settings
+from gateway.speech.cpu import Priority, priority
 from gateway.speech.stack import SpeechStack, UnknownVoice, stt_context
 from gateway.speech.tts.base import TtsEngine
+from gateway.store import StoreUnavailable
 from gateway.speech.stt.base import SttStream
 from gateway.ws import protocol as p
 from gateway.ws.limits import ConnectionLimits, Verdict
@@ -51,6 +53,7 @@ log = logging.getLogger("livefreq.radio")
 
 STT_RATE = 16000
 PARTIAL_EVERY_S = 0.5
+SPECULATION_DUE_S = 2.0  # when a likely reply is needed, for the CPU pool's deadline order
 CLOSE_TIMEOUT_S = 2.0  # how long the last words (a fatal error, the close) may take to leave
 POLICY_VIOLATION = 1008  # close code of every fatal error
 
@@ -229,6 +232,9 @@ class RadioConnection:
                 await self.send(p.error(exc.code, exc.message))
         except ServiceError as exc:
             await self.send(p.error(exc.code, exc.message))
+        except StoreUnavailable as exc:  # Redis down or slow: retry later; nothing was half written
+            log.warning("session store unavailable: %s", exc)
+            await self.send(p.error("store_unavailable", "the session store did not answer; try again shortly"))
         except (TransportClosed, RuntimeError) as exc:
             if not self.transport.connected or self._closed:
                 return
@@ -641,7 +647,9 @@ class RadioConnection:
             return
         try:
             for speech in self.service.likely_reply(link.session_id)[:1]:
-                made = await prepare(speech)
+                # needed once the pilot has finished talking, a few seconds from now
+                with priority(Priority.AHEAD, time.monotonic() + SPECULATION_DUE_S):
+                    made = await prepare(speech)
                 metrics.SPECULATIVE_TTS.labels("synthesized" if made else "cached").inc()
         except asyncio.CancelledError:
             raise
@@ -666,12 +674,13 @@ class RadioConnection:
         link = self._require()
         try:
             if tx.partial_task is not None:
-                tx.partial_task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await tx.partial_task
+                tx.partial_task.cancel()  # a decode it started may finish beside the final, not before
             text = (await tx.stream.final()).strip() if tx.samples else ""
             metrics.observe_stage("speech_end_to_final", time.monotonic() - tx.ended)
         finally:
+            if tx.partial_task is not None:
+                with contextlib.suppress(asyncio.CancelledError):
+                    await tx.partial_task
             await tx.stream.aclose()
             if self.frequency is not None:
                 self.frequency.unkey()

@@ -68,6 +68,33 @@ def wrong_value(kind: str, shown: str) -> str | None:
     return None
 
 
+@dataclass(frozen=True)
+class WrongReadback:
+    """A readback with one value changed: what to say, and which field the controller must catch."""
+
+    phrase: str  # as written, like the expected phrase it came from
+    field: str  # the variable whose value is wrong
+    issued: str  # the value the controller gave
+    said: str  # the wrong value in `phrase`
+
+
+def wrong_readback(phrase: str, fields: list[str], variables: dict[str, Any], n: int = 0) -> WrongReadback | None:
+    """`phrase` (a correct readback) with the value of one of `fields` replaced by a plausible
+    wrong one, trying the fields from the `n`-th on (so successive readbacks vary the field); None
+    when no field's value appears in the phrase or has a wrong counterpart."""
+    if not fields:
+        return None
+    order = fields[n % len(fields):] + fields[: n % len(fields)]
+    for name in order:
+        kind = phraseology.kind_for_variable(name)
+        shown = phraseology.display_value(kind, variables.get(name)) if variables.get(name) is not None else ""
+        bad = wrong_value(kind, shown) if shown else None
+        pattern = rf"(?<![\w.]){re.escape(shown)}(?![\w.])"
+        if bad and re.search(pattern, phrase):
+            return WrongReadback(re.sub(pattern, bad, phrase, count=1), name, shown, bad)
+    return None
+
+
 def spoken(text: str, rng: random.Random, shuffle: bool) -> str:
     """How a pilot says it: ICAO words, lower case, and readback items in another order."""
     parts = [p.strip() for p in text.split(",") if p.strip()]
@@ -159,24 +186,19 @@ class HttpPilot:
         return report
 
     def _send_wrong(self, report: FlightReport, session: dict[str, Any], phrase: str, fields: list[str], n: int) -> None:
-        variables = session["variables"]
-        order = fields[n % len(fields):] + fields[: n % len(fields)]
-        for name in order:
-            kind = phraseology.kind_for_variable(name)
-            shown = phraseology.display_value(kind, variables.get(name)) if variables.get(name) is not None else ""
-            bad = wrong_value(kind, shown) if shown else None
-            if bad and re.search(rf"(?<![\w.]){re.escape(shown)}(?![\w.])", phrase):
-                text = spoken(re.sub(rf"(?<![\w.]){re.escape(shown)}(?![\w.])", bad, phrase, count=1), self.rng, True)
-                reply = self._transmit(report, text)
-                if self._overtaken(reply, (session["flow"], session["state"])):
-                    return  # a timer moved the scenario on first: this was no readback of that state
-                report.wrong_sent += 1
-                rb = reply.get("readback")
-                if rb is not None and not rb["ok"] and name in rb["fields"] and rb["fields"][name] != "ok":
-                    report.wrong_caught += 1
-                else:
-                    report.misses.append(f"{session['flow']}:{session['state']} {name} {shown}->{bad}: {text}")
-                return
+        wrong = wrong_readback(phrase, fields, session["variables"], n)
+        if wrong is None:
+            return
+        text = spoken(wrong.phrase, self.rng, True)
+        reply = self._transmit(report, text)
+        if self._overtaken(reply, (session["flow"], session["state"])):
+            return  # a timer moved the scenario on first: this was no readback of that state
+        report.wrong_sent += 1
+        rb = reply.get("readback")
+        if rb is not None and not rb["ok"] and wrong.field in rb["fields"] and rb["fields"][wrong.field] != "ok":
+            report.wrong_caught += 1
+        else:
+            report.misses.append(f"{session['flow']}:{session['state']} {wrong.field} {wrong.issued}->{wrong.said}: {text}")
 
     @staticmethod
     def _overtaken(reply: dict[str, Any], key: tuple[str, str]) -> bool:

@@ -18,12 +18,13 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 from engine.models import ControllerMessage
 from gateway.audio.radio import RadioEffect
 from gateway.audio.resample import StreamResampler
+from gateway.speech.cpu import Priority, priority
 from gateway.speech.tts.base import TtsEngine
 from gateway.ws.protocol import atc_message, atc_message_end
 
@@ -34,6 +35,43 @@ SendBytes = Callable[[bytes], Awaitable[None]]
 
 CHUNK_MS = 100  # audio frame size on the wire
 PACE_LEAD_S = 0.3  # how far ahead of real time audio may be sent (client jitter buffer)
+
+
+async def prefetched(pieces: AsyncIterator[bytes], seconds: Callable[[bytes], float]) -> AsyncIterator[bytes]:
+    """`pieces` (a message's audio, sentence by sentence), each next one synthesized while the
+    one before is being sent: paced sending returns with only `PACE_LEAD_S` of audio left at the
+    client, too little to synthesize the next sentence in under load (an audible gap).
+
+    The first piece is asked for at `Priority.ON_AIR` (the pilot waits for it); the next ones at
+    `Priority.AHEAD` with the deadline when the audio before them will have played out
+    (`seconds(piece)` is a piece's duration), so the CPU pool serves waiting pilots first and
+    then the messages about to run dry. Close it (`contextlib.aclosing`) to drop a piece
+    synthesized ahead that is no longer wanted.
+    """
+    source = aiter(pieces)
+    with priority(Priority.ON_AIR):  # the task runs in a copy of this context
+        upcoming = asyncio.ensure_future(anext(source))
+    due: float | None = None
+    try:
+        while True:
+            try:
+                piece = await upcoming
+            except StopAsyncIteration:
+                return
+            due = (time.monotonic() if due is None else due) + seconds(piece)
+            with priority(Priority.AHEAD, due):
+                upcoming = asyncio.ensure_future(anext(source))
+            yield piece
+    finally:
+        if not upcoming.done():
+            upcoming.cancel()
+            await asyncio.wait({upcoming})
+        if not upcoming.cancelled():
+            upcoming.exception()  # retrieved: a failure of a piece nobody wants is not logged
+        close = getattr(source, "aclose", None)
+        if close is not None:
+            with contextlib.suppress(Exception):
+                await close()
 
 
 class Frequency:
@@ -146,18 +184,15 @@ class Frequency:
         resampler = StreamResampler(self.tts.sample_rate, self.output_rate) if self.tts.sample_rate != self.output_rate else None
         started = self.clock()
         samples = 0
-        first = True
         try:
-            async for piece in self.tts.stream(msg.speech):
-                out = radio.process(piece) if radio is not None else piece
-                out = resampler.process(out) if resampler is not None else out
-                samples = await self._send_paced(out, started, samples)
-                if first and samples:
-                    first = False
-                    if self.on_first_audio is not None:
-                        self.on_first_audio(msg)
-                if self._cut:
-                    break
+            async with contextlib.aclosing(prefetched(self.tts.stream(msg.speech), self._seconds)) as pieces:
+                async for piece in pieces:
+                    out = radio.process(piece) if radio is not None else piece
+                    out = resampler.process(out) if resampler is not None else out
+                    first = self._first_audio_of(msg) if samples == 0 else None
+                    samples = await self._send_paced(out, started, samples, on_first=first)
+                    if self._cut:
+                        break
             if not self._cut:
                 tail = radio.tail() if radio is not None else b""
                 tail = resampler.process(tail) if resampler is not None and tail else tail
@@ -172,7 +207,17 @@ class Frequency:
                 self.on_sent(msg)
         await self._send_json(atc_message_end(msg, interrupted, round(samples * 1000 / self.output_rate)))
 
-    async def _send_paced(self, pcm: bytes, started: float, samples: int) -> int:
+    def _seconds(self, pcm: bytes) -> float:
+        return len(pcm) / 2 / self.tts.sample_rate
+
+    def _first_audio_of(self, msg: ControllerMessage) -> Callable[[], None] | None:
+        callback = self.on_first_audio
+        return None if callback is None else lambda: callback(msg)
+
+    async def _send_paced(self, pcm: bytes, started: float, samples: int, on_first: Callable[[], None] | None = None) -> int:
+        """Send `pcm` in `CHUNK_MS` frames, at most `PACE_LEAD_S` ahead of real time; `on_first`
+        runs once the first frame has left (the stage clocks stop at the first byte sent, not
+        after a whole paced piece)."""
         step = self.output_rate * CHUNK_MS // 1000 * 2
         for i in range(0, len(pcm), step):
             if self._cut:
@@ -184,5 +229,8 @@ class Frequency:
                     await asyncio.sleep(ahead - PACE_LEAD_S)
             await self._send_bytes(chunk)
             samples += len(chunk) // 2
+            if on_first is not None:
+                on_first()
+                on_first = None
         return samples
 

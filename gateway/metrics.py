@@ -12,6 +12,9 @@ The stages of a voice transmission, each a label of `livefreq_stage_seconds`:
 - ``speech_end_to_first_audio``: release to the first byte of the controller's reply sent, the
   latency the pilot hears (the `livefreq load` and `livefreq bench voice` headline figure).
 
+`livefreq_cpu_jobs` shows the speech engines' CPU pool (running, queued): a queue that stays
+long is the capacity limit showing.
+
 Metrics are process-wide (one registry, like the speech models): several apps in one process,
 as in the tests, add to the same series.
 """
@@ -28,6 +31,7 @@ from starlette.routing import Route
 
 from engine.models import Decision
 from engine.router_llm import Outcome, RouterVerdict
+from gateway.speech.cpu import cpu_pool
 
 STAGES = ("speech_end_to_final", "final_to_decision", "decision_to_first_tts_audio", "speech_end_to_first_audio")
 # seconds; dense where the targets are (0.35 s p50, 0.7 s / 1.2 s p95, 1.5 s capacity limit)
@@ -64,6 +68,9 @@ LLM_FALLBACKS = Counter(
 )
 LLM_TOKENS = Counter("livefreq_llm_tokens_total", "Tokens used by the LLM router", ["kind"])
 LLM_SECONDS = Histogram("livefreq_llm_request_seconds", "Latency of one LLM router call", buckets=LATENCY_BUCKETS)
+CPU_JOBS = Gauge("livefreq_cpu_jobs", "Speech jobs in the shared CPU pool (gateway/speech/cpu.py)", ["state"])
+CPU_JOBS.labels("running").set_function(lambda: float(cpu_pool().busy))
+CPU_JOBS.labels("queued").set_function(lambda: float(cpu_pool().queued))
 
 for _stage in STAGES:  # every stage appears in /metrics from the start, with zero counts
     STAGE_SECONDS.labels(_stage)

@@ -49,10 +49,12 @@ def parse(text: str) -> Scrape:
     return Scrape(samples)
 
 
-def scrape(base_url: str, timeout_s: float = 5.0) -> Scrape | None:
-    """The gateway's metrics, or None when it has no /metrics (an older gateway, a proxy)."""
+def scrape(base_url: str, timeout_s: float = 5.0, token: str | None = None) -> Scrape | None:
+    """The gateway's metrics, or None when it has no /metrics (an older gateway, a proxy, a
+    gateway that requires an API key and was given none)."""
+    headers = {"Authorization": f"Bearer {token}"} if token else None
     try:
-        response = httpx.get(f"{base_url.rstrip('/')}/metrics", timeout=timeout_s)
+        response = httpx.get(f"{base_url.rstrip('/')}/metrics", timeout=timeout_s, headers=headers)
     except httpx.HTTPError:
         return None
     if response.status_code != 200:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import threading
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any, Self
 
 import numpy as np
@@ -42,32 +42,64 @@ __all__ = [
     "VoicePilot",
     "frames",
     "pilot_pcm",
+    "pilot_voice_id",
     "word_errors",
 ]
 
 LEAD_SILENCE_S = 0.3
 TRAIL_SILENCE_S = 0.5
 
-_voice: PiperTts | None = None
+# The synthetic pilot says a phrase the same way every time: piper's noise (the voice's own
+# variation of sound and phoneme lengths) is off. With it on, the pause after "Kilo six zero,"
+# sometimes outlasted the VAD's hang-over and cut a vox transmission in two (a flaky test). What
+# varies is chosen, and reproducible: the speed (`length_scale`), the radio effect and the noise.
+PILOT_NOISE_SCALE = 0.0
+PILOT_NOISE_W_SCALE = 0.0
+
+_voices: dict[float, PiperTts] = {}
 _voice_lock = threading.Lock()
 
 
-def _pilot_voice() -> PiperTts:
-    global _voice
+def _pilot_voice(length_scale: float = 1.0) -> PiperTts:
+    """The piper voice at a speaking speed (`length_scale` > 1 is slower), without piper's random
+    variation; the model is shared."""
     with _voice_lock:
-        if _voice is None:
-            _voice = PiperTts()
-        return _voice
+        voice = _voices.get(length_scale)
+        if voice is None:
+            voice = _voices[length_scale] = PiperTts(
+                length_scale=None if length_scale == 1.0 else length_scale,
+                noise_scale=PILOT_NOISE_SCALE,
+                noise_w_scale=PILOT_NOISE_W_SCALE,
+            )
+        return voice
+
+
+def pilot_voice_id() -> str:
+    """The pilot voice and its fixed options (e.g. ``en_US-joe-medium[noise_scale=0.0,...]``), at
+    normal speed: recordings made with another voice are not the ones `pilot_pcm` makes now."""
+    return _pilot_voice().voice
 
 
 @functools.lru_cache(maxsize=128)
-def pilot_pcm(phrase: str, rate: int = 16000, *, radio_level: int = 4, noise_dbfs: float = -45.0, seed: int = 1) -> bytes:
+def pilot_pcm(
+    phrase: str,
+    rate: int = 16000,
+    *,
+    radio_level: int = 4,
+    noise_dbfs: float = -45.0,
+    seed: int = 1,
+    length_scale: float = 1.0,
+) -> bytes:
     """PCM16 mono at `rate`: 0.3 s silence, the phrase spoken in ICAO form, 0.5 s silence.
 
-    Blocking (piper synthesis, ~0.1-0.5 s): callable inside or outside an event loop; cached per
-    phrase and options, so a test or benchmark pays each phrase once.
+    `length_scale` sets the speaking speed (piper's: 0.85 fast, 1.2 slow), `radio_level` the
+    readability of the radio effect (1-5), `noise_dbfs` the band noise under it; the corpus
+    (`gateway.corpus`) varies all three. The same arguments give the same audio (piper's own
+    randomness is off, the noise is seeded by `seed`). Blocking (piper synthesis, ~0.1-0.5 s): callable inside
+    or outside an event loop; cached per phrase and options, so a test or benchmark pays each
+    phrase once.
     """
-    tts = _pilot_voice()
+    tts = _pilot_voice(length_scale)
     speech = tts.synthesize_sync(speak_text(phrase))
     speech = apply_radio(speech, tts.sample_rate, level=radio_level, seed=seed, squelch=False)
     pcm = resample(speech, tts.sample_rate, rate)
@@ -136,6 +168,7 @@ class Exchange:
     to_state: str | None = None
     recognized: bool | None = None
     readback_ok: bool | None = None
+    readback_not_ok: list[str] = field(default_factory=list)  # fields judged missing or wrong
     word_errors: int = 0
     words: int = 0
 
@@ -150,9 +183,9 @@ class VoicePilot:
     Like a person it waits for the controller to finish (every reply's `atc.message.end`) before
     keying again. A controller call that was queued before the reply (a silence prompt that fell
     due while the pilot talked) goes out first: the reply's latency includes it, and
-    `Exchange.spoken_before_reply` says so. Which controller messages answer a transmission is read from the session's
-    HTTP transcript (the controller entries after that pilot entry), so a transmission without a
-    spoken reply is known at once instead of after a timeout.
+    `Exchange.spoken_before_reply` says so. Which controller messages answer a transmission is
+    read from its `decision` event (`messages`), so a transmission without a spoken reply is
+    known at once instead of after a timeout.
     """
 
     def __init__(
@@ -164,35 +197,30 @@ class VoicePilot:
         scenario: dict[str, Any] | None = None,
         rate: int = 16000,
         timeout_s: float = 60.0,
+        token: str | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
+        self.token = token  # an API key, when the gateway requires one
         self.flow, self.seed, self.scenario = flow, seed, scenario
         self.rate = rate
         self.timeout_s = timeout_s
         self.client: RadioClient | None = None
         self.started: dict[str, Any] = {}
         self.state: dict[str, Any] = {}
-        self._http: Any = None
 
     async def __aenter__(self) -> Self:
-        import httpx
-
-        self._http = httpx.AsyncClient(base_url=self.base_url, timeout=self.timeout_s)
-        self.client = await RadioClient.connect(self.base_url)
-        start: dict[str, Any] = {"type": "session.start"}
-        start.update({k: v for k, v in (("flow", self.flow), ("seed", self.seed), ("scenario", self.scenario)) if v is not None})
-        if self.rate != 16000:
-            start["input_audio"] = {"format": "pcm_s16le", "sample_rate": self.rate, "channels": 1}
-        await self.client.send(start)
-        self.started = await self.client.wait_type("session.started", self.timeout_s)
+        self.client = await RadioClient.connect(self.base_url, token=self.token)
+        input_audio = {"format": "pcm_s16le", "sample_rate": self.rate, "channels": 1} if self.rate != 16000 else None
+        # a refusal (no API key, a session limit) raises ProtocolRefused with the gateway's code
+        self.started = await self.client.start(
+            flow=self.flow, seed=self.seed, scenario=self.scenario, input_audio=input_audio, timeout=self.timeout_s
+        )
         self.state = await self.client.wait_type("state", self.timeout_s)
         return self
 
     async def __aexit__(self, *exc: object) -> None:
         if self.client is not None:
             await self.client.close()
-        if self._http is not None:
-            await self._http.aclose()
 
     @property
     def session_id(self) -> str:
@@ -208,8 +236,14 @@ class VoicePilot:
 
     async def say(self, phrase: str) -> Exchange:
         """Transmit `phrase` by voice and wait for the whole answer; the timed `Exchange`."""
-        client = self._client()
         pcm = await asyncio.to_thread(pilot_pcm, phrase, self.rate)
+        return await self.transmit(pcm, phrase)
+
+    async def transmit(self, pcm: bytes, phrase: str) -> Exchange:
+        """Push-to-talk the recording `pcm` (PCM16 at `self.rate`, what saying `phrase` sounds
+        like) in real time and wait for the whole answer: the final transcript, the decision and
+        every controller message it queued until its `atc.message.end`. The timed `Exchange`."""
+        client = self._client()
         exchange = Exchange(
             session_id=self.session_id,
             flow=str(self.state.get("flow")),
@@ -235,40 +269,33 @@ class VoicePilot:
         exchange.recognized = decision.get("recognized")
         readback = decision.get("readback")
         exchange.readback_ok = None if readback is None else bool(readback.get("ok"))
+        if readback is not None:
+            exchange.readback_not_ok = sorted(k for k, v in (readback.get("fields") or {}).items() if v != "ok")
         state_at = await client.wait_index(lambda e: e["type"] == "state", self.timeout_s, decided_at)
         self.state = client.rx.events[state_at]
-        replies = await self._replies(tx_id)
+        replies = list(decision.get("messages") or [])
         if replies:
             first_seq = replies[0]["seq"]
-            exchange.reply_seq, exchange.reply_text = first_seq, replies[0].get("text")
             index = await client.wait_index(lambda e: e["type"] == "atc.message" and e.get("seq") == first_seq, self.timeout_s, mark)
+            exchange.reply_seq, exchange.reply_text = first_seq, client.rx.events[index].get("text")
             message_id = client.rx.events[index]["message_id"]
             exchange.spoken_before_reply = sum(1 for e in client.rx.events[mark:index] if e["type"] == "atc.message")
             first_audio = await client.until(lambda: client.rx.first_audio_at.get(message_id), self.timeout_s, "controller audio")
             exchange.first_audio_ms = _ms(first_audio - released)
             last_seq = replies[-1]["seq"]
             await client.wait_index(lambda e: e["type"] == "atc.message.end" and e.get("seq") == last_seq, self.timeout_s * 2, mark)
-        latest = client.find(lambda e: e["type"] == "state", state_at + 1)
-        while latest is not None:  # a later state (e.g. after a timer) is the one to answer
-            self.state = client.rx.events[latest]
-            latest = client.find(lambda e: e["type"] == "state", latest + 1)
+        self.refresh(state_at)
         return exchange
 
-    async def _replies(self, transmission_id: str) -> list[dict[str, Any]]:
-        """The controller entries that answered `transmission_id`, from the session transcript."""
-        response = await self._http.get(f"/api/radio/sessions/{self.session_id}/transcript")
-        response.raise_for_status()
-        entries = response.json()["entries"]
-        replies: list[dict[str, Any]] = []
-        found = False
-        for entry in entries:
-            if entry.get("role") == "pilot" and entry.get("transmission_id") == transmission_id:
-                found = True
-            elif found and entry.get("role") == "atc" and entry.get("cause") == "transmit":
-                replies.append(entry)
-            elif found:
+    def refresh(self, start: int = 0) -> dict[str, Any]:
+        """`self.state` set to the latest `state` event from index `start` on (a timer call may
+        have moved the session since the last answer); returns it."""
+        client = self._client()
+        for index in range(len(client.rx.events) - 1, start - 1, -1):
+            if client.rx.events[index]["type"] == "state":
+                self.state = client.rx.events[index]
                 break
-        return replies
+        return self.state
 
     def _client(self) -> RadioClient:
         if self.client is None:

@@ -264,6 +264,27 @@ def test_websocket_needs_a_credential(gateway: str) -> None:
             _refused(ws, "unauthorized")
 
 
+def test_the_client_library_says_why_the_gateway_refused_it(gateway: str) -> None:
+    """`RadioClient.start` on a connection the gateway refused (and closed, maybe before the
+    start went out) raises `ProtocolRefused` with the gateway's code, not a bare ConnectionClosed."""
+    import asyncio
+
+    from gateway.client.base import ProtocolRefused
+    from gateway.client.ws import RadioClient
+
+    async def start_without_a_key() -> str:
+        client = await RadioClient.connect(gateway)
+        try:
+            await client.until(lambda: True if client.closed else None, 10, "the refusal")  # closed first
+            with pytest.raises(ProtocolRefused) as refused:
+                await client.start(flow="clearance")
+            return refused.value.code
+        finally:
+            await client.close()
+
+    assert asyncio.run(start_without_a_key()) == "unauthorized"
+
+
 def test_websocket_sessions_by_key_and_by_token(gateway: str) -> None:
     with _ws(gateway, additional_headers={"Authorization": f"Bearer {KEY_A}"}) as ws:
         ws.send(json.dumps({"type": "session.start", "flow": "clearance", "seed": 2}))

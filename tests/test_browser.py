@@ -307,6 +307,33 @@ def test_fly_the_clearance_over_webrtc(page: Page, initial_call: str) -> None:
     assert not stat(page, "errors.length")
 
 
+def test_tune_the_atis_then_call_with_a_stale_letter(page: Page, initial_call: str) -> None:
+    """The ATIS is a live frequency on the radio panel: dial it on standby and swap, the broadcast
+    plays and is logged as the airport's Information; swap back and it stops. A first call that
+    reports another letter gets the controller's correction with the current one."""
+    start_clearance(page)
+    v = page.evaluate("window.livefreq.state.session.scenario")
+    letter = v["atis_letter"]
+    page.fill("#freq-standby", v["atis_freq"])
+    assert page.text_content("#station-standby") == "Frankfurt Information"
+    page.click("#swap")
+    assert page.text_content("#freq-active") == v["atis_freq"]
+    broadcast = page.locator(f".entry.atc .text >> text=/This is Frankfurt information {letter}\\b/i").first
+    broadcast.wait_for()
+    assert "QNH" in (broadcast.text_content() or "")
+    page.wait_for_function("window.livefreq.stats.audioFrames > 0")  # spoken, not only logged
+    page.click("#swap")  # back on delivery: the broadcast is cut off
+    assert page.text_content("#freq-active") == v["delivery_freq"]
+    page.wait_for_selector(".entry.atc.interrupted")
+
+    stale = "Q" if letter != "Q" else "R"
+    assert f"information {letter}," in initial_call
+    page.fill("#text-input", initial_call.replace(f"information {letter},", f"information {stale},"))
+    page.press("#text-input", "Enter")
+    page.wait_for_selector(f".entry.atc .text >> text=/information {letter} is current/i")
+    assert not stat(page, "errors.length")
+
+
 def test_the_radio_page_with_an_api_key(browser: Browser) -> None:
     """With authentication on, the page opened as `/#key=...` sends the key (Bearer on its API
     calls, `?token=` on the radio socket), takes it out of the address bar, and flies."""

@@ -27,9 +27,13 @@ SCENARIO = {"airport": "EDDF", "callsign": "DLH359"}
 
 
 def livefreq(
-    *args: str, stdin: str | None = None, cwd: Path | None = None, timeout: float = 60
+    *args: str,
+    stdin: str | None = None,
+    cwd: Path | None = None,
+    timeout: float = 60,
+    extra_env: dict[str, str] | None = None,
 ) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "NO_COLOR": "1", "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "NO_COLOR": "1", "PYTHONPATH": str(ROOT), **(extra_env or {})}
     env.pop("LIVEFREQ_FLOWS_DIR", None)
     return subprocess.run(
         [sys.executable, "-m", "gateway.cli", *args],
@@ -313,14 +317,20 @@ def _scenario_args() -> list[str]:
 
 def test_bench_engine_writes_the_json_report(tmp_path: Path) -> None:
     path = tmp_path / "reports" / "bench.json"
-    result = livefreq("bench", "engine", "--n", "200", "--profile", "--json", str(path), timeout=120)
+    user_db = tmp_path / "user" / "livefreq.sqlite3"
+    result = livefreq(
+        "bench", "engine", "--n", "200", "--profile", "--json", str(path), timeout=120,
+        extra_env={"LIVEFREQ_STORE": "sqlite", "LIVEFREQ_SQLITE_PATH": str(user_db)},
+    )
     assert result.returncode == 0, result.stderr
     assert "engine: 200/200 transmissions" in result.stderr  # progress
     report = json.loads(path.read_text(encoding="utf-8"))
     assert report["benchmark"] == "engine" and report["n"] == 200 and report["flow"] == "clearance"
     assert isinstance(report["meets_target"], bool) and report["target_tx_per_s"] > 0
     modes = {r["mode"]: r for r in report["results"]}
-    assert set(modes) == {"engine", "service"}
+    # the durable mode commits every decision to a temporary SQLite file, never the user's database
+    assert set(modes) == {"engine", "service", "service-sqlite-full"}
+    assert not user_db.exists()
     for mode, r in modes.items():
         _check_result(r, 200)
         assert any(line.split()[:2] == [mode, "200"] for line in result.stdout.splitlines())  # the table

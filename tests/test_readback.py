@@ -267,3 +267,14 @@ def test_many_distinct_readbacks_in_a_row() -> None:
         wrong = text.replace("4721", "4712")
         results.append(not evaluator.evaluate(CLEARANCE, variables, wrong).ok)
     assert all(results)
+
+
+@pytest.mark.parametrize("code, name", [("LIRF", "Rome"), ("ENGM", "Oslo"), ("LFMN", "Nice")])
+def test_a_destination_named_in_four_letters_is_read_back_by_its_name(code: str, name: str) -> None:
+    """Found by `livefreq load`: a four-letter name was taken for an ICAO code and never heard."""
+    variables = {**VARS, "destination": code, "destination_name": name}
+    assert evaluate(["destination"], f"cleared to {name.lower()} via marun seven foxtrot", variables).ok
+    wrong = evaluate(["destination"], "cleared to munich via marun seven foxtrot", {**variables, "airport_name": "Munich", "airport": "EDDM"})
+    assert wrong.fields["destination"] == "wrong"
+    named_by_code = {**VARS, "destination": "EDDM", "destination_name": "EDDM"}  # no real name known
+    assert evaluate(["destination"], "cleared to echo delta delta mike", named_by_code).ok

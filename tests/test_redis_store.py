@@ -122,6 +122,38 @@ def test_the_app_reports_its_store_and_answers_503_when_redis_is_gone(serve) -> 
         server.stop()
 
 
+def test_the_radio_socket_says_store_unavailable_and_stays_open_when_redis_is_gone(serve) -> None:
+    """Over the WebSocket a store that does not answer is its own typed error (not `internal`),
+    and the connection keeps serving: the pilot can send again once the store is back."""
+    from gateway.client.ws import RadioClient
+
+    server = RedisServer(require_redis_server())
+    try:
+        settings = Settings(store="redis", redis_url=server.url, speech_preload=False, stt_engine="sphinx", tts_engine="espeak")
+        base = serve(create_app(settings))
+
+        async def run() -> None:
+            client = await RadioClient.connect(base)
+            try:
+                await client.send({"type": "session.start", "flow": "clearance", "scenario": SCENARIO})
+                await client.wait_type("session.started", 30)
+                server.stop()
+                mark = client.mark()
+                await client.send({"type": "text", "text": "radio check"})
+                error = await client.wait_type("error", 30, start=mark)
+                assert error["code"] == "store_unavailable" and not error["fatal"]
+                mark = client.mark()
+                await client.send({"type": "ping"})
+                await client.wait_type("pong", 30, start=mark)  # the socket still serves
+                assert not client.closed
+            finally:
+                await client.close()
+
+        asyncio.run(run())
+    finally:
+        server.stop()
+
+
 # --------------------------------------------------------------------------- the relay
 
 

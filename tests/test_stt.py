@@ -9,6 +9,8 @@ loaded for the whole module.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -128,18 +130,27 @@ def test_whisper_final_is_the_last_partial_when_only_silence_followed(
 
 
 def test_whisper_final_reuses_a_partial_cancelled_when_the_transmission_ended(
-    whisper: WhisperEngine, clips: dict[str, bytes]
+    whisper: WhisperEngine, clips: dict[str, bytes], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """A partial decode that has started finishes even when its caller is cancelled (a worker
+    cannot be stopped), and the final reuses it; one still queued would be dropped."""
+    decoding = threading.Event()
+    decode = whisper.decode
+
+    def observed(pcm: bytes, prompt: str | None) -> str:
+        decoding.set()
+        return decode(pcm, prompt)
+
     async def scenario() -> tuple[str, bool]:
         stream = whisper.open(CONTEXT)
         stream.feed(clips["short"])
         poller = asyncio.create_task(stream.partial())
-        for _ in range(3):  # let the partial reach the worker pool
-            await asyncio.sleep(0)
+        await asyncio.to_thread(decoding.wait, 30)  # the partial's decode has started on a worker
         stream.feed(silence(0.4, RATE))
         poller.cancel()  # what the audio path does with its partial poller at the end
         return await stream.final(), stream.reused_partial
 
+    monkeypatch.setattr(whisper, "decode", observed)
     final, reused = run(scenario())
     assert reused
     assert "runway 25 right" in normalize_transcript(final)
@@ -159,6 +170,49 @@ def test_whisper_final_decodes_again_when_speech_followed_the_partial(
     partial, final, reused = run(scenario())
     assert not reused and partial != final
     assert "runway 25 right" in normalize_transcript(final)
+
+
+def test_whisper_final_does_not_wait_behind_a_partial_that_misses_speech(
+    whisper: WhisperEngine, clips: dict[str, bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """At the release, a partial still decoding a prefix is not waited for when speech followed
+    its snapshot: the final decodes beside it, on another worker and model replica."""
+    from gateway.speech.cpu import cpu_count
+
+    if cpu_count() < 2:
+        pytest.skip("needs two CPU workers")
+    partial_started, partial_may_finish = threading.Event(), threading.Event()
+    decode = whisper.decode
+    calls = 0
+
+    def observed(pcm: bytes, prompt: str | None) -> str:
+        nonlocal calls
+        calls += 1
+        if calls == 1:  # the partial: held until the final is done
+            partial_started.set()
+            assert partial_may_finish.wait(30)
+        return decode(pcm, prompt)
+
+    async def scenario() -> tuple[str, bool]:
+        stream = whisper.open(CONTEXT)
+        half = len(clips["short"]) // 2 // FRAME * FRAME
+        stream.feed(clips["short"][:half])
+        poller = asyncio.create_task(stream.partial())
+        await asyncio.to_thread(partial_started.wait, 30)
+        stream.feed(clips["short"][half:])
+        poller.cancel()
+        final = await stream.final()  # while the partial is still held
+        partial_may_finish.set()
+        with contextlib.suppress(asyncio.CancelledError):
+            await poller
+        return final, stream.reused_partial
+
+    monkeypatch.setattr(whisper, "decode", observed)
+    try:
+        final, reused = run(scenario())
+    finally:
+        partial_may_finish.set()
+    assert not reused and "runway 25 right" in normalize_transcript(final)
 
 
 def test_whisper_finals_only(clips: dict[str, bytes], whisper: WhisperEngine) -> None:

@@ -90,6 +90,11 @@ async def _exchange(client, wav: Path) -> dict:
     reply_seq = decision["messages"][0]["seq"]
     reply = await client.wait_type("atc.message", start=mark, seq=reply_seq)
     end = await client.wait_type("atc.message.end", start=mark, seq=reply_seq, timeout=90)
+    # what `livefreq load` reads on either transport: the controller is done, every audio frame
+    # of the reply is timed, none came outside a message
+    assert not client.controller_talking
+    frames = client.rx.audio_frames[reply["message_id"]]
+    assert sum(size for _, size in frames) == client.rx.audio[reply["message_id"]] and client.rx.stray_audio == 0
     return {"started": started, "final": final, "decision": decision, "reply": reply, "end": end}
 
 

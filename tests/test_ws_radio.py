@@ -344,6 +344,7 @@ def test_metrics_time_every_stage_of_a_voice_transmission(server):
     assert grew('livefreq_speculative_tts_total{outcome="synthesized"}') + grew('livefreq_speculative_tts_total{outcome="cached"}') >= 1
     assert after["process_resident_memory_bytes"] > 0 and after["process_cpu_seconds_total"] > 0
     assert "livefreq_sessions" in after and after["livefreq_ws_connections"] >= 0
+    assert after['livefreq_cpu_jobs{state="running"}'] >= 0 and after['livefreq_cpu_jobs{state="queued"}'] >= 0
 
 
 def test_telemetry_message_fields_are_the_engines_aircraft_state():

@@ -45,7 +45,10 @@ def known_airports(variables: Mapping[str, Any]) -> dict[str, str]:
         code = canonical(value)
         if code:
             name = variables.get(f"{key}_name")
-            airports[code] = str(name) if name and canonical(name) is None else airports.get(code, "")
+            # a name that is only a code ("EDDM") is no name; "Rome", "Oslo", "Nice" have four
+            # letters too, and were taken for codes: the readback never found them
+            is_code = bool(name) and canonical(name) is not None and str(name).strip().isupper()
+            airports[code] = str(name) if name and not is_code else airports.get(code, "")
     return airports
 
 

@@ -399,6 +399,8 @@ class Operation:
 
 _BODY_ERRORS = (400, 413, 422)
 _SESSION = "/api/radio/sessions/{session_id}"
+_STORE = (503,)  # a session route reads or writes the store: 503 store_unavailable when Redis is gone
+_DECIDE = (409, 503)  # ... and a decision may lose its race with another node's (409 session_busy)
 
 OPERATIONS: tuple[Operation, ...] = (
     Operation("get", "/health", "health", "Liveness and readiness", "service", (200, Health), (503,)),
@@ -411,23 +413,23 @@ OPERATIONS: tuple[Operation, ...] = (
         "post", "/api/radio/sessions", "createSession", "Start a session", "sessions",
         (201, SessionCreated), (*_BODY_ERRORS, 404, 503), CreateSessionRequest, body_required=False,
     ),
-    Operation("get", _SESSION, "getSession", "Where a session stands", "sessions", (200, SessionRead), (404,)),
-    Operation("delete", _SESSION, "deleteSession", "End a session", "sessions", (200, SessionDeleted), (404,)),
+    Operation("get", _SESSION, "getSession", "Where a session stands", "sessions", (200, SessionRead), (404, *_STORE)),
+    Operation("delete", _SESSION, "deleteSession", "End a session", "sessions", (200, SessionDeleted), (404, *_STORE)),
     Operation(
         "post", _SESSION + "/transmissions", "transmit", "A typed pilot transmission", "sessions",
-        (200, TransmissionResult), (404, *_BODY_ERRORS), TransmissionRequest,
+        (200, TransmissionResult), (404, *_BODY_ERRORS, *_DECIDE), TransmissionRequest,
     ),
     Operation(
         "get", _SESSION + "/transcript", "getTranscript", "Every transmission and controller message", "sessions",
-        (200, Transcript), (404,),
+        (200, Transcript), (404, *_STORE),
     ),
     Operation(
         "post", _SESSION + "/telemetry", "telemetry", "Aircraft state from a simulator", "sessions",
-        (200, TelemetryResult), (404, *_BODY_ERRORS), TelemetryRequest, body_required=False,
+        (200, TelemetryResult), (404, *_BODY_ERRORS, *_DECIDE), TelemetryRequest, body_required=False,
     ),
     Operation(
         "post", _SESSION + "/reset", "resetSession", "Back to the scenario's first state", "sessions",
-        (200, DecisionBody), (404,),
+        (200, DecisionBody), (404, *_DECIDE),
     ),
     Operation("get", "/api/decision-flows/runtime", "runtime", "Every flow (seed 000 shape)", "compat", (200, Runtime)),
     Operation(
@@ -476,11 +478,12 @@ _STATUS_TEXT = {
     401: "No valid credential (unauthorized): an API key or the session's token is required",
     403: "The credential does not reach this (forbidden): another session's token, another key's session; or a browser page from a foreign origin",
     404: "Unknown session or resource (or flight plan)",
+    409: "The session kept changing while it was decided (session_busy: another node decided at the same time); send again",
     413: "Body too large",
     422: "Invalid field (the error names it)",
     429: "This API key holds its limit of sessions (too_many_sessions)",
     500: "Speech engine failure",
-    503: "Unavailable: the speech engines, the session store or a data provider (provider_unavailable), or the gateway holds its limit of sessions (too_many_sessions) or WebRTC peers (too_many_peers)",
+    503: "Unavailable: the speech engines, the session store (store_unavailable) or a data provider (provider_unavailable), or the gateway holds its limit of sessions (too_many_sessions) or WebRTC peers (too_many_peers)",
 }
 _AUTH_ERRORS = (401, 403)
 BEARER = "bearer"

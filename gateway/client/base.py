@@ -39,6 +39,9 @@ class Received:
     audio: dict[str, int] = field(default_factory=dict)  # message_id -> bytes of audio
     first_audio_at: dict[str, float] = field(default_factory=dict)  # message_id -> first audio frame
     pcm: dict[str, bytearray] = field(default_factory=dict)  # message_id -> its audio (keep_audio=True)
+    # message_id -> (arrival time, bytes) of every audio frame: does the audio keep up with real time?
+    audio_frames: dict[str, list[tuple[float, int]]] = field(default_factory=dict)
+    stray_audio: int = 0  # audio frames outside any atc.message ... atc.message.end (a protocol fault)
 
 
 @dataclass
@@ -70,6 +73,7 @@ class ClientBase:
         self.rx = Received()
         self.keep_audio = keep_audio
         self._current: str | None = None  # the message whose audio is arriving
+        self._on_air: str | None = None  # between an atc.message and its atc.message.end
         self._new = asyncio.Event()
         self._closed = False
 
@@ -95,10 +99,19 @@ class ClientBase:
     def closed(self) -> bool:
         return self._closed
 
+    @property
+    def controller_talking(self) -> bool:
+        """Between an `atc.message` and its `atc.message.end`: a pilot waits before keying."""
+        return self._on_air is not None
+
     # ------------------------------------------------------------------ recording
 
     def _record_event(self, event: dict[str, Any]) -> None:
         now = time.perf_counter()
+        if event.get("type") == "atc.message":
+            self._on_air = event.get("message_id")
+        elif event.get("type") == "atc.message.end":
+            self._on_air = None
         self.rx.events.append(event)
         self.rx.event_times.append(now)
         self.rx.order.append(event)
@@ -110,8 +123,11 @@ class ClientBase:
         if message_id is not None:
             self.rx.audio[message_id] = self.rx.audio.get(message_id, 0) + len(pcm)
             self.rx.first_audio_at.setdefault(message_id, now)
+            self.rx.audio_frames.setdefault(message_id, []).append((now, len(pcm)))
             if self.keep_audio:
                 self.rx.pcm.setdefault(message_id, bytearray()).extend(pcm)
+        else:
+            self.rx.stray_audio += 1
         self._new.set()
 
     def _ended(self) -> None:
@@ -177,8 +193,16 @@ class ClientBase:
 
     async def _attach(self, message: dict[str, Any], timeout: float) -> dict[str, Any]:
         mark = self.mark()
-        await self.send(message)
-        index = await self.wait_index(lambda e: e["type"] in ("session.started", "error"), timeout, mark)
+        try:
+            await self.send(message)
+            index = await self.wait_index(lambda e: e["type"] in ("session.started", "error"), timeout, mark)
+        except Exception as exc:
+            # a gateway that refuses the connection itself (no API key, a foreign origin) says why
+            # in a fatal error and closes, possibly before this message went out: raise its reason
+            refusal = self.find(lambda e: e["type"] == "error" and bool(e.get("fatal")))
+            if self.closed and refusal is not None:
+                raise ProtocolRefused(self.rx.events[refusal]) from exc
+            raise
         event = self.rx.events[index]
         if event["type"] == "error":
             raise ProtocolRefused(event)

@@ -40,7 +40,8 @@ class RadioClient(ClientBase):
         client will ask for in `session.start` (`output_audio`), to label the audio it records."""
         url = base_url.rstrip("/").replace("http", "ws", 1) + "/v1/radio"
         headers = {"Authorization": f"Bearer {token}"} if token else None
-        ws = await websockets.connect(url, max_size=None, additional_headers=headers)
+        # no permessage-deflate: PCM does not compress, and deflating costs both ends CPU
+        ws = await websockets.connect(url, max_size=None, additional_headers=headers, compression=None)
         return cls(ws, keep_audio=keep_audio, output_rate=output_rate)
 
     async def close(self) -> None:

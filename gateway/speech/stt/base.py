@@ -2,7 +2,8 @@
 
 A transmission is one `SttStream`: the audio path `feed`s 20 ms frames as they arrive (cheap: it
 only appends), asks for `partial()` transcripts while the pilot talks, and awaits `final()` once the
-transmission ends. Decoding is CPU work; it runs on `stt_executor()`, never on the event loop.
+transmission ends. Decoding is CPU work; it runs on the shared CPU pool (`gateway.speech.cpu`,
+finals before partials), never on the event loop.
 
 `SttContext` carries what the current state expects, so engines can bias recognition towards it.
 Biasing is also a risk (a biased recognizer can "hear" a correct readback that was wrong). The
@@ -16,21 +17,19 @@ are drawn uniformly from their class, and adds every ICAO word once. On synthesi
 from __future__ import annotations
 
 import asyncio
-import functools
-import os
 import random
 import re
 import threading
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Hashable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from engine.phraseology import DIGIT_WORDS, speak_text
 from engine.phraseology.alphabet import LETTER_WORDS
 from gateway.audio.pcm import check_pcm
+from gateway.speech.cpu import Priority, cpu_count, cpu_pool, run_cpu  # noqa: F401 - cpu_count, run_cpu: re-exported
 
 T = TypeVar("T")
 
@@ -197,41 +196,11 @@ async def transcribe(engine: SttEngine, pcm: bytes, context: SttContext | None =
         await stream.aclose()
 
 
-_executor: ThreadPoolExecutor | None = None
-_executor_lock = threading.Lock()
-_decoding = 0  # decode steps submitted to the pool and not finished (see `pool_saturated`)
-
-
 def pool_saturated() -> bool:
-    """Whether every recognition worker is busy or spoken for. Streams skip optional work (a
-    partial transcript) then: under load the CPU goes to the finals a pilot is waiting for."""
-    return _decoding >= cpu_count()
-
-
-def _count_decode(delta: int) -> None:
-    global _decoding
-    with _executor_lock:
-        _decoding += delta
-
-
-def cpu_count() -> int:
-    """Cores this process may run on (its affinity mask where the OS has one)."""
-    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))
-
-
-def stt_executor() -> ThreadPoolExecutor:
-    """The process-wide recognition pool, one worker per core (created on first use)."""
-    global _executor
-    with _executor_lock:
-        if _executor is None:
-            _executor = ThreadPoolExecutor(max_workers=cpu_count(), thread_name_prefix="stt")
-        return _executor
-
-
-async def run_cpu(fn: Callable[..., T], *args: object) -> T:
-    """Run CPU-bound `fn(*args)` on the recognition pool and await its result."""
-    loop = asyncio.get_running_loop()
-    return await loop.run_in_executor(stt_executor(), functools.partial(fn, *args))
+    """Whether the CPU pool (`gateway.speech.cpu`) has no worker to spare beside one kept free
+    for the next final. Streams skip optional work (a partial transcript) then: under load the
+    CPU goes to the finals pilots wait for, and a final never queues behind a partial."""
+    return not cpu_pool().spare()
 
 
 def check_partial_every(partial_every_s: float | None, *, optional: bool = False) -> None:
@@ -304,29 +273,30 @@ class BufferedStream:
         self.partials += 1
         return text
 
-    async def _decode(self, fn: Callable[..., T], *args: object) -> T:
-        """Run one decode step on the pool and account its time.
+    async def _decode(
+        self, fn: Callable[..., T], *args: object, level: Priority = Priority.FINAL, droppable: bool = False
+    ) -> T:
+        """Run one decode step on the CPU pool at `level` and account its time.
 
         Called with `_lock` held. A worker thread cannot be stopped, so when the awaiting task is
-        cancelled (a partial poller cancelled at the end of a transmission) this still waits for
-        the step to finish before the lock is released: the next step must never run on the same
-        decoder at the same time.
+        cancelled (a partial poller cancelled at the end of a transmission) the step is still
+        waited for before the lock is released: the next step must never run on the same decoder
+        at the same time. A `droppable` step (a re-transcription nothing else depends on) that
+        is still queued is dropped instead.
         """
 
         def timed() -> tuple[T, float]:
             start = time.perf_counter()
-            try:
-                result = fn(*args)
-            finally:
-                _count_decode(-1)
+            result = fn(*args)
             return result, time.perf_counter() - start
 
-        _count_decode(+1)
-        future = asyncio.get_running_loop().run_in_executor(stt_executor(), timed)
+        future = cpu_pool().submit(timed, level)
+        waiting = asyncio.wrap_future(future)
         try:
-            result, elapsed = await asyncio.shield(future)
+            result, elapsed = await asyncio.shield(waiting)
         except asyncio.CancelledError:
-            await asyncio.wait({future})
+            if not (droppable and future.cancel()):
+                await asyncio.wait({waiting})
             raise
         self.decode_s += elapsed
         return result
@@ -373,7 +343,8 @@ class IncrementalStream(BufferedStream, ABC):
         async with self._lock:
             if self._finished:
                 return None
-            text = await self._decode(self._step, self._pending(), False)
+            # not optional like a re-transcription: this audio is decoded once, here
+            text = await self._decode(self._step, self._pending(), False, level=Priority.AHEAD)
         return self._new_partial(text)
 
     async def final(self) -> str:

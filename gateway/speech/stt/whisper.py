@@ -7,9 +7,12 @@ prompt keeps a spoken "left" as "left" when "right" was expected: it fixes spell
 
 Choices, measured on a 2-core machine with espeak-ng readbacks of about 3.5 s:
 
-- One `WhisperModel` per process (`load`) decoding one request at a time on all cores
-  (`cpu_threads` = cores, `num_workers=1`); two decodes side by side on one thread each finish no
-  sooner than one after the other.
+- One `WhisperModel` per process with one CTranslate2 replica per core (`num_workers` = cores)
+  of one thread each (`cpu_threads=1`): the shared CPU pool (`gateway.speech.cpu`) runs one job
+  per core, so two finals decode side by side instead of queueing for one replica. Measured on
+  2 cores with 16 corpus recordings of 3-9 s: one decode alone takes the same 142 ms on one
+  thread as on two (tiny.en does not scale across threads), and two at once make a decode every
+  87 ms instead of every 117 ms on one two-thread replica.
 - The encoder sees only the audio plus `WINDOW_PAD_S` of silence, rounded up to `WINDOW_STEP_S`
   (the "audio_ctx" trick of whisper.cpp), not whisper's fixed 30 s window. CTranslate2 encodes
   any window length and the cost is linear in it: a 4.7 s readback decodes in 0.16 s instead of
@@ -30,14 +33,14 @@ Choices, measured on a 2-core machine with espeak-ng readbacks of about 3.5 s:
   "right, right, right..." or the prompt's own words.
 - Partials re-transcribe the whole buffer at most once per `partial_every_s` (0.7 s) of new
   audio, and never while the previous decode of the stream is still running (a partial about
-  every 0.8 s, the first about 1.4 s in). That keeps the CPU busy for as long as the pilot
-  talks, and the final waits for the partial in flight. When the audio after the last partial's
-  snapshot is silence (every 20 ms of it `TAIL_SILENCE_DB` below the loudest 20 ms before it,
-  e.g. the VAD hang-over or the pause before the PTT release), that partial *is* the final and
-  no decode is spent; otherwise the final decodes the whole buffer. `partial_every_s=None`
-  gives finals only, for busy servers; and while every worker of the pool is busy
-  (`pool_saturated`, many pilots talking at once) partials are skipped, so the CPU goes to the
-  finals pilots wait for.
+  every 0.8 s, the first about 1.4 s in). When the audio after the last partial's snapshot is
+  silence (every 20 ms of it `TAIL_SILENCE_DB` below the loudest 20 ms before it, e.g. the VAD
+  hang-over or the pause before the PTT release), that partial *is* the final and no decode is
+  spent; a partial still in flight at the release is waited for only then. Otherwise the final
+  decodes the whole buffer at once, beside a partial in flight (another worker, another model
+  replica) rather than after it. `partial_every_s=None` gives finals only; and a partial starts
+  only while the CPU pool keeps a worker free for the next final (`pool_saturated`, many pilots
+  talking at once), so under load the CPU goes to the finals pilots wait for.
 """
 
 from __future__ import annotations
@@ -50,6 +53,7 @@ from typing import Any
 import numpy as np
 
 from gateway.audio.pcm import pcm_to_float32, pcm_to_int16
+from gateway.speech.cpu import Priority
 from gateway.speech.stt.base import (
     STT_SAMPLE_RATE,
     BufferedStream,
@@ -142,8 +146,8 @@ class WhisperEngine:
         *,
         beam_size: int = BEAM_SIZE,
         partial_every_s: float | None = PARTIAL_EVERY_S,
-        cpu_threads: int | None = None,
-        num_workers: int = 1,
+        cpu_threads: int = 1,
+        num_workers: int | None = None,
         compute_type: str = "int8",
     ) -> None:
         if beam_size < 1:
@@ -152,8 +156,8 @@ class WhisperEngine:
         self.model_path = check_model_dir(Path(model_path) if model_path else bundled_model_path())
         self.beam_size = beam_size
         self.partial_every_s = partial_every_s
-        self.cpu_threads = cpu_threads or cpu_count()
-        self.num_workers = max(1, num_workers)
+        self.cpu_threads = max(1, cpu_threads)
+        self.num_workers = max(1, num_workers or cpu_count())
         self.compute_type = compute_type
         self._model: Any = None
 
@@ -275,12 +279,19 @@ class WhisperStream(BufferedStream):
                 self._covered = (len(snapshot), text)
                 return text
 
-            text = await self._decode(decode_prefix)
+            text = await self._decode(decode_prefix, level=Priority.PARTIAL, droppable=True)
         return None if self._finished else self._new_partial(text)
 
     async def final(self) -> str:
+        self._finished = True
+        if self._final is None and self._lock.locked():
+            pcm = bytes(self._pcm)
+            if pcm and not silent_tail(pcm, self._partial_at):
+                # the partial in flight decodes a prefix that misses speech said since: decode
+                # the whole transmission now, beside it (one model replica per core), not after
+                self._final = await self._decode(self.engine.decode, pcm, self.prompt)
+                return self._final
         async with self._lock:
-            self._finished = True
             if self._final is None:
                 pcm = bytes(self._pcm)
                 if self._covered is not None and silent_tail(pcm, self._covered[0]):

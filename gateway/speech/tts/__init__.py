@@ -4,7 +4,7 @@ Callers build an engine with `make_tts(settings_name, ...)` and only use the `Tt
 interface; engine modules (and their heavy imports) load only when chosen.
 """
 
-from gateway.speech.tts.base import TtsEngine, TtsError, TtsUnavailable, split_for_speech, tts_executor
+from gateway.speech.tts.base import TtsEngine, TtsError, TtsUnavailable, split_for_speech
 from gateway.speech.tts.cache import CachedTts, TtsCache
 from gateway.speech.tts.factory import ENGINES, UnknownTtsEngine, make_tts
 
@@ -18,5 +18,4 @@ __all__ = [
     "UnknownTtsEngine",
     "make_tts",
     "split_for_speech",
-    "tts_executor",
 ]

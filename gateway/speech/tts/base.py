@@ -3,20 +3,17 @@
 A controller message must start playing long before the whole message is synthesized, so engines
 speak piece by piece: `split_for_speech` cuts the text at sentence and clause punctuation and
 `stream` yields each piece's audio as soon as it exists. Synthesis is CPU-bound (ONNX inference,
-audio decoding); it runs on `tts_executor()`, never on the event loop.
+audio decoding); it runs on the shared CPU pool (`gateway.speech.cpu`), never on the event loop.
 """
 
 from __future__ import annotations
 
-import asyncio
-import functools
-import os
 import re
-import threading
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Callable
-from concurrent.futures import ThreadPoolExecutor
 from typing import Protocol, TypeVar, runtime_checkable
+
+from gateway.speech.cpu import run_cpu  # noqa: F401 - the engines import it from here
 
 T = TypeVar("T")
 
@@ -82,26 +79,6 @@ def split_for_speech(text: str, min_chars: int = MIN_PIECE_CHARS) -> list[str]:
             in_sentence.append(pending)  # the whole sentence is short ("Roger.")
         pieces.extend(in_sentence)
     return pieces
-
-
-_executor: ThreadPoolExecutor | None = None
-_executor_lock = threading.Lock()
-
-
-def tts_executor() -> ThreadPoolExecutor:
-    """The process-wide synthesis pool, one worker per core (created on first use)."""
-    global _executor
-    with _executor_lock:
-        if _executor is None:
-            workers = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-            _executor = ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="tts")
-        return _executor
-
-
-async def run_cpu(fn: Callable[..., T], *args: object) -> T:
-    """Run CPU-bound `fn(*args)` on the synthesis pool and await its result."""
-    loop = asyncio.get_running_loop()
-    return await loop.run_in_executor(tts_executor(), functools.partial(fn, *args))
 
 
 class PieceTts(ABC):

@@ -1,0 +1,168 @@
+"""One pool of CPU workers for every speech engine, serving what a pilot waits for first.
+
+Recognition (whisper, sphinx, vosk) and synthesis (piper, espeak) are CPU-bound and run off the
+event loop. They used to have a thread pool each, one worker per core: on 2 cores up to four
+decodes and syntheses ran at once, each with its own intra-op threads, so a final transcript a
+pilot waited for shared the cores with partials and with the later sentences of messages that
+had seconds of audio still to play. Under load that queueing is the latency.
+
+Here one pool with one worker per core takes jobs by `Priority`, first come first served within
+a priority:
+
+1. ``FINAL``: a final transcript (the pilot released the key and waits for the answer);
+2. ``ON_AIR``: audio of a controller message that is about to go on air (its first piece) and
+   other work someone waits for now (HTTP speech requests, model loading);
+3. ``AHEAD``: audio needed later: the next pieces of a message being spoken (the piece before
+   still plays) and the speculative synthesis of a likely reply while the pilot talks;
+4. ``PARTIAL``: partial transcripts, nice to have, skipped altogether while the pool is busy.
+
+Within ``AHEAD``, jobs run earliest deadline first: the next sentence of a message is due when
+the audio already sent has played out, a speculative reply when the pilot may release the key.
+Other jobs of one priority run in the order they came.
+
+The priority of a job is the caller's `current_priority()` (a context variable the radio
+connection, gateway/connection.py, and the frequency set around their awaits, so WebSocket and
+WebRTC pilots are served alike) unless given. A job cannot be pre-empted once running; jobs are
+short (a decode or a sentence: 0.05-0.5 s), so a worker frees up soon.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import heapq
+import itertools
+import os
+import threading
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future
+from contextvars import ContextVar
+from enum import IntEnum
+from typing import TypeVar
+
+T = TypeVar("T")
+
+__all__ = ["CpuPool", "Priority", "cpu_count", "cpu_pool", "current_priority", "priority", "run_cpu"]
+
+
+class Priority(IntEnum):
+    FINAL = 0
+    ON_AIR = 1
+    AHEAD = 2
+    PARTIAL = 3
+
+
+_priority: ContextVar[tuple[Priority, float | None]] = ContextVar("livefreq_cpu_priority", default=(Priority.ON_AIR, None))
+
+
+def current_priority() -> Priority:
+    return _priority.get()[0]
+
+
+@contextlib.contextmanager
+def priority(level: Priority, deadline: float | None = None) -> Iterator[None]:
+    """CPU jobs submitted inside the block (by this task) get `level`, and `deadline` (a
+    `time.monotonic()` instant: when the result is needed) orders them within it."""
+    token = _priority.set((level, deadline))
+    try:
+        yield
+    finally:
+        _priority.reset(token)
+
+
+def cpu_count() -> int:
+    """Cores this process may run on (its affinity mask where the OS has one)."""
+    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))
+
+
+class CpuPool:
+    """`workers` daemon threads taking jobs from a priority queue."""
+
+    def __init__(self, workers: int) -> None:
+        self.workers = max(1, workers)
+        self._queue: list[tuple[int, float, int, Future[object], Callable[[], object]]] = []
+        self._order = itertools.count()
+        self._cond = threading.Condition()
+        self._busy = 0
+        self._threads = [
+            threading.Thread(target=self._work, name=f"livefreq-cpu-{i}", daemon=True) for i in range(self.workers)
+        ]
+        for thread in self._threads:
+            thread.start()
+
+    def submit(self, fn: Callable[[], T], level: Priority, deadline: float | None = None) -> Future[T]:
+        """Queue `fn` at `level`; within it by `deadline` (default: now, i.e. in arrival order)."""
+        future: Future[T] = Future()
+        due = time.monotonic() if deadline is None else deadline
+        with self._cond:
+            heapq.heappush(self._queue, (int(level), due, next(self._order), future, fn))  # type: ignore[arg-type]
+            self._cond.notify()
+        return future
+
+    @property
+    def queued(self) -> int:
+        """Jobs waiting for a worker."""
+        with self._cond:
+            return len(self._queue)
+
+    @property
+    def busy(self) -> int:
+        """Workers running a job now."""
+        with self._cond:
+            return self._busy
+
+    def saturated(self) -> bool:
+        """Every worker busy, or work waiting."""
+        with self._cond:
+            return self._busy + len(self._queue) >= self.workers
+
+    def spare(self) -> bool:
+        """Whether optional work (a partial) may start now and still leave a worker free for the
+        next final (on one core: whether the worker is idle)."""
+        with self._cond:
+            return self._busy + len(self._queue) < max(1, self.workers - 1)
+
+    def _work(self) -> None:
+        while True:
+            with self._cond:
+                while not self._queue:
+                    self._cond.wait()
+                _level, _due, _n, future, fn = heapq.heappop(self._queue)
+                if not future.set_running_or_notify_cancel():
+                    continue  # its caller gave up before it started
+                self._busy += 1
+            try:
+                result = fn()
+            except BaseException as exc:  # handed to the awaiting caller
+                self._done()
+                future.set_exception(exc)
+            else:
+                self._done()  # before the caller can see the result: it may ask `saturated()`
+                future.set_result(result)
+
+    def _done(self) -> None:
+        with self._cond:
+            self._busy -= 1
+
+
+_pool: CpuPool | None = None
+_pool_lock = threading.Lock()
+
+
+def cpu_pool() -> CpuPool:
+    """The process-wide pool, one worker per core (created on first use)."""
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = CpuPool(cpu_count())
+        return _pool
+
+
+async def run_cpu(fn: Callable[..., T], *args: object, level: Priority | None = None) -> T:
+    """Run CPU-bound `fn(*args)` on the pool at `level` (default: the caller's priority) and
+    await its result. Cancelling the await drops a job that has not started yet."""
+    current, deadline = _priority.get()
+    future = cpu_pool().submit(functools.partial(fn, *args), current if level is None else level, deadline)
+    return await asyncio.wrap_future(future)

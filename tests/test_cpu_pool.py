@@ -1,0 +1,83 @@
+"""The shared CPU pool serves what a pilot waits for first, and the frequency synthesizes a
+message's next sentence while the one before is sent."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+import time
+from collections.abc import AsyncIterator
+
+from gateway.frequency import prefetched
+from gateway.speech.cpu import CpuPool, Priority, current_priority
+
+
+def test_jobs_run_by_priority_then_in_order() -> None:
+    pool = CpuPool(1)
+    gate, running = threading.Event(), threading.Event()
+
+    def block() -> None:
+        running.set()
+        gate.wait(10)
+
+    blocker = pool.submit(block, Priority.PARTIAL)  # holds the only worker
+    assert running.wait(10)
+    done: list[str] = []
+    now = time.monotonic()
+    jobs = [
+        ("partial", Priority.PARTIAL, None),
+        ("ahead, due later", Priority.AHEAD, now + 3.0),
+        ("final 1", Priority.FINAL, None),
+        ("ahead, due sooner", Priority.AHEAD, now + 1.0),
+        ("on air", Priority.ON_AIR, None),
+        ("final 2", Priority.FINAL, None),
+    ]
+    futures = [pool.submit(lambda name=name: done.append(name), level, due) for name, level, due in jobs]
+    assert pool.saturated() and pool.queued == len(jobs)
+    dropped = pool.submit(lambda: done.append("dropped"), Priority.FINAL)
+    assert dropped.cancel()  # a queued job its caller gave up on never runs
+    gate.set()
+    for future in [blocker, *futures]:
+        future.result(timeout=10)
+    assert done == ["final 1", "final 2", "on air", "ahead, due sooner", "ahead, due later", "partial"]
+    assert not pool.saturated() and pool.busy == 0
+
+
+def test_a_failing_job_hands_its_error_to_the_caller() -> None:
+    pool = CpuPool(2)
+
+    def boom() -> None:
+        raise ValueError("bad audio")
+
+    future = pool.submit(boom, Priority.FINAL)
+    try:
+        future.result(timeout=10)
+    except ValueError as exc:
+        assert str(exc) == "bad audio"
+    else:
+        raise AssertionError("the error was lost")
+    assert pool.submit(lambda: 42, Priority.FINAL).result(timeout=10) == 42
+
+
+def test_the_next_sentence_is_synthesized_while_the_one_before_is_sent() -> None:
+    asked: list[tuple[str, Priority]] = []  # which sentence was asked for, at what priority
+
+    async def sentences() -> AsyncIterator[bytes]:
+        for name in ("one", "two", "three", "four"):
+            asked.append((name, current_priority()))
+            yield name.encode()
+
+    async def scenario() -> list[tuple[str, int]]:
+        seen: list[tuple[str, int]] = []  # each piece sent, and how many had been asked for then
+        async with contextlib.aclosing(prefetched(sentences(), lambda pcm: 1.0)) as pieces:
+            async for piece in pieces:
+                await asyncio.sleep(0)  # sending the piece: the next one is made meanwhile
+                seen.append((piece.decode(), len(asked)))
+                if piece == b"two":
+                    break  # the pilot keyed over the controller: the rest is not wanted
+        return seen
+
+    seen = asyncio.run(scenario())
+    assert seen == [("one", 2), ("two", 3)]
+    assert asked == [("one", Priority.ON_AIR), ("two", Priority.AHEAD), ("three", Priority.AHEAD)]
