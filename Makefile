@@ -4,8 +4,11 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 8765
+# make llm-server's model: qwen2.5-coder-1.5b, qwen2.5-coder-0.5b or smollm2-135m
+LLM ?= qwen2.5-coder-1.5b
+LLM_PORT ?= 8089
 
-.PHONY: install run test lint bench clean airports system-deps
+.PHONY: install run test lint bench clean airports system-deps llm-server
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -33,6 +36,10 @@ lint: install
 
 bench: install
 	$(BIN)/livefreq bench engine
+
+# a local LLM server for the LLM router, in a venv of its own (README "The LLM router")
+llm-server:
+	bash scripts/llm-local-server.sh $(LLM) $(LLM_PORT)
 
 airports: install
 	$(BIN)/python scripts/build_airports.py

@@ -120,7 +120,7 @@ class LlmExchange(_Model):
     provider: str = "openai-compatible"
     model: str | None = None
     url: str | None = None
-    structured: str = "off"  # "json_schema": the server was given the answer's schema
+    structured: str = "off"  # the response_format sent: "json_schema", "json_object" (both carry the schema) or "off"
     request: dict[str, Any] = Field(default_factory=dict)  # the body sent
     status: int | None = None  # HTTP status
     content: str | None = None  # the model's message text

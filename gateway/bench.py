@@ -92,14 +92,14 @@ class BenchRun:
             "stalled_sessions": self.stalled,
             "seconds": round(self.wall_s, 4),
             "tx_per_s": round(n / self.wall_s, 1) if self.wall_s > 0 else None,
-            "p50_ms": round(_percentile(ms, 50), 4) if ms else None,
-            "p99_ms": round(_percentile(ms, 99), 4) if ms else None,
+            "p50_ms": round(percentile(ms, 50), 4) if ms else None,
+            "p99_ms": round(percentile(ms, 99), 4) if ms else None,
             "mean_ms": round(statistics.fmean(ms), 4) if ms else None,
             "max_ms": round(ms[-1], 4) if ms else None,
         }
 
 
-def _percentile(sorted_values: list[float], pct: float) -> float:
+def percentile(sorted_values: list[float], pct: float) -> float:
     """Nearest-rank percentile of an ascending list."""
     rank = max(1, math.ceil(pct / 100.0 * len(sorted_values)))
     return sorted_values[rank - 1]

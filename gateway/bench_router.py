@@ -12,12 +12,16 @@ Two measurements (README "The LLM router"):
 - **Paraphrases** (tests/flows/paraphrases.yaml): what trainees say instead, each with the route
   it should take. Each is decided as `POST /api/llm/decide` decides it (`RadioService.evaluate`
   on a throwaway session at its state), first by the deterministic router alone, then, when an
-  LLM is configured, with the LLM router asked where the deterministic one cannot decide.
+  LLM is configured, with the LLM router asked where the deterministic one cannot decide. A
+  reference router that always answers the first offered candidate goes the same path (no
+  model): most questions offer one candidate besides "none", so a model's figure means something
+  only beside that one.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -28,6 +32,8 @@ from typing import Any
 import yaml
 
 from engine.models import Decision
+from engine.router_llm import USED_OUTCOMES, LlmExchange, RouterQuery, offered
+from gateway.bench import percentile
 from gateway.flow_scripts import SCRIPT_SCENARIO, SCRIPTS_DIR, load_scripts, run_script
 from gateway.llm import RouterProvider
 from gateway.service import Evaluation, RadioService
@@ -161,33 +167,59 @@ def outcome_of(ev: Evaluation) -> dict[str, Any]:
         "consult": router.get("consult"),
         "reason": router.get("reason"),
         "llm_outcome": llm.get("outcome") if llm else None,
+        "llm_detail": llm.get("detail") if llm else None,  # the verdict: what the model said, or why unusable
+        "llm_structured": llm.get("structured") if llm else None,  # the response_format the answer came under
         "llm_latency_ms": llm.get("latency_ms") if llm else None,
         "llm_tokens": (llm.get("tokens") or {}).get("total") if llm else None,
         "fallback": (router.get("fallback") or {}).get("reason"),
+        "offered": len(offered(ev.candidates)),  # the candidates a model is shown, besides "none"
     }
+
+
+class FirstCandidate:
+    """The reference router: always the first offered candidate (the flow's first declared route
+    that survived guards, triggers and the readback check), never "none". No model, no I/O: the
+    figure an LLM must beat on this set to be worth asking."""
+
+    def describe(self) -> dict[str, Any]:
+        return {"url": None, "model": "first offered candidate (reference)", "structured_output": False}
+
+    async def ask(self, query: RouterQuery) -> LlmExchange:
+        answer = json.dumps({"candidate": query.ids()[0]})
+        return LlmExchange(provider="reference", model="first-candidate", content=answer)
+
+    async def aclose(self) -> None:
+        return None
 
 
 async def run_paraphrases(
     service: RadioService, items: list[Paraphrase], provider: RouterProvider | None
 ) -> list[dict[str, Any]]:
-    """Each paraphrase decided by the deterministic router alone, then through the LLM path."""
+    """Each paraphrase decided by the deterministic router alone, by the reference router
+    (`FirstCandidate`) and, with an LLM, through the LLM path."""
     rows: list[dict[str, Any]] = []
+    reference = FirstCandidate()
     for item in items:
         service.llm = None
         det = outcome_of(await _evaluate(service, item))
         row: dict[str, Any] = {**item.__dict__, "deterministic": det, "llm_path": None}
         # resolved by the deterministic router: it decided alone, and rightly
         row["deterministic_correct"] = det["consult"] is None and det["chose"] == item.expect
+        row["first_candidate_correct"] = (await _routed(service, item, reference))["chose"] == item.expect
         if provider is not None:
-            service.llm = provider
-            try:
-                path = outcome_of(await _evaluate(service, item))
-            finally:
-                service.llm = None
+            path = await _routed(service, item, provider)
             row["llm_path"] = path
             row["llm_path_correct"] = path["chose"] == item.expect
         rows.append(row)
     return rows
+
+
+async def _routed(service: RadioService, item: Paraphrase, provider: RouterProvider) -> dict[str, Any]:
+    service.llm = provider
+    try:
+        return outcome_of(await _evaluate(service, item))
+    finally:
+        service.llm = None
 
 
 async def _evaluate(service: RadioService, item: Paraphrase) -> Evaluation:
@@ -207,16 +239,29 @@ def paraphrase_summary(rows: list[dict[str, Any]], llm: dict[str, Any] | None) -
         "left_to_llm_below_threshold": sum(1 for r in left if r["deterministic"]["consult"] == "below_threshold"),
         # with no LLM the engine still answers those: declaration order on a near tie, else "say again"
         "deterministic_only_correct": sum(r["deterministic"]["chose"] == r["expect"] for r in rows),
+        # how hard the questions left to the LLM are: how many candidates each offers besides "none",
+        # and how many of them "none" answers
+        "left_to_llm_offered": dict(sorted(Counter(r["deterministic"]["offered"] for r in left).items())),
+        "left_to_llm_expect_none": sum(1 for r in left if r["expect"] == NONE),
+        "first_candidate_resolved_correctly": sum(1 for r in left if r["first_candidate_correct"]),
         "llm": llm,
     }
     if llm is not None:
+        paths = [r["llm_path"] for r in left if r["llm_path"]]
+        # resolved by the LLM path: right in the end, whoever answered (the model or the fallback)
         summary["llm_resolved_correctly"] = sum(1 for r in left if r.get("llm_path_correct"))
+        # of which the model's own answer (an offered id or "none"), not a fallback that happened to fit
+        answered = [r for r in left if r["llm_path"] and r["llm_path"]["llm_outcome"] in USED_OUTCOMES]
+        summary["llm_answered"] = len(answered)
+        summary["llm_answered_correctly"] = sum(1 for r in answered if r.get("llm_path_correct"))
+        summary["llm_fallbacks"] = sum(1 for p in paths if p["fallback"] is not None)
         summary["llm_path_correct"] = sum(1 for r in rows if r.get("llm_path_correct"))
-        outcomes = Counter(r["llm_path"]["llm_outcome"] for r in left if r["llm_path"])
-        summary["llm_outcomes"] = dict(outcomes)
-        latencies = sorted(r["llm_path"]["llm_latency_ms"] for r in left if r["llm_path"] and r["llm_path"]["llm_latency_ms"] is not None)
-        summary["llm_latency_ms_p50"] = latencies[len(latencies) // 2] if latencies else None
-        summary["llm_tokens"] = sum(r["llm_path"]["llm_tokens"] or 0 for r in left if r["llm_path"])
+        summary["llm_outcomes"] = dict(Counter(p["llm_outcome"] for p in paths))
+        latencies = sorted(p["llm_latency_ms"] for p in paths if p["llm_latency_ms"] is not None)
+        summary["llm_latency_ms_p50"] = percentile(latencies, 50) if latencies else None
+        summary["llm_latency_ms_p95"] = percentile(latencies, 95) if latencies else None
+        summary["llm_tokens"] = sum(p["llm_tokens"] or 0 for p in paths)
+        summary["llm_tokens_per_call"] = round(summary["llm_tokens"] / len(paths)) if paths else None
     return summary
 
 

@@ -173,9 +173,10 @@ def build_parser() -> argparse.ArgumentParser:
         help=BENCHMARKS["router"],
         description="Replay the curriculum's scripts and the scripted pilot (gate to gate, with and without "
         "wrong readbacks) and count the transmissions the deterministic router decides without an LLM "
-        "(target 95%%); then decide the free-form paraphrases of tests/flows/paraphrases.yaml by the "
+        "(target 95 percent); then decide the free-form paraphrases of tests/flows/paraphrases.yaml by the "
         "deterministic router alone and, with an LLM configured (--llm-url or LIVEFREQ_LLM_URL), through "
-        "the LLM path. A table on stdout and a JSON report.",
+        "the LLM path, with the LIVEFREQ_LLM_* settings (a slow local model wants LIVEFREQ_LLM_TIMEOUT_S "
+        "above its latency). A table on stdout and a JSON report.",
     )
     router.add_argument("--llm-url", default=None, help="OpenAI-compatible API base to measure (default: LIVEFREQ_LLM_URL)")
     router.add_argument("--llm-model", default=None, help="model name for --llm-url (default: LIVEFREQ_LLM_MODEL)")
@@ -720,17 +721,30 @@ def cmd_bench_router(args: argparse.Namespace) -> int:
         f"({s['left_to_llm_ambiguous']} near ties, {s['left_to_llm_below_threshold']} below threshold); "
         f"without an LLM the engine answers {s['deterministic_only_correct']} of {s['paraphrases']} as expected"
     )
+    offered = ", ".join(f"{count} offer {n}" for n, count in s["left_to_llm_offered"].items())
+    print(
+        f"left to the LLM: {offered} candidate(s) besides 'none'; 'none' is right for {s['left_to_llm_expect_none']}; "
+        f"reference (always the first offered candidate, no model): {s['first_candidate_resolved_correctly']} "
+        f"of {s['left_to_llm']} resolved correctly"
+    )
     if s["llm"] is None:
         print("LLM path: not measured (no LLM configured: --llm-url URL --llm-model NAME, or LIVEFREQ_LLM_URL/_MODEL)")
     else:
         print(
             f"LLM path ({s['llm']['model']} at {s['llm']['url']}): {s['llm_resolved_correctly']} of the {s['left_to_llm']} "
-            f"left to it resolved correctly; {s['llm_path_correct']} of {s['paraphrases']} right in all; "
-            f"outcomes {s['llm_outcomes']}, p50 {s['llm_latency_ms_p50']} ms, {s['llm_tokens']} tokens"
+            f"left to it resolved correctly ({s['llm_answered_correctly']} by the model's answer, of "
+            f"{s['llm_answered']} answers; the rest by a fallback); {s['llm_fallbacks']} fallbacks; "
+            f"{s['llm_path_correct']} of {s['paraphrases']} right in all; outcomes {s['llm_outcomes']}; "
+            f"latency p50 {_ms(s['llm_latency_ms_p50'])}, p95 {_ms(s['llm_latency_ms_p95'])}; "
+            f"{s['llm_tokens']} tokens ({s['llm_tokens_per_call']} per call)"
         )
     path = _write_report(args.json_path, report)
     print(f"wrote {path}")
     return EXIT_OK
+
+
+def _ms(value: float | None) -> str:
+    return "-" if value is None else f"{value:.0f} ms"
 
 
 # --------------------------------------------------------------------------- corpus and load

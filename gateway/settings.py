@@ -152,9 +152,11 @@ class Settings(BaseSettings):
     llm_temperature: float = Field(default=0.0, ge=0, le=2)
     llm_max_tokens: int = Field(default=256, gt=0)
     llm_timeout_s: float = Field(default=5.0, gt=0)  # the whole call; past it the fallback answers
-    # auto: send the answer's JSON schema (response_format json_schema) and, if the server refuses
-    # it (HTTP 400/422), ask again without and keep to plain prompts; json_schema: always; off: never
-    llm_structured_output: Literal["auto", "json_schema", "off"] = "auto"
+    # auto: send the answer's JSON schema as response_format json_schema (OpenAI, vLLM, Ollama,
+    # llama-server); if the server refuses it, as json_object with a schema (llama-cpp-python's
+    # server); if that is refused too, plain prompts from then on. json_schema, json_object: always
+    # that one; off: never a schema (gateway/llm/client.py)
+    llm_structured_output: Literal["auto", "json_schema", "json_object", "off"] = "auto"
     llm_prompts_dir: Path = REPO_ROOT / "gateway" / "llm" / "prompts"  # system.txt and user.txt
     # when the LLM gives no usable answer: say_again (treat the words as not understood) or
     # deterministic (take what the deterministic router alone would take)

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from engine.models import Decision
-from tests.support.chat_completions import ChatCompletionsServer
+from tests.support.chat_completions import COMPLETION_TOKENS, PROMPT_TOKENS, ChatCompletionsServer
 
 ROOT = Path(__file__).resolve().parents[1]
 FLOWS = ROOT / "flows"
@@ -384,6 +384,15 @@ def test_bench_router_measures_both_paths_and_says_when_no_llm_is_configured(
     assert len(llm_server.requests) == summary["left_to_llm"] > 0  # asked only where the deterministic router could not decide
     assert summary["llm_outcomes"] == {"chosen": summary["left_to_llm"]}
     assert 0 <= summary["llm_resolved_correctly"] <= summary["left_to_llm"]
+    # every call answered, so no fallback: whatever was resolved, the model's answer resolved it
+    assert summary["llm_answered"] == summary["left_to_llm"] and summary["llm_fallbacks"] == 0
+    assert summary["llm_answered_correctly"] == summary["llm_resolved_correctly"]
+    assert 0 < summary["llm_latency_ms_p50"] <= summary["llm_latency_ms_p95"]
+    assert summary["llm_tokens_per_call"] == PROMPT_TOKENS + COMPLETION_TOKENS
+    # the test server also answers the first offered id: the LLM path and the reference agree
+    assert summary["first_candidate_resolved_correctly"] == summary["llm_resolved_correctly"]
+    assert sum(summary["left_to_llm_offered"].values()) == summary["left_to_llm"]
+    assert 0 < summary["left_to_llm_expect_none"] < summary["left_to_llm"]
     assert "decided without an LLM: " in result.stdout and "LLM path (fake-router" in result.stdout
     # no LLM configured: measured honestly as not measured
     result = livefreq(*args, timeout=180)

@@ -202,20 +202,57 @@ def _query_and_provider(url: str, **kw: Any) -> tuple[Any, ChatCompletionsProvid
     return query, ChatCompletionsProvider(f"{url}/v1", "fake-router", prompts=prompts, timeout_s=TIMEOUT_S, **kw)
 
 
+def _forms(requests: list[dict[str, Any]]) -> list[str | None]:
+    return [(r.get("response_format") or {}).get("type") for r in requests]
+
+
 def test_a_server_without_structured_output_gets_plain_prompts_parsed_strictly(llm_server: ChatCompletionsServer) -> None:
-    llm_server.schema_support = False
+    llm_server.formats = frozenset()
     llm_server.choice = "SP_APPROVE"
     query, provider = _query_and_provider(llm_server.url)
     first, second = _ask(provider, query, 2)
-    # refused once (HTTP 400), asked again without the schema, and not offered it again
-    assert ["response_format" in r for r in llm_server.requests] == [True, False, False]
-    assert first.structured.startswith("off (the server refused json_schema") and second.structured == "off"
+    # both forms refused once (HTTP 400), asked again without a schema, and not offered one again
+    assert _forms(llm_server.requests) == ["json_schema", "json_object", None, None]
+    assert first.structured == "off (the server refused json_schema: HTTP 400; json_object: HTTP 400)"
+    assert second.structured == "off" and provider.describe()["structured_output"] is False
     assert judge(query, first).choice == "SP_APPROVE" and judge(query, second).outcome == "chosen"
     # plain prompts still say what to answer, and the answer is parsed strictly
-    assert '"enum": ["SP_APPROVE", "SP_STARTUP_ONLY", "none"]' in llm_server.requests[1]["messages"][1]["content"]
+    assert '"enum": ["SP_APPROVE", "SP_STARTUP_ONLY", "none"]' in llm_server.requests[2]["messages"][1]["content"]
     llm_server.mode, llm_server.content = "raw", '```json\n{"candidate": "SP_APPROVE"}\n```'
     [fenced] = _ask(provider, query)
     assert judge(query, fenced).outcome == "malformed_json"  # no JSON fished out of a code fence
+
+
+def test_a_llama_cpp_python_server_gets_the_schema_as_json_object(llm_server: ChatCompletionsServer) -> None:
+    """llama-cpp-python's server knows only ``json_object`` (with a ``schema``, which it turns into
+    a grammar) and answers ``json_schema`` with HTTP 500 and its validation error: that is a
+    refusal of the form, not a failed call, so the same question goes at once as json_object."""
+    llm_server.formats, llm_server.refusal_status = frozenset({"json_object"}), 500
+    llm_server.choice = "SP_STARTUP_ONLY"
+    query, provider = _query_and_provider(llm_server.url)
+    first, second = _ask(provider, query, 2)
+    assert _forms(llm_server.requests) == ["json_schema", "json_object", "json_object"]
+    assert llm_server.requests[1]["response_format"]["schema"] == query.answer_schema()
+    assert first.structured == "json_object (the server refused json_schema: HTTP 500)" and second.structured == "json_object"
+    assert judge(query, first).choice == judge(query, second).choice == "SP_STARTUP_ONLY"
+    assert provider.describe()["structured_output"] is True
+
+
+def test_a_server_error_is_not_taken_for_a_refused_schema(llm_server: ChatCompletionsServer) -> None:
+    llm_server.mode = "error"  # HTTP 500 about the model, not about response_format
+    query, provider = _query_and_provider(llm_server.url)
+    [exchange] = _ask(provider, query)
+    assert exchange.error == "http_error" and _forms(llm_server.requests) == ["json_schema"]
+    assert provider.format == "json_schema"  # offered again next time
+
+
+@pytest.mark.parametrize("form", ["json_schema", "json_object"])
+def test_a_configured_form_is_always_sent_and_a_refusal_is_an_http_error(llm_server: ChatCompletionsServer, form: str) -> None:
+    llm_server.formats = frozenset()
+    query, provider = _query_and_provider(llm_server.url, structured=form)
+    first, second = _ask(provider, query, 2)
+    assert _forms(llm_server.requests) == [form, form] and first.structured == second.structured == form
+    assert judge(query, first).outcome == "http_error" and first.status == 400
 
 
 def test_structured_output_off_never_sends_a_schema_and_an_api_key_is_a_bearer_token(llm_server: ChatCompletionsServer) -> None:

@@ -2,11 +2,14 @@
 
 The same request works with OpenAI, vLLM, llama.cpp's ``llama-server`` and Ollama (all serve
 ``POST {base}/chat/completions``). Structured output where the server supports it: the answer's
-JSON schema goes in ``response_format`` (``json_schema``, strict), so a capable server can only
-produce a valid answer; a server that refuses the field (HTTP 400/422) is asked again without
-it, and not offered it again (`Settings.llm_structured_output`). Either way the engine parses the
-answer strictly (engine/router_llm.py `judge`): the provider only moves bytes and records what
-happened (`LlmExchange`), it never raises and never decides.
+JSON schema goes in ``response_format``, so a capable server can only produce a valid answer.
+Servers spell it two ways: OpenAI's ``{"type": "json_schema", "json_schema": {..., "schema"}}``
+(OpenAI, vLLM, Ollama, llama.cpp's ``llama-server``) and ``{"type": "json_object", "schema"}``
+(llama-cpp-python's server, which knows only that one and turns the schema into a grammar). In
+``auto`` mode (`Settings.llm_structured_output`) a server that refuses one form is asked again
+at once in the next (`FORMATS`), down to plain prompts, and not offered the refused form again.
+Either way the engine parses the answer strictly (engine/router_llm.py `judge`): the provider
+only moves bytes and records what happened (`LlmExchange`), it never raises and never decides.
 
 Why httpx and not the ``openai`` package: it is one POST; the trace needs the exact body and
 answer; and the router has a hard deadline (`llm_timeout_s` covers the whole call, the retry
@@ -29,9 +32,11 @@ from gateway.settings import Settings
 
 log = logging.getLogger(__name__)
 
-Structured = Literal["auto", "json_schema", "off"]
+Structured = Literal["auto", "json_schema", "json_object", "off"]
+Format = Literal["json_schema", "json_object", "off"]
+FORMATS: tuple[Format, ...] = ("json_schema", "json_object", "off")  # what `auto` tries, in order
 SCHEMA_NAME = "route_choice"
-_REFUSED = (400, 422)  # how servers without response_format json_schema say no
+_REFUSED = (400, 422)  # how servers say no to a response_format they do not know
 
 
 class RouterProvider(Protocol):
@@ -66,7 +71,8 @@ class ChatCompletionsProvider:
         self.max_tokens = max_tokens
         self.timeout_s = timeout_s
         self.structured = structured
-        self.schema_refused = False  # the server said no to json_schema once: plain prompts from now
+        # the form sent now; `auto` moves down FORMATS when the server refuses one, and stays there
+        self.format: Format = "json_schema" if structured == "auto" else structured
         self._headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         # an httpx client belongs to the event loop that opened it (the app's, or a CLI's runner)
         self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient] = (
@@ -92,13 +98,9 @@ class ChatCompletionsProvider:
 
     def describe(self) -> dict[str, Any]:
         """What /health shows (never the key)."""
-        return {"url": self.endpoint, "model": self.model, "structured_output": self.structured_now}
+        return {"url": self.endpoint, "model": self.model, "structured_output": self.format != "off"}
 
-    @property
-    def structured_now(self) -> bool:
-        return self.structured == "json_schema" or (self.structured == "auto" and not self.schema_refused)
-
-    def body(self, query: RouterQuery, structured: bool) -> dict[str, Any]:
+    def body(self, query: RouterQuery, form: Format) -> dict[str, Any]:
         body: dict[str, Any] = {
             "model": self.model,
             "messages": self.prompts.messages(query),
@@ -106,32 +108,37 @@ class ChatCompletionsProvider:
             "max_tokens": self.max_tokens,
             "stream": False,
         }
-        if structured:
+        if form == "json_schema":
             body["response_format"] = {
                 "type": "json_schema",
                 "json_schema": {"name": SCHEMA_NAME, "strict": True, "schema": query.answer_schema()},
             }
+        elif form == "json_object":
+            body["response_format"] = {"type": "json_object", "schema": query.answer_schema()}
         return body
 
     async def ask(self, query: RouterQuery) -> LlmExchange:
-        structured = self.structured_now
-        body = self.body(query, structured)
-        exchange = LlmExchange(
-            model=self.model, url=self.endpoint, structured="json_schema" if structured else "off", request=body
-        )
+        form = self.format
+        body = self.body(query, form)
+        exchange = LlmExchange(model=self.model, url=self.endpoint, structured=form, request=body)
+        refused: list[str] = []
         started = time.perf_counter()
         try:
             async with asyncio.timeout(self.timeout_s):
                 response = await self._client().post(self.endpoint, json=body)
-                if structured and self.structured == "auto" and response.status_code in _REFUSED:
-                    self.schema_refused = True
+                while self.structured == "auto" and form != "off" and refused_format(response):
+                    refused.append(f"{form}: HTTP {response.status_code}")
                     log.warning(
-                        "the LLM server refused response_format json_schema (HTTP %d: %s); asking without it from now",
+                        "the LLM server refused response_format %s (HTTP %d: %s); trying the next form",
+                        form,
                         response.status_code,
                         response.text[:200],
                     )
-                    exchange.request = body = self.body(query, False)
-                    exchange.structured = f"off (the server refused json_schema: HTTP {response.status_code})"
+                    form = FORMATS[FORMATS.index(form) + 1]
+                    # never back up: a concurrent question may already have gone further down
+                    self.format = max(self.format, form, key=FORMATS.index)
+                    exchange.request = body = self.body(query, form)
+                    exchange.structured = f"{form} (the server refused {'; '.join(refused)})"
                     response = await self._client().post(self.endpoint, json=body)
                 _read(response, exchange)
         except (TimeoutError, httpx.TimeoutException):
@@ -161,6 +168,15 @@ def endpoint(url: str) -> str:
     that already names the endpoint is kept."""
     url = url.strip().rstrip("/")
     return url if url.endswith("/chat/completions") else f"{url}/chat/completions"
+
+
+def refused_format(response: httpx.Response) -> bool:
+    """Did the server refuse the request's ``response_format`` (rather than fail)? HTTP 400/422,
+    or a 500 that names the field: llama-cpp-python's server reports its request validation
+    errors (``Input should be 'text' or 'json_object'``) as HTTP 500."""
+    if response.status_code in _REFUSED:
+        return True
+    return response.status_code == 500 and "response_format" in response.text
 
 
 def _read(response: httpx.Response, exchange: LlmExchange) -> None:

@@ -9,9 +9,11 @@ Ollama do, and answers the way the test sets it (`mode`):
 - ``slow``: no answer until the test ends (`release`), so the gateway's deadline passes;
 - ``error``: HTTP 500 with an OpenAI-style error body.
 
-``schema_support = False`` makes it refuse ``response_format`` (HTTP 400) like servers without
-structured output. Every request body is kept in `requests`; usage is `PROMPT_TOKENS` and
-`COMPLETION_TOKENS` per answer.
+``formats`` are the ``response_format`` types it takes (the schema of the answer comes in
+``json_schema.schema`` or, llama-cpp-python's way, in ``json_object``'s ``schema``); any other
+is refused with ``refusal_status``: 400 like servers without structured output, or 500 with the
+validation error llama-cpp-python's server sends for ``json_schema``. Every request body is kept
+in `requests`; usage is `PROMPT_TOKENS` and `COMPLETION_TOKENS` per answer.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from starlette.routing import Route
 PROMPT_TOKENS = 150
 COMPLETION_TOKENS = 9
 Mode = Literal["choose", "raw", "slow", "error"]
+ALL_FORMATS = frozenset({"json_schema", "json_object"})
 
 
 class ChatCompletionsServer:
@@ -38,7 +41,8 @@ class ChatCompletionsServer:
         self.mode: Mode = "choose"
         self.choice: str | None = None
         self.content: str = ""
-        self.schema_support = True
+        self.formats: frozenset[str] = ALL_FORMATS
+        self.refusal_status = 400
         self.release = threading.Event()  # set at teardown: a "slow" answer never comes before
         self.url = ""  # base URL once served
         self.app = Starlette(
@@ -51,7 +55,15 @@ class ChatCompletionsServer:
     def reset(self) -> None:
         self.requests.clear()
         self.authorizations.clear()
-        self.mode, self.choice, self.content, self.schema_support = "choose", None, "", True
+        self.mode, self.choice, self.content = "choose", None, ""
+        self.formats, self.refusal_status = ALL_FORMATS, 400
+
+    def _refuse(self, form: Any) -> JSONResponse:
+        if self.refusal_status == 500:  # what llama-cpp-python's server says about a type it does not know
+            detail = f"{{'type': 'literal_error', 'loc': ('body', 'response_format', 'type'), 'input': {form!r}}}"
+            return JSONResponse({"error": {"message": f"1 validation error:\n  {detail}", "type": "internal_server_error"}}, status_code=500)
+        message = f"response_format {form} is not supported"
+        return JSONResponse({"error": {"message": message, "type": "invalid_request_error"}}, status_code=self.refusal_status)
 
     async def _health(self, request: Request) -> JSONResponse:
         return JSONResponse({"ok": True})
@@ -62,12 +74,10 @@ class ChatCompletionsServer:
         self.authorizations.append(request.headers.get("authorization"))
         if not isinstance(body.get("messages"), list) or not body.get("model"):
             return JSONResponse({"error": {"message": "model and messages are required"}}, status_code=400)
-        schema = (body.get("response_format") or {}).get("json_schema", {}).get("schema")
-        if "response_format" in body and not self.schema_support:
-            return JSONResponse(
-                {"error": {"message": "response_format json_schema is not supported", "type": "invalid_request_error"}},
-                status_code=400,
-            )
+        form = body.get("response_format") or {}
+        schema = form.get("json_schema", {}).get("schema") if form.get("type") == "json_schema" else form.get("schema")
+        if form and form.get("type") not in self.formats:
+            return self._refuse(form.get("type"))
         if self.mode == "slow":
             await anyio.to_thread.run_sync(self.release.wait)
         if self.mode == "error":
