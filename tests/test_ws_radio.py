@@ -258,7 +258,8 @@ def test_pilot_keying_over_the_controller_stops_it(speech):
         await client.stream(pilot_pcm("Lufthansa 359, say again"), 16000)
         await client.send({"type": "ptt.up"})
         decision = await client.wait_type("decision", start=mark)
-        assert decision["intent"] == "say_again"
+        heard = [e["text"] for e in client.rx.events[mark:] if e["type"] == "transcript" and e.get("final")]
+        assert decision["intent"] == "say_again", (heard, decision)  # what was heard, when it is not
         repeat = await client.wait_type("atc.message", start=mark)
         assert repeat["text"] == clearance["text"] and repeat["seq"] == clearance["seq"] + 1
         await client.close()
