@@ -182,7 +182,7 @@ class FirstCandidate:
     figure an LLM must beat on this set to be worth asking."""
 
     def describe(self) -> dict[str, Any]:
-        return {"url": None, "model": "first offered candidate (reference)", "structured_output": False}
+        return {"url": None, "model": "first offered candidate (reference)", "structured_output": False, "response_format": "off"}
 
     async def ask(self, query: RouterQuery) -> LlmExchange:
         answer = json.dumps({"candidate": query.ids()[0]})

@@ -173,7 +173,7 @@ def test_the_compatibility_api_lists_the_llm_call(client: httpx.Client, llm_serv
 
 def test_health_names_the_llm_router_only_when_configured(client: httpx.Client, live_server: str) -> None:
     llm = client.get("/health").json()["llm"]
-    assert llm["model"] == "fake-router" and llm["structured_output"] is True
+    assert llm["model"] == "fake-router" and llm["structured_output"] is True and llm["response_format"] == "json_schema"
     assert llm["url"].endswith("/v1/chat/completions")
     assert httpx.get(f"{live_server}/health").json()["llm"] is None  # off by default
 
@@ -235,7 +235,7 @@ def test_a_llama_cpp_python_server_gets_the_schema_as_json_object(llm_server: Ch
     assert llm_server.requests[1]["response_format"]["schema"] == query.answer_schema()
     assert first.structured == "json_object (the server refused json_schema: HTTP 500)" and second.structured == "json_object"
     assert judge(query, first).choice == judge(query, second).choice == "SP_STARTUP_ONLY"
-    assert provider.describe()["structured_output"] is True
+    assert provider.describe()["structured_output"] is True and provider.describe()["response_format"] == "json_object"
 
 
 def test_a_server_error_is_not_taken_for_a_refused_schema(llm_server: ChatCompletionsServer) -> None:

@@ -108,11 +108,13 @@ class WeatherStatus(_View):
 
 
 class LlmStatus(_View):
-    """The LLM router (null when off): its endpoint, model and whether answers are schema-bound."""
+    """The LLM router (null when off): its endpoint, model and whether answers are schema-bound,
+    in which `response_format` (``json_schema``, ``json_object`` or ``off``)."""
 
     url: str
     model: str
     structured_output: bool
+    response_format: Literal["json_schema", "json_object", "off"]
 
 
 class Health(_View):

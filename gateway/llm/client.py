@@ -98,7 +98,12 @@ class ChatCompletionsProvider:
 
     def describe(self) -> dict[str, Any]:
         """What /health shows (never the key)."""
-        return {"url": self.endpoint, "model": self.model, "structured_output": self.format != "off"}
+        return {
+            "url": self.endpoint,
+            "model": self.model,
+            "structured_output": self.format != "off",
+            "response_format": self.format,  # the form in use now (`auto` steps down on a refusal)
+        }
 
     def body(self, query: RouterQuery, form: Format) -> dict[str, Any]:
         body: dict[str, Any] = {
