@@ -316,11 +316,25 @@ class ControllerMessage(_Model):
     at: float = 0.0
 
 
+class Hearing(_Model):
+    """What the recognizer was unsure of in one transmission (voice only; typed text has none).
+
+    `alternatives` are other transcripts of the same audio: the recognizer's n-best, or the best
+    one with its low-confidence words masked as "???". A readback value is judged only when every
+    transcript agrees on it; otherwise the controller asks "say again" for that item.
+    `cut_off` says the audio ended mid-speech (key released early, length limit)."""
+
+    alternatives: list[str] = Field(default_factory=list)
+    cut_off: bool = False
+    confidence: float | None = None  # mean word confidence of the best transcript, 0..1, if known
+
+
 class ReadbackResult(_Model):
     ok: bool
-    fields: dict[str, Literal["ok", "missing", "wrong"]] = Field(default_factory=dict)
+    fields: dict[str, Literal["ok", "missing", "wrong", "unsure"]] = Field(default_factory=dict)
     missing: list[str] = Field(default_factory=list)
     wrong: list[dict[str, str]] = Field(default_factory=list)  # {field, expected, heard}
+    unsure: list[str] = Field(default_factory=list)  # heard differently by the alternatives: "say again"
 
 
 class CandidateTrace(_Model):
@@ -427,6 +441,8 @@ class Session(_Model):
     updated_at: float = 0.0
     seed: int | None = None
     llm: LlmUsage = Field(default_factory=LlmUsage)  # the LLM router's calls and tokens
+    traffic: list[str] = Field(default_factory=list)  # callsigns of nearby aircraft (never ours)
+    issued: dict[str, Any] = Field(default_factory=dict)  # variable -> value the controller said, not superseded
 
     @property
     def active_flow(self) -> str:

@@ -25,6 +25,7 @@ from engine.models import (
     Flow,
     FlowFrame,
     FlowMode,
+    Hearing,
     ReadbackResult,
     Role,
     Session,
@@ -123,15 +124,31 @@ class SessionEngine:
         session.completed = False
         return self._restart(session, now, "reset")
 
-    def transmit(self, session: Session, text: str, now: float, llm: RouterVerdict | None = None) -> Decision:
+    def transmit(
+        self,
+        session: Session,
+        text: str,
+        now: float,
+        llm: RouterVerdict | None = None,
+        *,
+        hearing: Hearing | None = None,
+    ) -> Decision:
         """One pilot transmission (typed, or a final transcript).
 
         `llm` is the LLM router's verdict on `route_query(session, text)`, when the gateway asked
-        one: it is used only if the question is still the same (see engine/router_llm.py)."""
-        return self.decide(session, text, now, llm)[0]
+        one: it is used only if the question is still the same (see engine/router_llm.py).
+        `hearing` is what the recognizer was unsure of (voice only): a readback value that the
+        alternatives disagree on is not judged but asked again."""
+        return self.decide(session, text, now, llm, hearing=hearing)[0]
 
     def decide(
-        self, session: Session, text: str, now: float, llm: RouterVerdict | None = None
+        self,
+        session: Session,
+        text: str,
+        now: float,
+        llm: RouterVerdict | None = None,
+        *,
+        hearing: Hearing | None = None,
     ) -> tuple[Decision, Routing | None]:
         """`transmit`, and how the transmission was routed (None when it was not: a say again,
         a completed session), for adapters that explain a decision."""
