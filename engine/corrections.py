@@ -33,10 +33,15 @@ _LEAD: dict[str, str] = {
 _AFTER: dict[str, str] = {"altitude": " feet", "sid": " departure", "speed": " knots"}
 
 
-def correction_items(required: list[str], variables: dict[str, Any], result: ReadbackResult) -> list[str]:
+def correction_items(
+    required: list[str], variables: dict[str, Any], result: ReadbackResult, *, everything: bool = False
+) -> list[str]:
+    """The items to repeat: every field of `result` that is not ok (required ones first, then
+    issued values the pilot contradicted), or with `everything` all required fields as well."""
     items: list[str] = []
-    for name in required:
-        if result.fields.get(name, "ok") == "ok":
+    names = [*required, *(n for n in result.fields if n not in required)]
+    for name in names:
+        if result.fields.get(name, "ok") == "ok" and not (everything and name in required):
             continue
         kind = phraseology.kind_for_variable(name)
         value = variables.get(f"{name}_name") if kind == "airport" and variables.get(f"{name}_name") else None
@@ -50,5 +55,27 @@ def correction_items(required: list[str], variables: dict[str, Any], result: Rea
     return items
 
 
-def correction_text(required: list[str], variables: dict[str, Any], result: ReadbackResult) -> str:
-    return ", ".join(correction_items(required, variables, result))
+def correction_text(
+    required: list[str], variables: dict[str, Any], result: ReadbackResult, *, everything: bool = False
+) -> str:
+    return ", ".join(correction_items(required, variables, result, everything=everything))
+
+
+def item_name(name: str) -> str:
+    """How a controller names an item it asks again for: "squawk", "runway", "tower frequency"."""
+    kind = phraseology.kind_for_variable(name)
+    if kind == "frequency" and name.endswith("_freq"):
+        return f"{name.removesuffix('_freq').removeprefix('dest_').replace('_', ' ')} frequency".strip()
+    if kind == "designator":
+        return name.removeprefix("arrival_").replace("_", " ")
+    if kind == "airport":
+        return "clearance limit"
+    return {"flight_level": "level", "route": "taxi route", "letter": "information", "sid": "departure"}.get(
+        kind, _LEAD.get(kind) or name.replace("_", " ")
+    )
+
+
+def say_again_text(names: list[str]) -> str:
+    """"squawk", "runway and squawk", "heading, runway and squawk"."""
+    items = list(dict.fromkeys(item_name(n) for n in names))
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"

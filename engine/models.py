@@ -232,12 +232,18 @@ class FlowPolicies(_Model):
     """Per-flow behaviour knobs; defaults are the curriculum's house style."""
 
     max_bad_readbacks: int = 2  # after this many bad readbacks in one state, apply on_max_bad
+    # after max_bad_readbacks: "correct_and_continue" repeats every required item ("negative, I
+    # say again, cleared to ..., squawk ...") and waits for a correct readback (a wrong or missing
+    # value never moves the state on); "repeat" keeps correcting only what was wrong; "end" ends
+    # the flow
     on_max_bad: Literal["correct_and_continue", "repeat", "end"] = "correct_and_continue"
     silence_prompt_s: float = 15.0  # silence after an ATC call before "how do you read?"
     silence_prompts_max: int = 2
     silence_prompt_tpl: str = "{{callsign_spoken}}, {{station_name}}, how do you read?"
     say_again_tpl: str = "{{callsign_spoken}}, say again."
     correction_tpl: str = "{{callsign_spoken}}, negative, I say again, {{corrections}}."
+    # a readback value the recognizer was unsure of is asked again, never judged (engine/readback.py)
+    say_again_items_tpl: str = "{{callsign_spoken}}, say again {{say_again_items}}."
     match_threshold: float = 55.0  # router score (0-100) below which a transmission is unrecognized
     # variables of this flow the LLM router may set along with its choice (engine/router_llm.py);
     # none by default: the LLM chooses a route and nothing else
@@ -442,7 +448,9 @@ class Session(_Model):
     seed: int | None = None
     llm: LlmUsage = Field(default_factory=LlmUsage)  # the LLM router's calls and tokens
     traffic: list[str] = Field(default_factory=list)  # callsigns of nearby aircraft (never ours)
-    issued: dict[str, Any] = Field(default_factory=dict)  # variable -> value the controller said, not superseded
+    # flow slug -> {variable: value} the controller said in that flow and has not superseded since
+    # (engine/readback.py record_issued); a transmission is checked against its flow's values
+    issued: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
     @property
     def active_flow(self) -> str:

@@ -1,43 +1,152 @@
-"""The one readback check: did the pilot read back every required value, by meaning?
+"""The one readback check: is every value the pilot said one the controller issued, by meaning?
 
-For each required variable the value of its kind is looked for in the transcript
-(`engine.phraseology`), in any word order:
+Two questions are asked of every transmission in a state that expects a readback:
 
-- "ok": the issued value was heard (121.8 for 121.800, "tree fife niner" for 359);
-- "wrong": values of that kind were heard, none equal to the issued one (25L for 25R, squawk 4712
-  for 4721, "climb four thousand" for 5000); reported with the expected and heard text forms;
-- "missing": nothing of that kind was heard, or the variable has no value.
+1. **Required values** (the state's `readback:` list): each must be heard, by meaning, in any word
+   order ("ok"), else it is "missing"; a value of its kind that was heard but is not the issued one
+   makes it "wrong" (25L for 25R, squawk 4712 for 4721, "climb four thousand" for 5000).
+2. **Every other issued value** (`issued`: what the controller has said and not superseded, see
+   `record_issued`): whenever the pilot says a value of that kind, it must be one the controller
+   issued. "heading 230, runway 26 left" when 26R was issued is wrong for the runway even where
+   only the heading is required. An unrequired value the pilot does not mention is no concern.
 
-Several values of one kind may be heard (two frequencies, an altitude and a level); the field is
-ok if one of them is the issued value. One exception keeps a self-correction honest: after the
-word "correction", values heard after it replace those heard before it, so "runway two five
-right, correction, two five left" is wrong. A wrong value is never accepted.
+A heard value is acceptable when it equals some issued or required value of its kind (the
+pilot may say the ground and the tower frequency in one breath); each field is "ok" only when
+its own value was heard and no value of its kind contradicts the issued ones. After the word
+"correction", values heard after it replace those heard before it, so "runway two five right,
+correction, two five left" is wrong. Numbers inside a callsign (ours or nearby traffic's) are
+never values, so "Swiss one five eight" is not an altitude or a heading.
+
+**Unsure hearing** (voice): given `alternatives` (other transcripts of the same audio: n-best, or
+the best one with unsure words masked as "???"), a field whose verdict differs between the best
+transcript and any alternative is "unsure": the controller asks "say again" for that item
+instead of accepting or refusing it. A wrong value is never accepted.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from engine.models import ReadbackResult
 from engine.phraseology import kind_for_variable, tokenize
+from engine.phraseology.callsigns import find as find_callsigns
+from engine.phraseology.callsigns import parse_callsign
 from engine.phraseology.context import Context
 from engine.phraseology.handlers import Kind, canonical_of, kind
+from engine.phraseology.transcript import Transcript
 
 CORRECTION_WORDS = frozenset({"correction"})
+
+# Kinds the controller issues as instructions or clearances: they are checked whenever heard.
+ISSUED_KINDS = frozenset({
+    "runway", "heading", "altitude", "flight_level", "speed", "squawk", "frequency", "qnh",
+    "designator", "route", "sid", "star", "airport", "waypoint",
+})
+# Kinds of which several values stand side by side (the ground and the tower frequency, a stand
+# and a holding point): a new one supersedes only the same variable. For the others a new value
+# supersedes every earlier one of its group (one runway, one vertical clearance at a time).
+_SIDE_BY_SIDE = frozenset({"frequency", "designator", "waypoint"})
+_GROUP = {"flight_level": "vertical", "altitude": "vertical"}
+# Words after which an altitude is the pilot's report of where the aircraft is, not a clearance.
+_REPORT_WORDS = frozenset({"passing", "leaving", "through", "out"})
+
+Status = str  # "ok" | "missing" | "wrong"
+
+
+def issued_kind(name: str) -> str | None:
+    """The kind of a variable if it is one the controller issues as a value, else None."""
+    k = kind_for_variable(name)
+    return k if k in ISSUED_KINDS else None
+
+
+def record_issued(issued: dict[str, Any], said: Mapping[str, Any]) -> None:
+    """Remember the values a controller message carried (`said`: variable -> value), newest last.
+
+    A value supersedes earlier ones of its group ("climb FL120" supersedes "5000 feet"), except
+    for kinds that stand side by side, where only the same variable is replaced."""
+    for name, value in said.items():
+        k = issued_kind(name)
+        if k is None or value is None or value == "" or canonical_of(kind(k), value) is None:
+            continue
+        if k not in _SIDE_BY_SIDE:
+            group = _GROUP.get(k, k)
+            for old in [n for n in issued if _GROUP.get(kind_for_variable(n), kind_for_variable(n)) == group]:
+                del issued[old]
+        issued.pop(name, None)
+        issued[name] = value
+
+
+@dataclass(frozen=True, slots=True)
+class _Heard:
+    """Values of one kind heard in a transcript (after the last "correction"), canonical."""
+
+    values: tuple[str, ...]
 
 
 class ReadbackEvaluator:
     """Stateless; one instance may serve every session."""
 
-    def evaluate(self, required: list[str], variables: Mapping[str, Any], transcript: str) -> ReadbackResult:
-        t = tokenize(transcript)
-        correction = max((i for i, w in enumerate(t.words) if w in CORRECTION_WORDS), default=-1)
+    def evaluate(
+        self,
+        required: list[str],
+        variables: Mapping[str, Any],
+        transcript: str,
+        *,
+        issued: Mapping[str, Any] | None = None,
+        alternatives: Sequence[str] = (),
+        traffic: Iterable[str] = (),
+    ) -> ReadbackResult:
+        """Judge one transmission (see the module docstring); `issued` adds the contradiction
+        check over every issued value, `alternatives` the unsure-hearing check, `traffic` the
+        callsigns of other aircraft whose numbers are never values."""
+        traffic = tuple(traffic)
+        best = self._judge(required, variables, transcript, issued or {}, traffic)
+        others = [self._judge(required, variables, alt, issued or {}, traffic) for alt in alternatives]
         fields: dict[str, str] = {}
         missing: list[str] = []
         wrong: list[dict[str, str]] = []
+        unsure: list[str] = []
+        for name, (status, expected, heard) in best.items():
+            if any(other.get(name, ("missing", "", ""))[0] != status for other in others):
+                fields[name] = "unsure"
+                unsure.append(name)
+            elif status == "wrong":
+                fields[name] = "wrong"
+                wrong.append({"field": name, "expected": expected, "heard": heard})
+            elif status == "missing":
+                fields[name] = "missing"
+                missing.append(name)
+            else:
+                fields[name] = "ok"
+        for other in others:  # a field only an alternative heard (the best one did not) is unsure
+            for name, (status, _e, _h) in other.items():
+                if name not in fields and status != "missing":
+                    fields[name] = "unsure"
+                    unsure.append(name)
+        ok = all(s == "ok" for s in fields.values())
+        return ReadbackResult(ok=ok, fields=fields, missing=missing, wrong=wrong, unsure=unsure)  # type: ignore[arg-type]
+
+    # ------------------------------------------------------------------ one transcript
+
+    def _judge(
+        self,
+        required: list[str],
+        variables: Mapping[str, Any],
+        transcript: str,
+        issued: Mapping[str, Any],
+        traffic: tuple[str, ...],
+    ) -> dict[str, tuple[Status, str, str]]:
+        """name -> (status, expected shown, heard shown) for the required fields and for every
+        issued value whose kind was heard."""
+        t = _tokenize(transcript, variables.get("callsign"))
+        correction = max((i for i, w in enumerate(t.words) if w in CORRECTION_WORDS), default=-1)
+        masked = _callsign_words(t, variables, traffic)
+        out: dict[str, tuple[Status, str, str]] = {}
+        acceptable = _acceptable(required, variables, issued)
         for name in required:
-            if name in fields:
+            if name in out:
                 continue
             handler = kind(kind_for_variable(name))
             value = variables.get(name)
@@ -46,21 +155,96 @@ class ReadbackEvaluator:
                 handler = kind("text")  # a value its kind cannot parse is checked as its words
                 expected = canonical_of(handler, value)
             if expected is None:
-                fields[name] = "missing"
-                missing.append(name)
+                out[name] = ("missing", "", "")
                 continue
-            found = handler.find(t, Context(expected, variables, name))
-            heard = [v for i, v in found if i > correction] if correction >= 0 else []
-            heard = heard or [v for _i, v in found]
-            if any(handler.equal(expected, v) for v in heard):
-                fields[name] = "ok"
+            heard = _heard(handler, t, Context(expected, variables, name), correction, masked)
+            others = acceptable.get(handler.name, [])
+            foreign = [v for v in heard if not any(handler.equal(a, v) for a in [expected, *others])]
+            if foreign:
+                out[name] = ("wrong", _shown(handler, expected), _shown(handler, foreign[0]))
+            elif any(handler.equal(expected, v) for v in heard):
+                out[name] = ("ok", "", "")
             elif heard:
-                fields[name] = "wrong"
-                wrong.append({"field": name, "expected": _shown(handler, expected), "heard": _shown(handler, heard[0])})
+                out[name] = ("wrong", _shown(handler, expected), _shown(handler, heard[0]))
             else:
-                fields[name] = "missing"
-                missing.append(name)
-        return ReadbackResult(ok=all(s == "ok" for s in fields.values()), fields=fields, missing=missing, wrong=wrong)
+                out[name] = ("missing", "", "")
+        checked: set[str] = {kind(kind_for_variable(n)).name for n in required}
+        for name in reversed(list(issued)):  # newest first: one contradiction per kind
+            k = issued_kind(name)
+            if k is None or name in out or k in checked:
+                continue
+            handler = kind(k)
+            expected = canonical_of(handler, issued[name])
+            if expected is None:
+                continue
+            checked.add(k)
+            heard = [v for v in _heard(handler, t, Context(expected, variables, name), correction, masked) if not _report(t, v, handler)]
+            if not heard:
+                continue
+            foreign = [v for v in heard if not any(handler.equal(a, v) for a in acceptable.get(k, []))]
+            out[name] = ("wrong", _shown(handler, expected), _shown(handler, foreign[0])) if foreign else ("ok", "", "")
+        return out
+
+
+def _tokenize(text: str, callsign: Any) -> Transcript:
+    """The tokenizer with the callsign hint where it takes one (numbers after a callsign)."""
+    try:
+        return tokenize(text, callsign=str(callsign) if callsign else None)  # type: ignore[call-arg]
+    except TypeError:
+        return tokenize(text)
+
+
+def _acceptable(required: list[str], variables: Mapping[str, Any], issued: Mapping[str, Any]) -> dict[str, list[str]]:
+    """kind -> canonical values the pilot may say: every issued and every required value."""
+    out: dict[str, list[str]] = {}
+    for name, value in [*issued.items(), *((n, variables.get(n)) for n in required)]:
+        handler = kind(kind_for_variable(name))
+        canon = canonical_of(handler, value)
+        if canon is not None:
+            out.setdefault(handler.name, []).append(canon)
+    return out
+
+
+def _heard(handler: Kind, t: Transcript, ctx: Context, correction: int, masked: frozenset[int]) -> list[str]:
+    found = [(i, v) for i, v in handler.find(t, ctx) if handler.name == "callsign" or i not in masked]
+    after = [v for i, v in found if i > correction] if correction >= 0 else []
+    return after or [v for _i, v in found]
+
+
+def _report(t: Transcript, value: str, handler: Kind) -> bool:
+    """An altitude the pilot reports passing ("passing 3000") is not a readback of a clearance."""
+    if handler.name not in ("altitude", "flight_level"):
+        return False
+    for i, w in enumerate(t.words):
+        if w in _REPORT_WORDS and any(value in (t.word(j), f"FL{t.word(j).zfill(3)}") for j in range(i + 1, i + 5)):
+            return True
+    return False
+
+
+def _callsign_words(t: Transcript, variables: Mapping[str, Any], traffic: tuple[str, ...]) -> frozenset[int]:
+    """Indexes of the words of any callsign heard (ours, nearby traffic's, any airline's): the
+    flight number of "Swiss one five eight" is not a heading, an altitude or a runway."""
+    own = parse_callsign(str(variables.get("callsign") or "")) if variables.get("callsign") else None
+    found = list(find_callsigns(t, Context(own.code if own else None, variables)))
+    for other in traffic:
+        parsed = parse_callsign(other)
+        if parsed is not None:
+            found += find_callsigns(t, Context(parsed.code, {}))
+    found += find_callsigns(t, Context())
+    masked: set[int] = set()
+    for start, value in found:
+        parsed = parse_callsign(value)
+        if parsed is None or parsed.is_registration:
+            continue  # a registration is letters only: no number to mistake for a value
+        j = start
+        while j < len(t.words) and j - start <= 4 and not t.words[j][:1].isdigit():
+            masked.add(j)
+            j += 1
+        if j < len(t.words) and t.words[j].isdigit():
+            masked.add(j)
+            letters = len(parsed.flight) - len(parsed.flight.rstrip("ABCDEFGHIJKLMNOPQRSTUVWXYZ"))
+            masked.update(range(j + 1, min(len(t.words), j + 1 + letters)))
+    return frozenset(masked)
 
 
 def _shown(handler: Kind, value: str) -> str:

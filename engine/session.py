@@ -15,7 +15,7 @@ from typing import Any
 
 from engine import phraseology, timers
 from engine.candidates import Candidate, build_candidates
-from engine.corrections import correction_text
+from engine.corrections import correction_text, say_again_text
 from engine.guards import holds as guard_holds
 from engine.messages import build_message, frequency_var, render_text, speaking_context, station_frequency
 from engine.models import (
@@ -35,7 +35,7 @@ from engine.models import (
     TransitionKind,
 )
 from engine.orchestrator import FlowChange, FlowOrchestrator
-from engine.readback import ReadbackEvaluator
+from engine.readback import ReadbackEvaluator, record_issued
 from engine.registry import FlowRegistry
 from engine.router import DeterministicRouter, RouteRequest, RouteResult, Router, Routing
 from engine.router_llm import (
@@ -178,7 +178,7 @@ class SessionEngine:
             self._unused(session, d, llm, "the pilot asked to say again")
             self._say_again(session, d, now)
             return self._finish(session, d), None
-        routing = self._decide(session, d, text, norm, now, llm)
+        routing = self._decide(session, d, text, norm, now, llm, hearing)
         return self._finish(session, d), routing
 
     def route_query(self, session: Session, text: str) -> RouterQuery | None:
@@ -286,7 +286,7 @@ class SessionEngine:
     # ------------------------------------------------------------------ deciding
 
     def _route(
-        self, session: Session, d: Decision, flow: Flow, state: State, text: str, norm: str
+        self, session: Session, d: Decision, flow: Flow, state: State, text: str, norm: str, hearing: Hearing | None = None
     ) -> tuple[list[Candidate], ReadbackResult | None, RouteResult, dict[str, Any]]:
         """Candidates, guards, triggers, the readback and the deterministic router; only `d` is
         written (trace, readback), never the session."""
@@ -295,16 +295,23 @@ class SessionEngine:
         ctx = self._render_ctx(session, flow, state)
         for c in cands:
             self._screen(session, c, norm, ctx)
-        rb = self._readback(session, d, flow, state, text, cands)
+        rb = self._readback(session, d, flow, state, text, cands, hearing)
         request = RouteRequest(norm, cands, flow.policies.match_threshold, self._noise_words(session, ctx))
         return cands, rb, self.router.route(request), ctx
 
     def _decide(
-        self, session: Session, d: Decision, text: str, norm: str, now: float, llm: RouterVerdict | None
+        self,
+        session: Session,
+        d: Decision,
+        text: str,
+        norm: str,
+        now: float,
+        llm: RouterVerdict | None,
+        hearing: Hearing | None = None,
     ) -> Routing:
         flow = self.registry.get(session.active.flow)
         state = flow.states[session.active.state]
-        cands, rb, result, ctx = self._route(session, d, flow, state, text, norm)
+        cands, rb, result, ctx = self._route(session, d, flow, state, text, norm, hearing)
         consult = consult_reason(result, cands)
         if consult is not None:
             query = self._query(session, flow, state, text, norm, cands, result, consult, ctx)
@@ -322,10 +329,19 @@ class SessionEngine:
             "fallback": result.fallback,
         }
         chosen = result.chosen
-        if chosen is None and rb is not None and not rb.ok:
-            chosen = next((c for c in cands if c.transition.kind is TransitionKind.BAD and not c.eliminated), None)
-            if chosen is not None:
-                d.trace.add("select", "nothing else recognized: treated as an incomplete readback")
+        bad = next((c for c in cands if c.transition.kind is TransitionKind.BAD and not c.eliminated), None)
+        if rb is not None and (rb.wrong or rb.unsure) and bad is not None and (chosen is None or chosen.origin != "interrupt"):
+            if chosen is not bad:  # a wrong or unsure value is never accepted, whatever else was said
+                what = "a wrong value" if rb.wrong else "a value heard unsure"
+                d.trace.add("select", f"{what} outranks {chosen.id if chosen else 'no route'}: correction, no state change")
+            chosen = bad
+        elif chosen is None and rb is not None and not rb.ok:
+            if self._unheard(state, rb, text, hearing):
+                d.trace.add("select", "nothing of the readback was heard clearly: say again")
+            else:
+                chosen = bad
+                if chosen is not None:
+                    d.trace.add("select", "nothing else recognized: treated as an incomplete readback")
         d.trace.candidates = [self._trace_cand(c) for c in cands]
         routing = Routing(cands, result, chosen, flow.policies.match_threshold)
         if chosen is None:
@@ -483,20 +499,44 @@ class SessionEngine:
         )
 
     def _readback(
-        self, session: Session, d: Decision, flow: Flow, state: State, text: str, cands: list[Candidate]
+        self,
+        session: Session,
+        d: Decision,
+        flow: Flow,
+        state: State,
+        text: str,
+        cands: list[Candidate],
+        hearing: Hearing | None = None,
     ) -> ReadbackResult | None:
-        if state.role is not Role.PILOT or not state.readback_required:
+        """The readback check (engine/readback.py): the state's required values, and every value
+        the controller issued whenever the pilot says one of its kind, in any pilot state."""
+        issued = session.issued.get(flow.slug, {})
+        if state.role is not Role.PILOT or not (state.readback_required or issued):
             return None
         ctx = self._render_ctx(session, flow, state)
-        rb = self.readback.evaluate(state.readback_required, ctx, text)
+        rb = self.readback.evaluate(
+            state.readback_required,
+            ctx,
+            text,
+            issued=issued,
+            alternatives=hearing.alternatives if hearing else (),
+            traffic=session.traffic,
+        )
+        if not state.readback_required and rb.ok:
+            if rb.fields:
+                d.trace.add("readback", f"issued values heard and consistent: {sorted(rb.fields)}", fields=dict(rb.fields))
+            return None  # nothing required, nothing contradicted: routing as usual
         d.readback = rb
         d.trace.readback = rb
         heard = sum(1 for v in rb.fields.values() if v != "missing")
-        share = heard / max(1, len(state.readback_required))
+        share = heard / max(1, len(rb.fields))
         d.trace.add(
             "readback",
-            "readback correct" if rb.ok else f"readback not correct: missing {rb.missing}, wrong {[w['field'] for w in rb.wrong]}",
+            "readback correct"
+            if rb.ok
+            else f"readback not correct: missing {rb.missing}, wrong {[w['field'] for w in rb.wrong]}, unsure {rb.unsure}",
             fields=dict(rb.fields),
+            alternatives=len(hearing.alternatives) if hearing else 0,
         )
         has_bad = False
         for c in cands:
@@ -530,34 +570,56 @@ class SessionEngine:
     def _bad_readback(
         self, session: Session, d: Decision, flow: Flow, state: State, rb: ReadbackResult, chosen: Candidate, now: float
     ) -> bool:
-        """Count the bad readback and apply the policy; True when handled here (no transition)."""
+        """Count the bad readback and apply the policy; True when handled here (no transition).
+
+        A value heard unsure (and none wrong) is asked again and not counted. A wrong or missing
+        value never moves the state on: after `max_bad_readbacks` the controller repeats every
+        required item (correct_and_continue) or only the wrong ones (repeat), or ends the flow."""
         key = f"{flow.slug}:{state.id}"
         if session.readback_state != key:
             session.readback_state, session.bad_readbacks = key, 0
+        if rb.unsure and not rb.wrong:
+            items = say_again_text([*rb.unsure, *rb.missing])
+            session.variables["say_again_items"] = items
+            d.intent = "say_again_items"
+            d.trace.add("readback", f"unsure hearing of {rb.unsure}: controller asks to say again {items}")
+            self._say(session, d, flow, state, flow.policies.say_again_items_tpl, now)
+            self._arm_silence(session, flow, state, now, force=True)
+            return True
         session.bad_readbacks += 1
-        corrections = correction_text(state.readback_required, session.variables, rb)
-        session.variables["corrections"] = corrections
         policy = flow.policies
+        at_max = session.bad_readbacks >= policy.max_bad_readbacks
+        everything = at_max and policy.on_max_bad == "correct_and_continue"
+        corrections = correction_text(state.readback_required, session.variables, rb, everything=everything)
+        session.variables["corrections"] = corrections
         explicit = chosen.transition.to != state.id or chosen.transition.label != "controller correction"
         d.trace.add("readback", f"bad readback {session.bad_readbacks}/{policy.max_bad_readbacks} at {key}: {corrections}")
-        if session.bad_readbacks < policy.max_bad_readbacks or policy.on_max_bad == "repeat":
-            if explicit:
+        if not at_max or policy.on_max_bad != "end":
+            if explicit and not at_max:
                 return False  # the flow's own bad route speaks
+            if at_max:
+                d.trace.add("policy", f"on_max_bad={policy.on_max_bad} after {session.bad_readbacks} bad readbacks: state kept")
+                session.bad_readbacks = 0
             self._say(session, d, flow, state, policy.correction_tpl, now)
             self._arm_silence(session, flow, state, now, force=True)
             return True
-        d.trace.add("policy", f"on_max_bad={policy.on_max_bad} after {session.bad_readbacks} bad readbacks")
+        d.trace.add("policy", f"on_max_bad=end after {session.bad_readbacks} bad readbacks")
         session.readback_state, session.bad_readbacks = None, 0
         self._say(session, d, flow, state, policy.correction_tpl, now)
-        if policy.on_max_bad == "end":
-            change = self.orchestrator.finish(session)
-            self._after_change(session, d, change, now)
-            return True
-        ok = next((t for t in state.of_kind(TransitionKind.OK) if self._guard_ok(session, t.guard)), None)
-        if ok is None:
-            return True
-        self._take(session, d, flow.slug, ok, now, "active")
+        change = self.orchestrator.finish(session)
+        self._after_change(session, d, change, now)
         return True
+
+    @staticmethod
+    def _unheard(state: State, rb: ReadbackResult, text: str, hearing: Hearing | None) -> bool:
+        """Nothing of the readback came through (an empty, cut-off or garbled transcript): the
+        controller says "say again" instead of correcting a readback it never heard."""
+        if not state.readback_required:
+            return False
+        if not text.strip() or (hearing is not None and hearing.cut_off):
+            return True
+        nothing = all(rb.fields.get(n) == "missing" for n in state.readback_required)
+        return nothing and hearing is not None
 
     # ------------------------------------------------------------------ moving
 
@@ -756,6 +818,10 @@ class SessionEngine:
 
     def _say(self, session: Session, d: Decision, flow: Flow, state: State | None, template: str, now: float) -> None:
         msg, missing = build_message(session, flow, state, template, now, host=self._host(session, flow))
+        names = template_vars(template)
+        if names:  # what the controller just said is what later transmissions are checked against
+            ctx = self._render_ctx(session, flow, state)
+            record_issued(session.issued.setdefault(flow.slug, {}), {n: ctx.get(n) for n in names})
         if missing:
             d.trace.add("error", f"template of {msg.state} has no value for {missing}", missing=missing)
             d.trace.errors.append(f"missing_variables:{','.join(missing)}")

@@ -231,11 +231,15 @@ def test_wrong_readback_is_corrected_and_counted(engine):
     assert "runway 25R" in d.messages[0].text and "negative" in d.messages[0].text
     bad = [c for c in d.trace.candidates if c.kind == TransitionKind.OK.value]
     assert bad and bad[0].eliminated and bad[0].reason == "readback not correct"
-    # second bad readback reaches max_bad_readbacks=2: corrected, then the flow continues
+    # second bad readback reaches max_bad_readbacks=2: the controller repeats every item and the
+    # state is kept (a wrong or missing value never moves it on); a correct readback then does
     d2 = engine.transmit(session, "holding point A12 via N3 U4 Lufthansa 359", 3.0)
     assert d2.readback.fields["runway"] == "missing"
     assert any(s.step == "policy" for s in d2.trace.steps)
-    assert session.active.state == "WAIT"
+    assert session.active.state == "TAXI_RB"
+    assert "runway 25R" in d2.messages[0].text and "A12" in d2.messages[0].text
+    d3 = engine.transmit(session, "holding point A12 runway 25R via N3 U4 Lufthansa 359", 4.0)
+    assert d3.readback.ok and session.active.state == "WAIT"
 
 
 def test_say_again_repeats_last_message_with_new_seq(engine):

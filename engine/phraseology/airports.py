@@ -52,7 +52,47 @@ def known_airports(variables: Mapping[str, Any]) -> dict[str, str]:
     return airports
 
 
+# "cleared to X" names a clearance limit unless X is one of these ("cleared to land").
+_NOT_LIMITS = frozenset("""
+    land landing takeoff take off cross enter line push pushback start startup taxi climb descend
+    leave the a runway ils approach for flight level altitude feet via hold holding position stand
+    gate contact join proceed continue enter and then maintain squawk after behind touch go again
+""".split())
+_LIMIT_LEAD = (("cleared", "to"), ("clearance", "limit"), ("cleared", "for"))
+
+
+def _limit_names(t: Transcript) -> list[tuple[int, str]]:
+    """(index, NAME) for a place named after "cleared to": "cleared to zurich" when Barcelona was
+    issued is a wrong clearance limit, not a missing one, even for a city we have no entry for."""
+    out: list[tuple[int, str]] = []
+    words = t.words
+    for i in range(len(words) - 2):
+        if (words[i], words[i + 1]) not in _LIMIT_LEAD:
+            continue
+        j = i + 2
+        name: list[str] = []
+        while j < len(words) and len(name) < 3:
+            w = words[j]
+            if not w.isalpha() or w in _NOT_LIMITS or (len(w) < 3 and not name):
+                break
+            name.append(w)
+            j += 1
+        if name and (words[i + 1] == "to" or len(name) >= 1 and words[i] == "clearance"):
+            out.append((i + 2, " ".join(name).upper()))
+    return out
+
+
 def find(t: Transcript, ctx: Context) -> list[tuple[int, str]]:
+    found = _find_known(t, ctx)
+    if ctx.expected or ctx.variables:
+        at = {i for i, _ in found}
+        for i, name in _limit_names(t):
+            if not any(i <= k < i + len(name.split()) for k in at):
+                found.append((i, name))
+    return sorted(found)
+
+
+def _find_known(t: Transcript, ctx: Context) -> list[tuple[int, str]]:
     airports = known_airports(ctx.variables)
     if ctx.expected and ctx.expected not in airports:
         airports[ctx.expected] = ""

@@ -1,0 +1,162 @@
+"""Readback safety on the real flows: every issued value is checked whenever the pilot says one of
+its kind, unsure hearing is asked again, and no wrong or missing value ever moves a state on.
+
+Each test is one of the failures seen when the product was flown by an independent pilot (issue
+"Readback safety"); tests/test_readback_props.py holds the generated, property-based side."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from engine.loader import load_registry
+from engine.models import Hearing, Session
+from engine.readback import ReadbackEvaluator, record_issued
+from engine.session import SessionEngine
+from gateway.flow_scripts import SCRIPT_SCENARIO
+from gateway.flows_source import DirectoryFlowSource
+
+FLOWS_DIR = Path(__file__).resolve().parents[1] / "flows"
+
+
+@pytest.fixture(scope="module")
+def engine() -> SessionEngine:
+    return SessionEngine(load_registry(DirectoryFlowSource(FLOWS_DIR)))
+
+
+def _start(engine: SessionEngine, flow: str, **overrides: Any) -> Session:
+    session, _ = engine.start(variables={**SCRIPT_SCENARIO, **overrides}, session_id="s1", flow=flow)
+    return session
+
+
+def _play_to(engine: SessionEngine, session: Session, state: str, now: float = 1.0) -> float:
+    """Say the expected phrase until the session is at `state` (what a textbook pilot does)."""
+    for _ in range(20):
+        if session.active.state == state:
+            return now
+        expected = engine.expected_pilot(session)
+        assert expected, f"no pilot turn on the way to {state} (at {session.active.state})"
+        engine.transmit(session, expected[0], now)
+        now += 1.0
+    raise AssertionError(f"never reached {state}; at {session.active.state}")
+
+
+def test_unrequired_runway_read_back_wrong_with_a_heading_is_corrected(engine: SessionEngine) -> None:
+    """Approach: "turn left heading 250, vectors ILS runway 26L" requires only the heading."""
+    session = _start(engine, "approach")
+    now = _play_to(engine, session, "APP_VECTORS_RB")
+    d = engine.transmit(session, "Left heading 250, vectors ILS runway 26 right, Lufthansa 359", now)
+    assert d.readback is not None and d.readback.fields["heading"] == "ok"
+    assert d.readback.fields["arrival_runway"] == "wrong"
+    assert session.active.state == "APP_VECTORS_RB"
+    assert "negative" in d.messages[0].text and "runway 26L" in d.messages[0].text
+    # the right runway (or none at all) passes: an unrequired value is only checked when said
+    d = engine.transmit(session, "Left heading 250, vectors ILS runway 26 left, Lufthansa 359", now + 1)
+    assert d.readback is not None and d.readback.ok and session.active.state != "APP_VECTORS_RB"
+
+
+def test_wrong_holding_point_in_a_position_report_is_corrected(engine: SessionEngine) -> None:
+    session = _start(engine, "taxi_out")
+    now = _play_to(engine, session, "TX_TAXIING")
+    at = session.active.state
+    assert "holding point A12" in engine.expected_pilot(session)[0]
+    d = engine.transmit(session, "Lufthansa 359, approaching holding point A21", now + 1)
+    assert d.readback is not None and d.readback.wrong and d.readback.wrong[0]["heard"] == "A21"
+    assert session.active.state == at
+    assert "holding point A12" in d.messages[0].text
+    engine.transmit(session, "Lufthansa 359, approaching holding point A12", now + 2)
+    assert session.active.state != at
+
+
+def test_cleared_to_another_city_is_wrong_not_missing(engine: SessionEngine) -> None:
+    session = _start(engine, "clearance", destination="LEBL", destination_name="Barcelona")
+    now = _play_to(engine, session, "CD_READBACK")
+    d = engine.transmit(session, "Cleared to Zurich via MARUN 7F, climb 5000 feet, squawk 4721, Lufthansa 359", now)
+    assert d.readback is not None and d.readback.fields["destination"] == "wrong"
+    assert d.readback.wrong[0]["heard"] == "ZURICH"
+    assert "cleared to Barcelona" in d.messages[0].text
+
+
+def test_no_bad_readback_moves_the_state_on_however_often(engine: SessionEngine) -> None:
+    session = _start(engine, "clearance")
+    now = _play_to(engine, session, "CD_READBACK")
+    for i in range(6):
+        d = engine.transmit(session, "Cleared to Munich via MARUN 7F, climb 5000 feet, squawk 4712, Lufthansa 359", now + i)
+        assert d.readback is not None and d.readback.fields["squawk"] == "wrong"
+        assert session.active.state == "CD_READBACK"
+        assert "4721" in d.messages[0].text
+    d = engine.transmit(session, "Cleared to Munich via MARUN 7F, climb 5000 feet, squawk 4721, Lufthansa 359", now + 9)
+    assert d.readback is not None and d.readback.ok and session.active.state != "CD_READBACK"
+
+
+def test_a_value_the_alternatives_disagree_on_is_asked_again(engine: SessionEngine) -> None:
+    """By voice a correct "QNH one zero zero four" came out as 1005: with the n-best saying 1004,
+    the controller asks for the QNH again instead of saying "negative"."""
+    session = _start(engine, "approach", arrival_qnh=1004)
+    now = _play_to(engine, session, "APP_DESCEND_RB")
+    hearing = Hearing(alternatives=["Descend 4000 feet, QNH 1004, Lufthansa 359"])
+    d = engine.transmit(session, "Descend 4000 feet, QNH 1005, Lufthansa 359", now, hearing=hearing)
+    assert d.readback is not None and d.readback.fields["arrival_qnh"] == "unsure"
+    assert d.intent == "say_again_items" and "say again QNH" in d.messages[0].text
+    assert "negative" not in d.messages[0].text and session.active.state == "APP_DESCEND_RB"
+    assert session.bad_readbacks == 0  # asking again is not a bad readback
+    d = engine.transmit(session, "Descend 4000 feet, QNH 1004, Lufthansa 359", now + 1, hearing=Hearing())
+    assert d.readback is not None and d.readback.ok
+
+
+def test_a_masked_unsure_word_turns_an_accepted_value_into_say_again() -> None:
+    variables = {**SCRIPT_SCENARIO}
+    result = ReadbackEvaluator().evaluate(
+        ["squawk"], variables, "squawk 4721, Lufthansa 359", alternatives=["squawk four seven ??? one, Lufthansa 359"]
+    )
+    assert result.fields["squawk"] == "unsure" and not result.ok
+
+
+def test_empty_or_cut_off_readback_gets_say_again_not_a_correction(engine: SessionEngine) -> None:
+    session = _start(engine, "clearance")
+    now = _play_to(engine, session, "CD_READBACK")
+    for text, hearing in [("", Hearing(confidence=0.0)), ("cleared to", Hearing(cut_off=True)), ("mumble garble", Hearing())]:
+        d = engine.transmit(session, text, now, hearing=hearing)
+        assert session.active.state == "CD_READBACK"
+        assert "negative" not in d.messages[0].text and "say again" in d.messages[0].text, (text, d.messages[0].text)
+        now += 1
+
+
+def test_typed_readback_that_reads_nothing_back_is_corrected(engine: SessionEngine) -> None:
+    """Typed text is exact: "wilco" to a clearance is a readback with every item missing."""
+    session = _start(engine, "clearance")
+    now = _play_to(engine, session, "CD_READBACK")
+    d = engine.transmit(session, "wilco, Lufthansa 359", now)
+    assert "negative" in d.messages[0].text and session.active.state == "CD_READBACK"
+
+
+def test_superseded_values_are_not_checked() -> None:
+    issued: dict[str, Any] = {}
+    record_issued(issued, {"initial_altitude_ft": 5000, "squawk": "4721", "ground_freq": "121.800"})
+    record_issued(issued, {"cleared_level": "FL120", "tower_freq": "118.700"})
+    assert "initial_altitude_ft" not in issued  # a level supersedes the altitude
+    assert issued["ground_freq"] == "121.800" and issued["tower_freq"] == "118.700"  # frequencies stand side by side
+    result = ReadbackEvaluator().evaluate([], SCRIPT_SCENARIO, "climb flight level 120, Lufthansa 359", issued=issued)
+    assert result.ok
+    result = ReadbackEvaluator().evaluate([], SCRIPT_SCENARIO, "climbing 5000 feet, Lufthansa 359", issued=issued)
+    assert not result.ok and result.fields["cleared_level"] == "wrong"
+
+
+def test_callsign_numbers_are_never_values() -> None:
+    variables = {**SCRIPT_SCENARIO, "callsign": "SWR158", "callsign_spoken": "Swiss 158", "heading": 230}
+    issued = {"heading": 230, "runway": "25R"}
+    result = ReadbackEvaluator().evaluate(["heading"], variables, "Swiss 158, heading 230", issued=issued)
+    assert result.ok, result
+    # another aircraft's callsign (nearby traffic) holds no value of ours either
+    result = ReadbackEvaluator().evaluate(
+        ["heading"], variables, "heading 230 behind Speedbird 25, Swiss 158", issued=issued, traffic=["BAW25"]
+    )
+    assert result.ok, result
+
+
+def test_passing_altitude_is_a_report_not_a_readback() -> None:
+    issued = {"cleared_altitude_ft": 11000}
+    result = ReadbackEvaluator().evaluate([], SCRIPT_SCENARIO, "Lufthansa 359, passing 3000 feet climbing 11000", issued=issued)
+    assert result.ok, result
