@@ -32,6 +32,7 @@ from typing import Any
 from engine.models import ReadbackResult
 from engine.phraseology import kind_for_variable, tokenize
 from engine.phraseology.callsigns import find as find_callsigns
+from engine.phraseology.callsigns import equal as callsign_equal
 from engine.phraseology.callsigns import parse_callsign
 from engine.phraseology.context import Context
 from engine.phraseology.handlers import Kind, canonical_of, kind
@@ -224,13 +225,14 @@ def _report(t: Transcript, value: str, handler: Kind) -> bool:
 def _callsign_words(t: Transcript, variables: Mapping[str, Any], traffic: tuple[str, ...]) -> frozenset[int]:
     """Indexes of the words of any callsign heard (ours, nearby traffic's, any airline's): the
     flight number of "Swiss one five eight" is not a heading, an altitude or a runway."""
-    own = parse_callsign(str(variables.get("callsign") or "")) if variables.get("callsign") else None
-    found = list(find_callsigns(t, Context(own.code if own else None, variables)))
-    for other in traffic:
-        parsed = parse_callsign(other)
-        if parsed is not None:
-            found += find_callsigns(t, Context(parsed.code, {}))
-    found += find_callsigns(t, Context())
+    found: list[tuple[int, str]] = []
+    for code, ctx_vars in [(variables.get("callsign"), variables), *((c, {}) for c in traffic)]:
+        parsed = parse_callsign(str(code)) if code else None
+        if parsed is not None:  # that callsign only, found with the tolerance its finder allows
+            found += [(i, v) for i, v in find_callsigns(t, Context(parsed.code, ctx_vars)) if callsign_equal(v, parsed.code)]
+    # Any other airline callsign, except one whose telephony is a phonetic letter: "delta two" is
+    # taxiway D2 far more often than Delta Air Lines 2.
+    found += [(i, v) for i, v in find_callsigns(t, Context()) if t.letter(i) is None]
     masked: set[int] = set()
     for start, value in found:
         parsed = parse_callsign(value)

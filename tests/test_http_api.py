@@ -82,7 +82,7 @@ def test_clearance_flow_catches_a_wrong_readback(client: httpx.Client) -> None:
     assert issued["decision"]["recognized"] is True
     assert issued["decision"]["from_state"] == "CD_INITIAL"
     assert issued["session"]["state"] == "CD_READBACK"
-    assert issued["readback"] == {"ok": True, "fields": {"atis_letter": "ok"}, "missing": [], "wrong": []}  # the ATIS letter
+    assert issued["readback"] == {"ok": True, "fields": {"atis_letter": "ok"}, "missing": [], "wrong": [], "unsure": []}  # the ATIS letter
     clearance = issued["messages"][0]
     assert set(clearance) == MESSAGE_KEYS
     assert clearance["role"] == "atc" and clearance["station"] == "delivery"

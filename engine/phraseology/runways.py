@@ -19,6 +19,7 @@ _SIDES: dict[str, str] = {
 }
 _VALUE = re.compile(r"^\s*(?:RWY|RUNWAY)?\s*(\d{1,2})\s*(LEFT|RIGHT|CENTER|CENTRE|L|R|C)?\s*$", re.IGNORECASE)
 _ANCHORS = frozenset({"runway", "runways"})
+_TURN_WORDS = frozenset({"heading", "turn", "hand", "base", "downwind", "crosswind", "traffic", "circuit", "orbit"})
 
 
 def _make(number: str, side: str | None) -> str | None:
@@ -51,6 +52,8 @@ def find(t: Transcript, ctx: Context) -> list[tuple[int, str]]:
         if not (word.isdigit() and len(word) <= 2):
             continue
         side = _SIDES.get(t.word(i + 1))
+        if side and t.word(i + 2) in _TURN_WORDS:
+            side = None  # "runway zero six, left heading one eight zero": the side of a turn
         if t.word(i - 1) in _ANCHORS or side:
             value = _make(word, side)
             if value:
