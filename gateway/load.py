@@ -266,6 +266,8 @@ def _record(exchange: Exchange, entry: CorpusEntry) -> dict[str, Any]:
     if entry.expected_readback is not None:
         if exchange.readback_ok is None:
             verdict = "not judged"  # decided in another state (a timer moved the scenario on)
+        elif not exchange.readback_ok and exchange.readback_unsure and not exchange.readback_wrong:
+            verdict = "say again"  # the controller asked for a value it heard unsure: no verdict
         elif entry.expected_readback == "ok":
             verdict = "accepted" if exchange.readback_ok else "rejected"
         elif exchange.readback_ok:
@@ -508,6 +510,7 @@ def _report(
             "wrong_readbacks": judged_wrong,
             "wrong_caught": verdicts["caught"] + verdicts["caught other field"],
             "wrong_missed": verdicts["missed"],
+            "say_again": verdicts["say again"],
             "accuracy": round((verdicts["accepted"] + verdicts["caught"] + verdicts["caught other field"]) / (judged_correct + judged_wrong), 4)
             if judged_correct + judged_wrong
             else None,
@@ -611,7 +614,7 @@ def format_table(report: dict[str, Any]) -> list[tuple[str, str]]:
         ("PTT release -> final transcript (ms)", ms(lat["ptt_up_to_final"])),
         ("PTT release -> decision (ms)", ms(lat["ptt_up_to_decision"])),
         ("transcript WER", "-" if report["wer"] is None else f"{100 * report['wer']:.1f} %  ({report['not_understood']} not understood)"),
-        ("readback verdicts", f"correct accepted {v['correct_accepted']}/{v['correct_readbacks']}, wrong caught {v['wrong_caught']}/{v['wrong_readbacks']}, wrong missed {v['wrong_missed']}"
+        ("readback verdicts", f"correct accepted {v['correct_accepted']}/{v['correct_readbacks']}, wrong caught {v['wrong_caught']}/{v['wrong_readbacks']}, wrong missed {v['wrong_missed']}, said again {v.get('say_again', 0)}"
          + ("" if v["accuracy"] is None else f", accuracy {100 * v['accuracy']:.1f} %")),
         ("errors", f"{report['errors']['total']}" + "".join(f"  {k}={n}" for part in ("received_by_code", "client", "server_by_code") for k, n in report["errors"][part].items())),
         ("messages lost/out of order", f"{m['lost']}/{m['out_of_order']} of {m['controller_messages']} (interleaved {m['interleaved']}, stray audio {m['stray_audio']})"),

@@ -168,7 +168,9 @@ class Exchange:
     to_state: str | None = None
     recognized: bool | None = None
     readback_ok: bool | None = None
-    readback_not_ok: list[str] = field(default_factory=list)  # fields judged missing or wrong
+    readback_not_ok: list[str] = field(default_factory=list)  # fields judged missing, wrong or unsure
+    readback_unsure: list[str] = field(default_factory=list)  # fields asked again ("say again squawk")
+    readback_wrong: list[str] = field(default_factory=list)  # fields judged wrong
     word_errors: int = 0
     words: int = 0
 
@@ -270,7 +272,10 @@ class VoicePilot:
         readback = decision.get("readback")
         exchange.readback_ok = None if readback is None else bool(readback.get("ok"))
         if readback is not None:
-            exchange.readback_not_ok = sorted(k for k, v in (readback.get("fields") or {}).items() if v != "ok")
+            fields = readback.get("fields") or {}
+            exchange.readback_not_ok = sorted(k for k, v in fields.items() if v != "ok")
+            exchange.readback_unsure = sorted(k for k, v in fields.items() if v == "unsure")
+            exchange.readback_wrong = sorted(k for k, v in fields.items() if v == "wrong")
         state_at = await client.wait_index(lambda e: e["type"] == "state", self.timeout_s, decided_at)
         self.state = client.rx.events[state_at]
         replies = list(decision.get("messages") or [])
