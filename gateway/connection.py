@@ -29,12 +29,12 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from engine.models import ControllerMessage, Decision, Session
+from engine.models import ControllerMessage, Decision, Hearing, Session
 from engine.phraseology import frequencies
 from gateway import metrics
 from gateway.audio.pcm import FrameBuffer
 from gateway.audio.resample import StreamResampler
-from gateway.audio.vad import SPEECH_END, SPEECH_START, VoiceActivityDetector
+from gateway.audio.vad import SPEECH_END, SPEECH_START, SpeechTracker, VoiceActivityDetector
 from gateway.auth import ANONYMOUS, AuthError, Authenticator, Principal
 from gateway.broadcast import AtisBroadcast
 from gateway.frequency import Frequency
@@ -44,7 +44,7 @@ from gateway.speech.cpu import Priority, priority
 from gateway.speech.stack import SpeechStack, UnknownVoice, stt_context
 from gateway.speech.tts.base import TtsEngine
 from gateway.store import StoreUnavailable
-from gateway.speech.stt.base import SttStream
+from gateway.speech.stt.base import SttResult, SttStream, final_result
 from gateway.ws import protocol as p
 from gateway.ws.limits import ConnectionLimits, Verdict
 from gateway.ws.outbox import Outbox, SlowConsumer
@@ -98,6 +98,8 @@ class Transmission:
     partial_task: asyncio.Task[None] | None = None
     last_partial: str = ""
     dropped: bool = False  # cut at max length: later audio of this keying is ignored
+    # whether the audio held speech, and whether the pilot was still talking at its end
+    speech: SpeechTracker = field(default_factory=SpeechTracker)
 
 
 @dataclass
@@ -609,6 +611,7 @@ class RadioConnection:
         if tx is None or tx.dropped or not pcm:
             return
         tx.stream.feed(pcm)
+        tx.speech.feed(pcm)
         tx.samples += len(pcm) // 2
         if tx.samples >= self.settings.max_transmission_s * STT_RATE:
             tx.dropped = True
@@ -675,7 +678,7 @@ class RadioConnection:
         try:
             if tx.partial_task is not None:
                 tx.partial_task.cancel()  # a decode it started may finish beside the final, not before
-            text = (await tx.stream.final()).strip() if tx.samples else ""
+            result = await final_result(tx.stream) if tx.samples else SttResult("")
             metrics.observe_stage("speech_end_to_final", time.monotonic() - tx.ended)
         finally:
             if tx.partial_task is not None:
@@ -684,11 +687,12 @@ class RadioConnection:
             await tx.stream.aclose()
             if self.frequency is not None:
                 self.frequency.unkey()
-        if not text:
-            self.service.defer_silence(link.session_id)  # nothing understood: the turn goes on
+        text = result.text.strip()
+        if not text and not tx.speech.heard:
+            self.service.defer_silence(link.session_id)  # no speech (a click, breath): the turn goes on
             await self.send(p.transcript(None, "", final=True))
             return
-        await self._transmit(link, text, spoken_until=tx.ended)
+        await self._transmit(link, text, spoken_until=tx.ended, hearing=transmission_hearing(tx, result))
 
     async def _typed(self, text: str) -> None:
         link = self._require()
@@ -697,15 +701,18 @@ class RadioConnection:
             self.frequency.unkey()
         await self._transmit(link, text)
 
-    async def _transmit(self, link: Link, text: str, spoken_until: float | None = None) -> None:
+    async def _transmit(
+        self, link: Link, text: str, spoken_until: float | None = None, hearing: Hearing | None = None
+    ) -> None:
         """Hand a final transcript (or typed text) to the engine; `spoken_until` is when the pilot
-        stopped talking, for a voice transmission (its reply's latency clock)."""
+        stopped talking, for a voice transmission (its reply's latency clock), and `hearing`
+        what the recognizer was unsure of (voice only; the text may be empty then)."""
         session = self.service.get(link.session_id)
         transmission_id = f"{link.session_id}-x{session.transmissions + 1}"
-        await self.send(p.transcript(transmission_id, text, final=True))
+        await self.send(p.transcript(transmission_id, text, final=True, hearing=hearing))
         started = time.monotonic()
         # the decision arrives through the hub; the LLM router, if asked, is awaited here
-        decision = await self.service.transmit_async(link.session_id, text)
+        decision = await self.service.transmit_async(link.session_id, text, hearing=hearing)
         decided = time.monotonic()
         metrics.TRANSMISSIONS.labels("text" if spoken_until is None else "voice").inc()
         if spoken_until is not None:
@@ -739,6 +746,18 @@ class RadioConnection:
             await self.atis.stop()
         if self.frequency is not None:
             await self.frequency.close()
+
+
+def transmission_hearing(tx: Transmission, result: SttResult) -> Hearing:
+    """What was unsure about a voice transmission: the recognizer's hearing, `cut_off` when the
+    audio ended mid-speech (the length limit, or the key released while the pilot still talked),
+    and for speech without a recognized word (empty text) confidence 0."""
+    update: dict[str, Any] = {}
+    if tx.dropped or tx.speech.speaking_at_end:
+        update["cut_off"] = True
+    if not result.text.strip():
+        update["confidence"] = 0.0
+    return result.hearing.model_copy(update=update) if update else result.hearing
 
 
 def encode(event: dict[str, Any]) -> str:

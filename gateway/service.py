@@ -45,7 +45,7 @@ from typing import Any, TypeVar
 from engine.atis import Atis, build_atis
 from engine.candidates import Candidate
 from engine.loader import load_registry
-from engine.models import Decision, Flow, FlowFrame, FlowMode, Session
+from engine.models import Decision, Flow, FlowFrame, FlowMode, Hearing, Session
 from engine.phraseology import callsign_telephony, frequencies
 from engine.registry import KNOWN_SCENARIO_VARIABLES, FlowRegistry
 from engine.router import RouteResult
@@ -294,16 +294,22 @@ class RadioService:
         with self._lock:
             return self._load(session_id)[0].owner
 
-    def transmit(self, session_id: str, text: str) -> Decision:
+    def transmit(self, session_id: str, text: str, *, hearing: Hearing | None = None) -> Decision:
         """One pilot transmission (typed text or a final transcript), decided by the
-        deterministic router alone; adapters on an event loop use `transmit_async`."""
-        text = self._check_text(text)
-        decision = self._act(session_id, lambda session, now: self.engine.transmit(session, text, now))
+        deterministic router alone; adapters on an event loop use `transmit_async`.
+
+        `hearing` (voice only) is what the recognizer was unsure of: the engine asks "say again"
+        for a readback value the alternatives disagree on. With a hearing the text may be empty
+        (speech was heard, no words were recognized): the engine asks to say again."""
+        text = self._check_text(text, voice=hearing is not None)
+        decision = self._act(
+            session_id, lambda session, now: _heard(self.engine.transmit(session, text, now, hearing=hearing), hearing)
+        )
         assert decision is not None
         metrics.count_routing(decision, None)
         return decision
 
-    async def transmit_async(self, session_id: str, text: str) -> Decision:
+    async def transmit_async(self, session_id: str, text: str, *, hearing: Hearing | None = None) -> Decision:
         """One pilot transmission; when the deterministic router cannot decide it and an LLM
         router is configured, the model is asked first.
 
@@ -314,13 +320,16 @@ class RadioService:
         timer, another transmission, another node), the engine sees that the question changed
         and the fallback policy decides, traced as ``stale``.
         """
-        text = self._check_text(text)
-        if self.llm is None:
-            return self.transmit(session_id, text)
+        text = self._check_text(text, voice=hearing is not None)
+        if self.llm is None or not text:
+            return self.transmit(session_id, text, hearing=hearing)
         with self._lock:
             query = self.engine.route_query(self._load(session_id)[0].session, text)
         verdict = await consult(self.llm, query) if query is not None else None
-        decision = self._act(session_id, lambda session, now: self.engine.transmit(session, text, now, llm=verdict))
+        decision = self._act(
+            session_id,
+            lambda session, now: _heard(self.engine.transmit(session, text, now, llm=verdict, hearing=hearing), hearing),
+        )
         assert decision is not None
         metrics.count_routing(decision, verdict)
         return decision
@@ -648,8 +657,9 @@ class RadioService:
         return seed
 
     @staticmethod
-    def _check_text(text: str) -> str:
-        if not isinstance(text, str) or not text.strip():
+    def _check_text(text: str, *, voice: bool = False) -> str:
+        """The stripped text; empty only for a `voice` transmission (speech without words)."""
+        if not isinstance(text, str) or (not text.strip() and not voice):
             raise BadInput("text must not be empty", field="text")
         text = text.strip()
         if len(text) > MAX_TEXT_CHARS:
@@ -736,6 +746,18 @@ class RadioService:
         )
         for decision in decisions:
             self.hub.publish(session_id, decision)
+
+
+def _heard(decision: Decision, hearing: Hearing | None) -> Decision:
+    """`decision` with the recognizer's hearing in its trace (step ``hearing``), when it had one."""
+    if hearing is not None:
+        detail = (
+            f"recognizer: {len(hearing.alternatives)} alternative transcript(s)"
+            + (", cut off" if hearing.cut_off else "")
+            + (f", confidence {hearing.confidence:.2f}" if hearing.confidence is not None else "")
+        )
+        decision.trace.add("hearing", detail, **hearing.model_dump())
+    return decision
 
 
 def _entries(decisions: Iterable[Decision]) -> list[PilotEntry | AtcEntry]:

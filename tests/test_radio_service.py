@@ -113,3 +113,27 @@ def test_likely_reply_is_the_reply_to_the_expected_phrase_and_changes_nothing(se
     with pytest.raises(SessionNotFound):
         service.get("nope")
     assert service.likely_reply("nope") == []
+
+
+def test_a_voice_transmission_passes_its_hearing_to_the_engine_and_the_trace(service: RadioService) -> None:
+    from engine.models import Hearing
+
+    session, _decision, _token = service.create(flow="clearance", seed=7)
+    seen: list[tuple[str, Hearing | None]] = []
+    transmit = service.engine.transmit
+
+    def spy(session, text, now, llm=None, *, hearing=None):
+        seen.append((text, hearing))
+        return transmit(session, text, now, llm, hearing=hearing)
+
+    service.engine.transmit = spy  # type: ignore[method-assign]
+    hearing = Hearing(alternatives=["??? clearance"], cut_off=True, confidence=0.4)
+    decision = service.transmit(session.session_id, "request clearance", hearing=hearing)
+    step = next(s for s in decision.trace.steps if s.step == "hearing")
+    assert step.data == hearing.model_dump() and "cut off" in step.detail
+    # speech without a recognized word reaches the engine (a voice transmission may be empty)
+    unsure = Hearing(confidence=0.0)
+    service.transmit(session.session_id, "", hearing=unsure)
+    assert seen == [("request clearance", hearing), ("", unsure)]
+    with pytest.raises(BadInput):  # typed text still may not be empty
+        service.transmit(session.session_id, "  ")

@@ -112,3 +112,26 @@ def test_recognizer_without_grammar_uses_the_models_own_lm(korean_model: Path, k
     assert grammar == []
     recognizer.AcceptWaveform(b"\x00" * 3200)
     assert json.loads(recognizer.FinalResult())["text"] == ""
+
+
+def test_final_comes_with_word_confidences(korean_engine: VoskEngine, korean_speech: bytes) -> None:
+    context = SttContext(expected_phrases=["안녕하세요"], vocabulary=["날씨"])
+
+    async def scenario():
+        stream = korean_engine.open(context)
+        stream.feed(korean_speech)
+        result = await stream.final_result()
+        await stream.aclose()
+        return result
+
+    result = run(scenario())
+    assert result.text and result.hearing.confidence is not None and 0.0 < result.hearing.confidence <= 1.0
+    assert all("???" in alt for alt in result.hearing.alternatives)  # only masked copies of the text
+
+
+def test_hearing_masks_unsure_words() -> None:
+    from gateway.speech.stt.vosk import hearing_of
+
+    hearing = hearing_of("runway two five left", [("runway", 1.0), ("two", 0.9), ("five", 0.3), ("left", 0.95)])
+    assert hearing.alternatives == ["runway two ??? left"] and hearing.confidence == pytest.approx(0.7875, abs=0.001)
+    assert hearing_of("", []).alternatives == [] and hearing_of("", []).confidence is None

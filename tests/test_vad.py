@@ -126,3 +126,25 @@ def test_other_rates_and_frame_lengths(speech: bytes) -> None:
     assert vad.frame_bytes == 480
     events = [e for i in range(0, len(audio_8k) - 479, 480) if (e := vad.process(audio_8k[i : i + 480]))]
     assert [e.type for e in events] == [SPEECH_START, SPEECH_END]
+
+
+def test_speech_tracker_tells_a_cut_transmission_from_a_whole_one(speech: bytes) -> None:
+    from gateway.audio.vad import SpeechTracker
+
+    def track(pcm: bytes, chunk: int = 1000) -> SpeechTracker:
+        tracker = SpeechTracker()
+        for offset in range(0, len(pcm), chunk):  # any chunk length, not only whole frames
+            tracker.feed(pcm[offset : offset + chunk])
+        return tracker
+
+    quiet = track(low_noise(2.0))
+    assert not quiet.heard and not quiet.speaking_at_end
+    whole = track(silence(0.3, RATE) + speech + silence(0.4, RATE))
+    assert whole.heard and not whole.speaking_at_end
+    released = track(silence(0.3, RATE) + speech)  # the key released the instant the last word ended
+    assert released.heard and not released.speaking_at_end
+    samples = np.frombuffer(speech, dtype=np.int16).astype(np.float64)
+    frames = samples[: samples.size // 320 * 320].reshape(-1, 320)
+    loud = int(np.argmax(np.mean(frames**2, axis=1)))  # cut at the loudest 20 ms: mid-word
+    cut = track(silence(0.3, RATE) + speech[: (loud + 1) * 640])
+    assert cut.heard and cut.speaking_at_end

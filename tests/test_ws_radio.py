@@ -355,3 +355,17 @@ def test_telemetry_message_fields_are_the_engines_aircraft_state():
     from gateway.ws.protocol import TelemetryFields
 
     assert set(TelemetryFields.model_fields) == set(TELEMETRY_KEYS) == KNOWN_TELEMETRY
+
+
+def test_transmission_hearing_marks_cut_and_wordless_transmissions():
+    from engine.models import Hearing
+    from gateway.connection import Transmission, transmission_hearing
+    from gateway.speech.stt.base import SttResult
+
+    heard = SttResult("QNH 1004", Hearing(alternatives=["QNH 1005"], confidence=0.8))
+    tx = Transmission(stream=None, started=0.0)  # type: ignore[arg-type]
+    assert transmission_hearing(tx, heard) == heard.hearing
+    tx.dropped = True  # cut at the length limit
+    assert transmission_hearing(tx, heard).cut_off and transmission_hearing(tx, heard).alternatives == ["QNH 1005"]
+    wordless = transmission_hearing(Transmission(stream=None, started=0.0), SttResult(""))  # type: ignore[arg-type]
+    assert wordless.confidence == 0.0 and not wordless.cut_off

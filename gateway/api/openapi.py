@@ -260,10 +260,19 @@ class SayOpenSquawk(_View):
     notes: list[str]
 
 
+class HearingView(_View):
+    """What the recognizer was unsure of (protocol-v1.md, "Hearing")."""
+
+    alternatives: list[str]
+    cut_off: bool
+    confidence: float | None
+
+
 class PttResult(_View):
     success: Literal[True]
     transcription: str
     duration_s: float
+    hearing: HearingView
 
 
 class VoiceView(_View):

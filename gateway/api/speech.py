@@ -25,7 +25,10 @@ per request): the configured voice speaks and ``notes`` says so. ``format`` is `
 
 ``/api/atc/ptt`` takes ``{audio: base64, format?: wav|webm|ogg|mp3, mimeType?, expected?:
 {phrase}, sessionId?}`` and answers ``{success: true, transcription, duration_s}`` (seed 000 reads
-``transcription`` only). The container comes from ``format``, else from ``mimeType`` or a
+``transcription`` only), plus ``hearing: {alternatives, cut_off, confidence}``: what the
+recognizer was unsure of (`engine.models.Hearing`; a client that submits the transcription as a
+transmission can judge a readback value only where every alternative agrees; an empty
+transcription of a clip with speech in it has confidence 0). The container comes from ``format``, else from ``mimeType`` or a
 ``data:audio/...;base64,`` prefix, else FFmpeg probes it. ``expected.phrase`` biases the
 recognizer towards what the pilot should say; it cannot make a wrong readback right (see
 `gateway.speech.stt.base`). No speech in the clip gives an empty ``transcription``.
@@ -69,7 +72,8 @@ from gateway.audio.resample import resample
 from gateway.settings import Settings
 from gateway.speech.stack import SpeechStack
 from gateway.speech.stt import base as stt_base
-from gateway.speech.stt.base import STT_SAMPLE_RATE, SttContext, SttError, transcribe
+from gateway.audio.vad import contains_speech
+from gateway.speech.stt.base import STT_SAMPLE_RATE, SttContext, SttError, transcribe_result
 from gateway.speech.tts import base as tts_base
 from gateway.speech.tts.base import TtsEngine, TtsError
 from gateway.speech.tts.cache import CachedTts
@@ -355,10 +359,21 @@ class SpeechApi:
         phrase = body.expected.phrase if body.expected else None
         context = SttContext(expected_phrases=[phrase] if phrase and phrase.strip() else [], speaker=body.sessionId)
         try:
-            text = await transcribe(self.speech.stt, pcm, context)
+            result = await transcribe_result(self.speech.stt, pcm, context)
         except SttError as exc:
             raise ApiError(500, "stt_failed", f"speech recognition failed: {exc}") from None
-        return JSONResponse({"success": True, "transcription": text.strip(), "duration_s": round(length, 3)})
+        text = result.text.strip()
+        hearing = result.hearing
+        if not text and await stt_base.run_cpu(contains_speech, pcm):
+            hearing = hearing.model_copy(update={"confidence": 0.0})  # speech, but no word recognized
+        return JSONResponse(
+            {
+                "success": True,
+                "transcription": text,
+                "duration_s": round(length, 3),
+                "hearing": hearing.model_dump(mode="json"),
+            }
+        )
 
 
 def _decode(raw: bytes, container: str | None) -> bytes:

@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field, TypeAdapter, ValidationError
 
-from engine.models import ControllerMessage, Decision, ReadbackResult
+from engine.models import ControllerMessage, Decision, Hearing, ReadbackResult
 from gateway.providers.vatsim import FlightPlan, FlightPlanCallsign
 from gateway.wire import JsonBody, JsonInt, json_int
 
@@ -197,5 +197,9 @@ def decision_event(d: Decision) -> dict[str, Any]:
     }
 
 
-def transcript(transmission_id: str | None, text: str, final: bool) -> dict[str, Any]:
-    return {"type": "transcript", "transmission_id": transmission_id, "text": text, "final": final}
+def transcript(transmission_id: str | None, text: str, final: bool, hearing: Hearing | None = None) -> dict[str, Any]:
+    """A transcript event; a voice final carries what the recognizer was unsure of (`hearing`)."""
+    event: dict[str, Any] = {"type": "transcript", "transmission_id": transmission_id, "text": text, "final": final}
+    if hearing is not None:
+        event["hearing"] = hearing.model_dump(mode="json")
+    return event

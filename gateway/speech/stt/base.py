@@ -26,6 +26,7 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
+from engine.models import Hearing
 from engine.phraseology import DIGIT_WORDS, speak_text
 from engine.phraseology.alphabet import LETTER_WORDS
 from gateway.audio.pcm import check_pcm
@@ -62,6 +63,43 @@ VALUE_CLASSES: tuple[frozenset[str], ...] = (
     frozenset({"climb", "descend"}),
 )
 _WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?|\d")  # letters of any script, or one digit
+
+
+UNSURE_WORD = "???"  # stands for a word the recognizer was unsure of, in a `Hearing` alternative
+
+
+@dataclass(frozen=True, slots=True)
+class SttResult:
+    """A final transcript and what the recognizer was unsure of in it (`engine.models.Hearing`).
+
+    `hearing.alternatives` are other transcripts of the same audio (an engine's n-best within its
+    margin, or `text` with its low-confidence words masked as `UNSURE_WORD`), never `text` itself;
+    `hearing.confidence` is the engine's confidence in `text` (0..1) where it has one. `cut_off`
+    is the audio path's to set (it knows when the key was released mid-speech), not the engine's.
+    """
+
+    text: str
+    hearing: Hearing = field(default_factory=Hearing)
+
+
+def masked_alternative(words: list[tuple[str, float]], min_confidence: float) -> str | None:
+    """The transcript of `words` (word, confidence) with every word under `min_confidence`
+    replaced by `UNSURE_WORD`, or None when every word is sure enough."""
+    if all(conf >= min_confidence for _word, conf in words):
+        return None
+    return " ".join(UNSURE_WORD if conf < min_confidence else word for word, conf in words)
+
+
+def unique_alternatives(text: str, candidates: list[str]) -> list[str]:
+    """`candidates` without blanks, repeats and `text` itself, in order."""
+    seen = {text.strip()}
+    out: list[str] = []
+    for candidate in candidates:
+        candidate = candidate.strip()
+        if candidate and candidate not in seen:
+            seen.add(candidate)
+            out.append(candidate)
+    return out
 
 
 class SttError(RuntimeError):
@@ -160,6 +198,10 @@ class SttStream(Protocol):
         """The transcript of everything fed; the stream is finished afterwards."""
         ...
 
+    async def final_result(self) -> SttResult:
+        """`final()` with what the recognizer was unsure of (same transcript; either may be called)."""
+        ...
+
     async def aclose(self) -> None:
         """Abandon the stream without a transcript and free what it holds (idempotent)."""
         ...
@@ -188,12 +230,26 @@ async def start_engine(engine: SttEngine) -> None:
 
 async def transcribe(engine: SttEngine, pcm: bytes, context: SttContext | None = None) -> str:
     """The final transcript of one complete recording (e.g. a posted push-to-talk clip)."""
+    return (await transcribe_result(engine, pcm, context)).text
+
+
+async def transcribe_result(engine: SttEngine, pcm: bytes, context: SttContext | None = None) -> SttResult:
+    """`transcribe` with what the recognizer was unsure of."""
     stream = engine.open(context or SttContext())
     try:
         stream.feed(pcm)
-        return await stream.final()
+        return await final_result(stream)
     finally:
         await stream.aclose()
+
+
+async def final_result(stream: SttStream) -> SttResult:
+    """`stream.final_result()`, or its `final()` with nothing known about the hearing for a
+    stream that predates `SttResult` (a third-party engine)."""
+    method = getattr(stream, "final_result", None)
+    if method is not None:
+        return await method()
+    return SttResult(await stream.final())
 
 
 def pool_saturated() -> bool:
@@ -247,7 +303,7 @@ class BufferedStream:
         self._lock = asyncio.Lock()  # one decode per stream at a time, in feed order
         self._finished = False
         self._last_partial: str | None = None
-        self._final: str | None = None  # the transcript, once `final()` has made it
+        self._final: SttResult | None = None  # the transcript, once `final_result()` has made it
         self.decode_s = 0.0
         self.partials = 0
 
@@ -264,6 +320,12 @@ class BufferedStream:
 
     def _bytes_for(self, seconds: float) -> int:
         return int(seconds * self.context.sample_rate) * 2
+
+    async def final(self) -> str:
+        return (await self.final_result()).text
+
+    async def final_result(self) -> SttResult:
+        raise NotImplementedError
 
     def _new_partial(self, text: str) -> str | None:
         """`text` counted as the next partial, or None when it is empty or says what the last one said."""
@@ -320,10 +382,12 @@ class IncrementalStream(BufferedStream, ABC):
         super().__init__(context)
         self._cadence = engine  # read on every `partial()`, like the engine's own setting
         self._decoded = 0  # bytes of the buffer already handed to `_step`
+        self._hearing = Hearing()  # set by the last `_step`: what the decoder was unsure of
 
     @abstractmethod
     def _step(self, pcm: bytes, last: bool) -> str:
-        """Decode `pcm` after all audio before it; the text so far, or the final text when `last`."""
+        """Decode `pcm` after all audio before it; the text so far, or the final text when `last`
+        (its hearing then in `_hearing`)."""
 
     def _final_args(self) -> tuple[object, ...]:
         """Extra arguments of the last `_step` (none unless an engine needs more than the new audio)."""
@@ -347,12 +411,13 @@ class IncrementalStream(BufferedStream, ABC):
             text = await self._decode(self._step, self._pending(), False, level=Priority.AHEAD)
         return self._new_partial(text)
 
-    async def final(self) -> str:
+    async def final_result(self) -> SttResult:
         async with self._lock:
             if self._final is None:
                 self._finished = True
                 pending = self._pending()
-                self._final = await self._decode(self._step, pending, True, *self._final_args()) if self._pcm else ""
+                text = await self._decode(self._step, pending, True, *self._final_args()) if self._pcm else ""
+                self._final = SttResult(text, self._hearing if text else Hearing())
                 self._release()
             return self._final
 

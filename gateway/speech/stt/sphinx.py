@@ -24,6 +24,15 @@ How the pieces are shared, and why:
   session used the decoder before.
 - pocketsphinx holds the GIL while decoding, so audio is decoded in chunks of at most
   `CHUNK_S` (100 ms, about 10 ms of CPU) to keep the event loop responsive.
+
+Hearing: after the final, `Decoder.seg()` gives each word's posterior probability from the
+lattice (0.1 ms). The final's `Hearing` has their mean as `confidence` and, when any word is
+under `WORD_CONFIDENCE_MIN`, the transcript with those words masked as "???" as its alternative.
+On a synthesized "QNH one zero zero four" (piper, radio level 4) the decoder wrote "one two two
+four" with 0.53 on the second "two" (said: "zero"); on "... zero zero five" it had 0.45 on
+"fife" and 0.61 on the misheard "two": 0.6 masks the misheard words, while the words heard right
+were at 0.7-1.0 except one callsign "fife" at 0.59. `Decoder.nbest()` is not used: its entries
+differ by homophones ("two four" / "to for") and its scores are not comparable across lengths.
 """
 
 from __future__ import annotations
@@ -37,6 +46,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from engine.models import Hearing
 from gateway.speech.stt.base import (
     STT_SAMPLE_RATE,
     IncrementalStream,
@@ -45,6 +55,8 @@ from gateway.speech.stt.base import (
     check_partial_every,
     check_sample_rate,
     corpus_sentences,
+    masked_alternative,
+    unique_alternatives,
 )
 
 PARTIAL_EVERY_S = 0.2  # decode (and maybe report a new partial) every 200 ms of new audio
@@ -52,6 +64,7 @@ CHUNK_S = 0.1
 MAX_DECODER_WORDS = 5000  # a pooled decoder whose dictionary grew past this is dropped
 MAX_SPEAKERS = 512  # cepstral means remembered (least recently used dropped first)
 SEARCH = "context"
+WORD_CONFIDENCE_MIN = 0.6  # a word under this posterior is masked in the final's alternative
 # Probability left for word sequences off the expected wording (ArpaBoLM's default); on
 # synthesized readbacks 0.15..0.5 gave the same transcripts.
 DISCOUNT_MASS = 0.5
@@ -318,6 +331,7 @@ class SphinxStream(IncrementalStream):
         hypothesis = decoder.hyp()
         text = hypothesis.hypstr.strip() if hypothesis is not None else ""
         if last:
+            self._hearing = hearing_of(text, decoder) if text else Hearing()
             self.engine.finish(self._pooled, self.context.speaker)
             self._pooled = None
         return text
@@ -326,3 +340,17 @@ class SphinxStream(IncrementalStream):
         chunk = self._bytes_for(CHUNK_S)
         for offset in range(0, len(pcm), chunk):
             decoder.process_raw(pcm[offset : offset + chunk], False, False)
+
+
+def hearing_of(text: str, decoder: Any) -> Hearing:
+    """The `Hearing` of a final transcript from the word posteriors of the decoder's last utterance."""
+    words: list[tuple[str, float]] = []
+    for segment in decoder.seg():
+        word = segment.word.split("(", 1)[0]
+        if word and word[0] not in "<[+":  # <s>, </s>, <sil>, [NOISE], +filler+
+            words.append((word, float(segment.prob)))
+    if not words:
+        return Hearing()
+    masked = masked_alternative(words, WORD_CONFIDENCE_MIN)
+    confidence = round(sum(conf for _word, conf in words) / len(words), 3)
+    return Hearing(alternatives=unique_alternatives(text, [masked or ""]), confidence=confidence)

@@ -10,6 +10,14 @@ grammar is a list of phrases that Vosk loops over, from `corpus_sentences`: the 
 with values drawn uniformly from their class (so the grammar is the same for 25L and 25R), and
 every vocabulary and ICAO word as a one-word phrase. Words the model does not know are dropped
 first (`Model.vosk_model_find_word`), because Vosk would drop them silently.
+
+Hearing: the recognizer reports each word's confidence (`SetWords`: Kaldi's MBR word posterior,
+0..1). The final's `Hearing` has their mean as `confidence` and, when any word is under
+`WORD_CONFIDENCE_MIN`, the transcript with those words masked as "???" as its alternative (so a
+value resting on an unsure word is asked again, not judged). Vosk's n-best
+(`SetMaxAlternatives`) is not used: with it the result carries no word confidences, and its
+scores are unnormalized lattice costs. The threshold is not calibrated on English (no English
+model is at hand); 0.5 is half the posterior mass on another word.
 """
 
 from __future__ import annotations
@@ -20,6 +28,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from engine.models import Hearing
 from gateway.speech.stt.base import (
     IncrementalStream,
     SharedModels,
@@ -27,12 +36,15 @@ from gateway.speech.stt.base import (
     SttContext,
     check_partial_every,
     corpus_sentences,
+    masked_alternative,
+    unique_alternatives,
 )
 
 MODEL_PATH_SETTING = "VOSK_MODEL_PATH"
 PARTIAL_EVERY_S = 0.2
 CHUNK_S = 0.1
 UNKNOWN = "[unk]"  # Vosk's garbage word, kept in the grammar when the model has it
+WORD_CONFIDENCE_MIN = 0.5  # a word under this confidence is masked in the final's alternative
 
 _models = SharedModels()
 
@@ -131,6 +143,7 @@ class VoskEngine:
             recognizer = vosk.KaldiRecognizer(self._model, float(context.sample_rate), grammar)
         else:
             recognizer = vosk.KaldiRecognizer(self._model, float(context.sample_rate))
+        recognizer.SetWords(True)  # word confidences in every result (see the module docstring)
         return recognizer, phrases
 
     def open(self, context: SttContext) -> VoskStream:
@@ -149,6 +162,7 @@ class VoskStream(IncrementalStream):
         self.grammar: list[str] = []
         self._recognizer: Any = None
         self._segments: list[str] = []
+        self._words: list[tuple[str, float]] = []  # (word, confidence) of the closed segments
 
     def _release(self) -> None:
         self._recognizer = None
@@ -161,11 +175,29 @@ class VoskStream(IncrementalStream):
         chunk = self._bytes_for(CHUNK_S)  # small steps, so every endpoint closes its own segment
         for offset in range(0, len(pcm), chunk):
             if recognizer.AcceptWaveform(pcm[offset : offset + chunk]):
-                self._segments.append(json.loads(recognizer.Result()).get("text", ""))
+                self._close_segment(json.loads(recognizer.Result()))
         if last:
-            self._segments.append(json.loads(recognizer.FinalResult()).get("text", ""))
-            return _join(self._segments)
+            self._close_segment(json.loads(recognizer.FinalResult()))
+            text = _join(self._segments)
+            self._hearing = hearing_of(text, self._words)
+            return text
         return _join([*self._segments, json.loads(recognizer.PartialResult()).get("partial", "")])
+
+
+    def _close_segment(self, result: dict[str, Any]) -> None:
+        self._segments.append(result.get("text", ""))
+        for word in result.get("result", []):
+            if word.get("word"):
+                self._words.append((str(word["word"]), float(word.get("conf", 1.0))))
+
+
+def hearing_of(text: str, words: list[tuple[str, float]]) -> Hearing:
+    """The `Hearing` of a final transcript from its words' confidences."""
+    if not text or not words:
+        return Hearing()
+    masked = masked_alternative(words, WORD_CONFIDENCE_MIN)
+    confidence = round(sum(conf for _word, conf in words) / len(words), 3)
+    return Hearing(alternatives=unique_alternatives(text, [masked or ""]), confidence=confidence)
 
 
 def _join(texts: list[str]) -> str:
