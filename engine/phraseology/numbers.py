@@ -12,10 +12,15 @@ Parsing accepts all of: numerals ("4721", "121.8"), English words ("three", "twe
 "hundred" and "thousand", "decimal"/"point"/"dot" between numbers, and the homophones a
 recognizer writes for digits, but only where they cannot be ordinary words:
 
-- "too" next to a number ("runway too fife right");
+- "too" next to a number ("runway too fife right"), right after a value keyword ("runway
+  too"), a number's decimal word ("decimal too") or "hundred and", or right before a unit or side ("too
+  left", "too knots"), and "too too" is 22;
 - "to" and "for" between two single digits ("squawk four seven to one" -> 4721);
-- "oh" before or after a number ("one oh one three" -> 1013, "seven seven oh oh" -> 7700), and
-  "o" between two numbers.
+- "oh" before or after a number ("one oh one three" -> 1013, "seven seven oh oh" -> 7700), or
+  where "too" would be ("squawk oh, oh, ..."); "o" between two numbers.
+
+A neighbour is looked for past one pause ("ze-ro, too"), and runs are decided together ("oh oh
+four", "too oh ten").
 
 Two word passes run before the parser, in this order:
 
@@ -42,7 +47,7 @@ thousand" is 158 and 14000.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 DIGIT_WORDS: tuple[str, ...] = ("zero", "one", "two", "tree", "four", "fife", "six", "seven", "eight", "niner")
 DECIMAL_WORD = "decimal"
@@ -116,6 +121,16 @@ _WORD_CLASSES: dict[str, tuple[str, int]] = {
     **{w: ("M", n) for w, n in _MULTIPLIERS.items()},
 }
 _NONE: tuple[None, None] = (None, None)
+# Words a number comes before: "too left" is runway 2 left.
+_UNIT_WORDS = frozenset({"left", "right", "center", "feet", "knots", "degrees"})
+_HOMOPHONES: dict[str, int] = {"too": 2, "to": 2, "for": 4, "oh": 0, "o": 0}
+# Every word that may be (part of) a number; the callsign matcher never takes one for a name.
+NUMBER_WORDS: frozenset[str] = frozenset(_WORD_CLASSES) | frozenset(_HOMOPHONES) | _DECIMAL_WORDS | frozenset(_REPEATS)
+# Keywords a number follows: "runway too" is runway 2.
+_VALUE_WORDS = frozenset({
+    "runway", "runways", "heading", "squawk", "squawking", "code", "transponder", "level", "qnh",
+    "altimeter", "speed", "climb", "descend", "maintain", "altitude",
+})
 
 
 def join_syllables(words: Sequence[str]) -> list[str]:
@@ -171,25 +186,27 @@ def _classify(word: str) -> tuple[str | None, object]:
     return _NONE
 
 
-def _resolve(words: Sequence[str]) -> list[tuple[str | None, object]]:
-    """Classify every word, then decide homophones, decimal words, 'and' and breaks by context."""
+def _resolve(
+    words: Sequence[str], flights: Sequence[tuple[int, str]] = ()
+) -> tuple[list[tuple[str | None, object]], set[int]]:
+    """Classify every word, then decide homophones, decimal words, 'and' and breaks by context.
+    Also returns where each flight number ends (see `_flight_ends`)."""
     items = [_classify(w) for w in words]
     context = [i for i, w in enumerate(words) if w in _CONTEXT_WORDS]
     if not context:
-        return items
+        return items, _flight_ends(words, items, flights) if flights else set()
     n = len(items)
 
     def cls(i: int) -> str | None:
         return items[i][0] if 0 <= i < n else None
 
-    _resolve_zeros(words, items)
-    for i in context:
-        word = words[i]
-        prev, nxt = cls(i - 1), cls(i + 1)
-        if word == "too" and (prev in _NUMERIC or nxt in _NUMERIC):
-            items[i] = ("D", 2)
-        elif word in ("to", "for") and prev == "D" and nxt == "D":
-            items[i] = ("D", 2 if word == "to" else 4)
+    def beside(i: int, step: int) -> str | None:
+        """The class of the neighbour, looking past one pause ("ze-ro, too")."""
+        j = i + step
+        return cls(j + step) if 0 <= j < n and words[j] == BREAK else cls(j)
+
+    _resolve_homophones(words, items, [i for i in context if words[i] in _HOMOPHONES], beside)
+    ends = _flight_ends(words, items, flights) if flights else set()
     for i in context:
         if items[i][0] is not None:
             continue
@@ -199,33 +216,54 @@ def _resolve(words: Sequence[str]) -> list[tuple[str | None, object]]:
             items[i] = ("P", None)
         elif word == "and" and prev == "M" and nxt in ("D", "T", "X"):
             items[i] = ("A", None)
-        elif word == BREAK and prev == "D" and nxt == "D" and (i < 2 or words[i - 2] == BREAK or cls(i - 2) is None):
+        elif word == BREAK and prev == "D" and nxt == "D" and (i < 2 or _group_start(words[i - 2], cls(i - 2), i - 2 in ends)):
             # "4, 7, 2, 1": a pause after one spoken digit does not end the number; after a whole
             # group ("one five eight, one four thousand") it does.
             items[i] = ("A", None)
-    return items
+    return items, ends
 
 
-def _resolve_zeros(words: Sequence[str], items: list[tuple[str | None, object]]) -> None:
-    """A run of "oh" is zeros next to a number ("one oh one", "seven seven oh oh"); a run of "o"
-    only between two numbers ("one o one"), because "o" alone is also the letter."""
-    n, i = len(words), 0
-    while i < n:
-        if words[i] not in ("oh", "o"):
-            i += 1
-            continue
-        j = i
-        while j < n and words[j] in ("oh", "o"):
-            j += 1
-        prev = items[i - 1][0] if i > 0 else None
-        nxt = items[j][0] if j < n else None
-        if "oh" in words[i:j]:
-            zero = prev in ("D", "N") or nxt in ("D", "N")
-        else:
-            zero = prev in ("D", "N") and nxt in ("D", "N")
-        if zero:
-            items[i:j] = [("D", 0)] * (j - i)
-        i = j
+def _group_start(word: str, kind: str | None, flight_end: bool) -> bool:
+    """True if a digit after this word begins a group: after a pause, a word, or a flight number."""
+    return word == BREAK or kind is None or flight_end
+
+
+def _resolve_homophones(
+    words: Sequence[str],
+    items: list[tuple[str | None, object]],
+    pending: list[int],
+    beside: Callable[[int, int], str | None],
+) -> None:
+    """Digits that sound like words, decided by their neighbours until nothing changes, so runs
+    resolve ("seven seven oh oh", "oh oh four", "too oh ten"):
+
+    - "too" and "oh" next to a number, right after a value keyword ("runway too", "squawk oh")
+      or a number's decimal word ("decimal too") or "hundred and", or right before a unit ("too left", "too knots");
+      "too too" is 22;
+    - "to"/"for" between two single digits;
+    - "o" only between two numbers (alone it is also the letter)."""
+    changed = True
+    while pending and changed:
+        changed = False
+        for i in list(pending):
+            word = words[i]
+            prev, nxt = beside(i, -1), beside(i, 1)
+            keyword = (i > 0 and words[i - 1] in _VALUE_WORDS) or (i + 1 < len(words) and words[i + 1] in _UNIT_WORDS)
+            keyword = keyword or (i > 1 and words[i - 1] in _DECIMAL_WORDS and beside(i - 1, -1) in _NUMERIC)
+            keyword = keyword or (i > 1 and words[i - 1] == "and" and beside(i - 1, -1) == "M")  # "hundred and too"
+            if word == "too":
+                twice = "too" in (words[i - 1] if i else "", words[i + 1] if i + 1 < len(words) else "")
+                digit = prev in _NUMERIC or nxt in _NUMERIC or keyword or twice
+            elif word in ("to", "for"):
+                digit = prev == "D" and nxt == "D"
+            elif word == "oh":
+                digit = prev in ("D", "N", "T", "X") or nxt in ("D", "N", "M") or keyword
+            else:
+                digit = prev in ("D", "N") and nxt in ("D", "N")
+            if digit:
+                items[i] = ("D", _HOMOPHONES[word])
+                pending.remove(i)
+                changed = True
 
 
 class _Builder:
@@ -341,14 +379,18 @@ class _Builder:
         self.last = "P"
 
 
-def _flight_ends(items: list[tuple[str | None, object]], flights: Sequence[tuple[int, str]]) -> set[int]:
+def _flight_ends(
+    words: Sequence[str], items: list[tuple[str | None, object]], flights: Sequence[tuple[int, str]]
+) -> set[int]:
     """Index of the last word of each flight number: the shortest run of number words from its
-    start that reads exactly as its digits ("one fifty eight" for 158)."""
+    start that reads exactly as its digits ("one fifty eight" for 158, "one, five, eight")."""
     ends: set[int] = set()
     for start, digits in flights:
         builder = _Builder()
         for j in range(start, len(items)):
             kind, value = items[j]
+            if words[j] == BREAK:
+                continue
             if kind is None:
                 break
             builder.feed(kind, value)
@@ -367,8 +409,7 @@ def collapse_numbers(
     (altitude-like). `BREAK` markers separate numbers and are dropped from the output.
     `flights` are (word index, digits) of a callsign's flight number: the number ends after them.
     """
-    items = _resolve(words)
-    ends = _flight_ends(items, flights) if flights else set()
+    items, ends = _resolve(words, flights)
     out: list[str] = []
     multiplied: set[int] = set()
     builder: _Builder | None = None

@@ -12,25 +12,27 @@
    where each pause follows one spoken digit, is one number);
 4. folds abbreviations and spelling variants: "fl" -> "flight level", "ft" -> "feet",
    "kt"/"kts"/"knot" -> "knots", "rwy" -> "runway", "hdg" -> "heading", "centre" -> "center",
-   "q n h" -> "qnh", and the ICAO spelling of phonetic letters ("alpha" -> "alfa", "juliet" ->
-   "juliett", "whisky" -> "whiskey", "x ray" -> "xray", "fox trot" -> "foxtrot");
+   and the ICAO spelling of phonetic letters ("alpha" -> "alfa", "juliet" -> "juliett",
+   "whisky" -> "whiskey");
 5. joins number words split into syllables and folds their spellings with
    `numbers.join_syllables` ("ze ro" -> "zero", "fow er" -> "fower", "nin er" -> "niner",
    "tou sand" -> "thousand", "day see mal" -> "decimal"); only where the joined form is a
    number word;
-6. drops fillers ("uh", "um", "er", "erm", "ah", "eh", "hmm", ...), after step 5 so the "er" of
-   "nin-er" is not lost: "one two uh one decimal eight" -> "121.8";
-7. repeats digits after "double"/"triple" with `numbers.expand_repeats` ("double four" -> "four
+6. drops fillers (`FILLERS`: "uh", "um", "er", "erm", "ah", "eh", "hmm", ...), after step 5 so
+   the "er" of "nin-er" is not lost: "one two uh one decimal eight" -> "121.8";
+7. merges words said apart: "q n h" -> "qnh", "x ray" -> "xray", "fox trot" -> "foxtrot";
+8. repeats digits after "double"/"triple" with `numbers.expand_repeats` ("double four" -> "four
    four"; "double check" stays);
-8. with a `callsign` hint ("SWR158", "DLH359", "D-EABC"; any form `parse_callsign` reads), finds
+9. with a `callsign` hint ("SWR158", "DLH359", "N123AB"; any form `parse_callsign` reads), finds
    where the callsign is said (its telephony, possibly misspelled, its designator written or
    spelled, or a registration's leading letters) and marks where its flight number starts, so
    the number ends right after the flight number's digits: "swiss one five eight one four
-   thousand feet" -> "swiss 158 14000 feet";
-9. collapses spoken numbers into digits with `numbers.collapse_numbers` (English and ICAO words,
-   "hundred"/"thousand", homophones only where unambiguous, "oh" for zero, "decimal"/"point"/
-   "dot" between numbers -> "."), so "squawk four seven to one" -> "squawk 4721";
-10. joins the words with single spaces.
+   thousand feet" -> "swiss 158 14000 feet" ("too" there is the digit: "american too");
+10. collapses spoken numbers into digits with `numbers.collapse_numbers` (English and ICAO
+    words, "hundred"/"thousand", homophones only where unambiguous, "oh" for zero,
+    "decimal"/"point"/"dot" between numbers -> "."), so "squawk four seven to one" -> "squawk
+    4721";
+11. joins the words with single spaces.
 
 Phonetic letters stay words, so flow regexes such as "request taxi" or "information alfa" still
 match. The result is cached per input text and callsign: the router, the triggers and the
@@ -47,7 +49,7 @@ from functools import lru_cache
 from typing import Any
 
 from engine.phraseology.alphabet import LOWER_LETTERS, SPELLING_VARIANTS
-from engine.phraseology.numbers import BREAK, collapse_numbers, expand_repeats, join_syllables
+from engine.phraseology.numbers import BREAK, NUMBER_WORDS, collapse_numbers, expand_repeats, join_syllables
 
 _THOUSANDS = re.compile(r"(?<![\d.])(\d{1,3})((?:,\d{3})+)(?![\d])")
 _DIGIT_HYPHEN = re.compile(r"(?<=\d)\s*-\s*(?=\d)")
@@ -127,7 +129,7 @@ def _raw_words(text: str) -> list[str]:
                 words.append(BREAK)
         else:
             words.extend(_REPLACE.get(token, (token,)))
-    return _merge(words)
+    return words
 
 
 def _merge(words: list[str]) -> list[str]:
@@ -148,12 +150,12 @@ def _merge(words: list[str]) -> list[str]:
 
 
 def _words(text: str) -> list[str]:
-    """Steps 1-7 of the module docstring."""
+    """Steps 1-8 of the module docstring."""
     words = join_syllables(_raw_words(text))
     if not FILLERS.isdisjoint(words):
         words = [w for w in words if w not in FILLERS]
         words = [w for k, w in enumerate(words) if w != BREAK or (k and words[k - 1] != BREAK)]
-    return expand_repeats(words)
+    return expand_repeats(_merge(words))
 
 
 def _flight_starts(words: list[str], callsign: str) -> tuple[tuple[int, str], ...]:
@@ -180,11 +182,17 @@ def _flight_starts(words: list[str], callsign: str) -> tuple[tuple[int, str], ..
     starts: list[tuple[int, str]] = []
     for i, word in enumerate(words):
         ends: list[int] = []
-        if telephony:
+        if telephony and word not in NUMBER_WORDS:
             for n in (size, size + 1):
-                window = "".join(words[i : i + n])
-                if window == telephony or (len(telephony) >= 5 and fuzz.ratio(window, telephony) >= TELEPHONY_SCORE):
+                parts = words[i : i + n]
+                window = "".join(parts)
+                if window == telephony:
                     ends.append(i + n)
+                    break
+                if len(telephony) >= 5 and NUMBER_WORDS.isdisjoint(parts) and BREAK not in parts:
+                    if fuzz.ratio(window, telephony) >= TELEPHONY_SCORE:  # misspelled: "lufthanza"
+                        ends.append(i + n)
+                        break
         if written and word == written:
             ends.append(i + 1)
         if LOWER_LETTERS.get(word) == spelled[0] and (i == 0 or words[i - 1] not in LOWER_LETTERS):
@@ -213,6 +221,9 @@ def _hint(callsign: str) -> str | None:
 def _tokenize(text: str, callsign: str | None) -> Transcript:
     raw = _words(text)
     flights = _flight_starts(raw, callsign) if callsign else ()
+    for start, _digits in flights:
+        if raw[start] == "too":
+            raw[start] = "two"  # "american too": the flight number, not "also"
     words, multiplied = collapse_numbers(raw, flights)
     return Transcript(tuple(words), multiplied, tuple(map(LOWER_LETTERS.get, words)))
 
