@@ -13,16 +13,17 @@ Parsing accepts all of: numerals ("4721", "121.8"), English words ("three", "twe
 recognizer writes for digits, but only where they cannot be ordinary words:
 
 - "too" next to a number ("runway too fife right"), right after a value keyword ("runway
-  too"), a number's decimal word ("decimal too") or "hundred and", or right before a unit or side ("too
-  left", "too knots"), and "too too" is 22;
+  too"), a number's decimal word ("decimal too") or "hundred and", or right before a unit or
+  side ("too left", "too knots"); and "too too" is 22;
 - "to" and "for" between two single digits ("squawk four seven to one" -> 4721);
-- "oh" before or after a number ("one oh one three" -> 1013, "seven seven oh oh" -> 7700), or
-  where "too" would be ("squawk oh, oh, ..."); "o" between two numbers.
+- "oh" after a number, before a number or "thousand"/"hundred" ("one oh one three" -> 1013,
+  "seven seven oh oh" -> 7700, "two oh thousand"), or where "too" would be ("squawk oh, oh");
+  "o" only between two numbers (alone it is the letter).
 
 A neighbour is looked for past one pause ("ze-ro, too"), and runs are decided together ("oh oh
 four", "too oh ten").
 
-Two word passes run before the parser, in this order:
+Two word passes, which the tokenizer runs before the parser (fillers are dropped between them):
 
 1. `join_syllables`: a number word split into syllables, by a hyphen or a space, as a recognizer
    or a written script gives it ("ze-ro", "fow er", "nin-er", "sev en", "hun-dred", "tou sand",
