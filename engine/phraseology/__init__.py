@@ -6,7 +6,10 @@ TTS, templates, triggers and readback checks can never disagree about what "two 
 - `speak_value(kind, value)`: ICAO speech of one value ("25R" -> "two fife right").
 - `display_value(kind, value)`: the value as written in a clearance ("121.8" -> "121.800").
 - `speak_text(text)`: ICAO speech for a whole rendered controller message (idempotent).
-- `normalize_transcript(text)`: canonical lower-case pilot transcript (see `transcript`).
+- `normalize_transcript(text, callsign=None)`: canonical lower-case pilot transcript (see
+  `transcript`); `tokenize(text, callsign=None)` gives its words. The optional callsign
+  ("SWR158") ends a number right after the spoken flight number; `callsign_hint(variables)` picks
+  it from scenario variables.
 - `extract(kind, text, variables)`: values of a kind found in a transcript, canonical.
 - `same_value(kind, issued, heard)`: equality by meaning (121.8 == 121.800; 25L != 25R).
 - `kind_for_variable(name)`: the kind of a scenario variable ("tower_freq" -> "frequency").
@@ -32,7 +35,7 @@ from engine.phraseology.handlers import kind as _handler
 from engine.phraseology.kinds import KINDS, kind_for_variable
 from engine.phraseology.numbers import DIGIT_WORDS, speak_digits
 from engine.phraseology.speech import speak_text
-from engine.phraseology.transcript import Transcript, normalize_transcript, tokenize
+from engine.phraseology.transcript import Transcript, callsign_hint, normalize_transcript, tokenize
 
 __all__ = [
     "AIRLINES",
@@ -41,6 +44,7 @@ __all__ = [
     "ParsedCallsign",
     "Transcript",
     "abbreviated_registration",
+    "callsign_hint",
     "callsign_telephony",
     "canonical_value",
     "display_value",
@@ -79,12 +83,13 @@ def display_value(kind: str, value: Any) -> str:
 def extract(kind: str, text: str, variables: Mapping[str, Any] | None = None) -> list[str]:
     """Every value of `kind` in a transcript, canonical where valid, in order of appearance, once each.
 
-    `variables` lets the airport kind recognise names (`destination_name`, `airport_name`) and
-    the callsign kind a scenario's own telephony (`callsign_spoken`).
+    `variables` lets the airport kind recognise names (`destination_name`, `airport_name`), the
+    callsign kind a scenario's own telephony (`callsign_spoken`), and the tokenizer end a number
+    after the own callsign's flight number (`callsign`, see `callsign_hint`).
     """
     ctx = Context(variables=variables or {})
     values: list[str] = []
-    for _i, value in _handler(kind).find(tokenize(text), ctx):
+    for _i, value in _handler(kind).find(tokenize(text, callsign_hint(variables)), ctx):
         if value not in values:
             values.append(value)
     return values

@@ -1,6 +1,10 @@
 """Radio frequencies: "121.800" in text, "one two one decimal eight" on the radio.
 
 Canonical form is MHz with three decimals ("118.705"), so 121.8 == 121.800 and 118.75 != 118.7.
+A number said without its decimal word ("ground one two one eight") is read only right after a
+station word or "contact" (up to 3 words), and not when another number or a callsign comes
+between ("contact tower 121.8, AAL 1080": 1080 is no frequency).
+
 Speech follows ICAO Annex 10: all six digits, except that when the last two are zeros only the
 first four are spoken (121.800 -> "one two one decimal eight", 118.705 -> "... decimal seven zero
 fife", 118.750 -> "... decimal seven fife zero").
@@ -11,6 +15,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from engine.phraseology.alphabet import LOWER_LETTERS
+from engine.phraseology.callsigns import AIRLINES, TELEPHONY_WORDS
 from engine.phraseology.context import Context, near
 from engine.phraseology.numbers import speak_digits
 from engine.phraseology.transcript import Transcript
@@ -70,7 +76,7 @@ def find(t: Transcript, ctx: Context) -> list[tuple[int, str]]:
         if dot:
             # "lufthansa tree fife niner one two one decimal eight" runs together as 359121.8
             value = _format(whole[-3:], frac) if len(whole) >= 3 and len(frac) <= 3 else None
-        elif t.word(i - 1) not in _OTHER_VALUES and near(t.words, i, _ANCHORS, 3):
+        elif t.word(i - 1) not in _OTHER_VALUES and _anchored(t, i):
             value = _from_integer(word)
         else:
             value = None
@@ -83,6 +89,20 @@ def find(t: Transcript, ctx: Context) -> list[tuple[int, str]]:
         if own:
             return own
     return found
+
+
+def _anchored(t: Transcript, i: int) -> bool:
+    """A station word or "contact" within 3 words before i, and between them neither another
+    number nor a callsign ("contact tower 121.8 AAL 1080": 1080 is the flight number)."""
+    if not near(t.words, i, _ANCHORS, 3):
+        return False
+    for j in range(i - 1, max(-1, i - 4), -1):
+        word = t.words[j]
+        if word in _ANCHORS:
+            return True
+        if word[:1].isdigit() or word in TELEPHONY_WORDS or word.upper() in AIRLINES or word in LOWER_LETTERS:
+            return False
+    return False
 
 
 def _station(name: str | None) -> str | None:

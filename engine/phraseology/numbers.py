@@ -7,24 +7,48 @@ text-to-speech engines mispronounce "wun", "too", "fower" and "ait". Whole hundr
 of altitudes are spoken with "hundred"/"thousand" (ICAO Annex 10, 5.2.1.4): 4500 -> "four
 thousand five hundred", 10000 -> "one zero thousand".
 
-Parsing (`collapse_numbers`) accepts all of: numerals ("4721", "121.8"), English words ("three",
-"twenty", "fifteen"), ICAO words ("tree", "fife", "niner", "wun", "fower", "ait"), "hundred" and
-"thousand", "decimal"/"point"/"dot" between numbers, and the homophones a recognizer writes for
-digits, but only where they cannot be ordinary words:
+Parsing accepts all of: numerals ("4721", "121.8"), English words ("three", "twenty",
+"fifteen"), ICAO words ("tree", "fife", "niner", "wun", "fower", "ait", "tousand", "dayseemal"),
+"hundred" and "thousand", "decimal"/"point"/"dot" between numbers, and the homophones a
+recognizer writes for digits, but only where they cannot be ordinary words:
 
-- "too" next to a number ("runway too fife right");
+- "too" next to a number ("runway too fife right"), right after a value keyword ("runway
+  too"), a number's decimal word ("decimal too") or "hundred and", or right before a unit or
+  side ("too left", "too knots"); and "too too" is 22;
 - "to" and "for" between two single digits ("squawk four seven to one" -> 4721);
-- "oh" before a number, "o" between two numbers ("one oh one three" -> 1013).
+- "oh" after a number, before a number or "thousand"/"hundred" ("one oh one three" -> 1013,
+  "seven seven oh oh" -> 7700, "two oh thousand"), or where "too" would be ("squawk oh, oh");
+  "o" only between two numbers (alone it is the letter).
+
+A neighbour is looked for past one pause ("ze-ro, too"), and runs are decided together ("oh oh
+four", "too oh ten").
+
+Two word passes, which the tokenizer runs before the parser (fillers are dropped between them):
+
+1. `join_syllables`: a number word split into syllables, by a hyphen or a space, as a recognizer
+   or a written script gives it ("ze-ro", "fow er", "nin-er", "sev en", "hun-dred", "tou sand",
+   "day see mal") becomes one word, and recognizer spellings are folded ("tousand" -> "thousand",
+   "dayseemal"/"daysimal" -> "decimal", "nineer" -> "niner"). Words are only joined where the
+   joined form is one of these number words, so ordinary words are never glued;
+2. `expand_repeats`: "double"/"triple" before a single digit repeats it ("double four" -> "four
+   four", "seven triple zero" -> 7000, "double oh" -> "zero zero"); before anything else
+   ("double check") it stays a word.
 
 Adjacent digit groups join into one number ("one twenty one decimal eight" -> 121.8, "three
-fifty nine" -> 359, "4 7 2 1" -> 4721) unless both groups are numerals of three or more digits
-("4721 5000" stays two numbers). After "hundred"/"thousand" the following words add up instead
-("four thousand five hundred" -> 4500, "one hundred twenty" -> 120).
+fifty nine" -> 359, "one twenty one eight five" -> 12185, "4 7 2 1" -> 4721) unless both groups
+are numerals of three or more digits ("4721 5000" stays two numbers). After "hundred"/"thousand"
+the following words add up instead ("four thousand five hundred" -> 4500, "one hundred twenty"
+-> 120). A `BREAK` (punctuation: a pause) ends a number, except between single digits said one
+by one ("4, 7, 2, 1" -> 4721): it joins two digits only when the group on its left is itself one
+spoken digit, so "one five eight, one four thousand" stays 158 and 14000. When the tokenizer
+knows the callsign it tells `collapse_numbers` where its flight number starts (`flights`): the
+number then ends right after the flight number's digits, so "swiss one five eight one four
+thousand" is 158 and 14000.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 DIGIT_WORDS: tuple[str, ...] = ("zero", "one", "two", "tree", "four", "fife", "six", "seven", "eight", "niner")
 DECIMAL_WORD = "decimal"
@@ -43,6 +67,23 @@ _TENS: dict[str, int] = {
 }
 _MULTIPLIERS: dict[str, int] = {"hundred": 100, "thousand": 1000}
 _DECIMAL_WORDS = frozenset({"decimal", "point", "dot"})
+# Number words of more than one syllable, as written whole, split ("ze ro", "day see mal") or
+# misspelled by a recognizer -> the word the parser reads.
+_SPELLINGS: dict[str, str] = {
+    "zero": "zero", "zeero": "zero", "seven": "seven", "sevven": "seven",
+    "fower": "fower", "fouer": "fower", "niner": "niner", "nineer": "niner", "niener": "niner",
+    "hundred": "hundred", "hundret": "hundred",
+    "thousand": "thousand", "tousand": "thousand", "tausand": "thousand", "thousend": "thousand",
+    "decimal": "decimal", "dayseemal": "decimal", "daysimal": "decimal", "dayseamal": "decimal",
+    "daysemal": "decimal", "deesimal": "decimal", "desimal": "decimal",
+}
+_MAX_SYLLABLES = 3
+_REPEATS: dict[str, int] = {"double": 2, "triple": 3}
+# Words "double"/"triple" repeat, and the digit word they stand for.
+_REPEATABLE: dict[str, str] = {
+    **{w: w for w in _DIGITS}, **{str(n): str(n) for n in range(10)},
+    "oh": "zero", "o": "zero", "too": "two",
+}
 # Marker the tokenizer leaves for punctuation that separates numbers ("4721, 5000").
 BREAK = "|"
 
@@ -81,6 +122,54 @@ _WORD_CLASSES: dict[str, tuple[str, int]] = {
     **{w: ("M", n) for w, n in _MULTIPLIERS.items()},
 }
 _NONE: tuple[None, None] = (None, None)
+# Words a number comes before: "too left" is runway 2 left.
+_UNIT_WORDS = frozenset({"left", "right", "center", "feet", "knots", "degrees"})
+_HOMOPHONES: dict[str, int] = {"too": 2, "to": 2, "for": 4, "oh": 0, "o": 0}
+# Every word that may be (part of) a number; the callsign matcher never takes one for a name.
+NUMBER_WORDS: frozenset[str] = frozenset(_WORD_CLASSES) | frozenset(_HOMOPHONES) | _DECIMAL_WORDS | frozenset(_REPEATS)
+# Keywords a number follows: "runway too" is runway 2.
+_VALUE_WORDS = frozenset({
+    "runway", "runways", "heading", "squawk", "squawking", "code", "transponder", "level", "qnh",
+    "altimeter", "speed", "climb", "descend", "maintain", "altitude",
+})
+
+
+def join_syllables(words: Sequence[str]) -> list[str]:
+    """"ze ro" -> "zero", "day see mal" -> "decimal", "tousand" -> "thousand" (see module docstring).
+
+    Two or three words are joined only when together they spell a number word of `_SPELLINGS`
+    ("fow er" -> "fower", "nine er" -> "niner"); no other words are ever glued."""
+    out: list[str] = []
+    i, n = 0, len(words)
+    while i < n:
+        for size in range(min(_MAX_SYLLABLES, n - i), 1, -1):
+            joined = "".join(words[i : i + size])
+            if joined in _SPELLINGS and all(w.isalpha() for w in words[i : i + size]):
+                out.append(_SPELLINGS[joined])
+                i += size
+                break
+        else:
+            out.append(_SPELLINGS.get(words[i], words[i]))
+            i += 1
+    return out
+
+
+def expand_repeats(words: Sequence[str]) -> list[str]:
+    """"double four" -> "four four", "triple zero" -> "zero zero zero"; "double check" stays."""
+    if "double" not in words and "triple" not in words:
+        return list(words)
+    out: list[str] = []
+    i = 0
+    while i < len(words):
+        times = _REPEATS.get(words[i])
+        digit = _REPEATABLE.get(words[i + 1]) if times and i + 1 < len(words) else None
+        if digit is not None:
+            out.extend([digit] * times)  # type: ignore[list-item]
+            i += 2
+        else:
+            out.append(words[i])
+            i += 1
+    return out
 # Words whose meaning depends on their neighbours (homophones, decimal words, "and", breaks).
 _CONTEXT_WORDS = frozenset({"too", "to", "for", "oh", "o", "and", BREAK}) | _DECIMAL_WORDS
 
@@ -98,28 +187,27 @@ def _classify(word: str) -> tuple[str | None, object]:
     return _NONE
 
 
-def _resolve(words: Sequence[str]) -> list[tuple[str | None, object]]:
-    """Classify every word, then decide homophones, decimal words, 'and' and breaks by context."""
+def _resolve(
+    words: Sequence[str], flights: Sequence[tuple[int, str]] = ()
+) -> tuple[list[tuple[str | None, object]], set[int]]:
+    """Classify every word, then decide homophones, decimal words, 'and' and breaks by context.
+    Also returns where each flight number ends (see `_flight_ends`)."""
     items = [_classify(w) for w in words]
     context = [i for i, w in enumerate(words) if w in _CONTEXT_WORDS]
     if not context:
-        return items
+        return items, _flight_ends(words, items, flights) if flights else set()
     n = len(items)
 
     def cls(i: int) -> str | None:
         return items[i][0] if 0 <= i < n else None
 
-    for i in context:
-        word = words[i]
-        prev, nxt = cls(i - 1), cls(i + 1)
-        if word == "too" and (prev in _NUMERIC or nxt in _NUMERIC):
-            items[i] = ("D", 2)
-        elif word in ("to", "for") and prev == "D" and nxt == "D":
-            items[i] = ("D", 2 if word == "to" else 4)
-        elif word == "oh" and nxt in ("D", "N"):
-            items[i] = ("D", 0)
-        elif word == "o" and prev in ("D", "N") and nxt in ("D", "N"):
-            items[i] = ("D", 0)
+    def beside(i: int, step: int) -> str | None:
+        """The class of the neighbour, looking past one pause ("ze-ro, too")."""
+        j = i + step
+        return cls(j + step) if 0 <= j < n and words[j] == BREAK else cls(j)
+
+    _resolve_homophones(words, items, [i for i in context if words[i] in _HOMOPHONES], beside)
+    ends = _flight_ends(words, items, flights) if flights else set()
     for i in context:
         if items[i][0] is not None:
             continue
@@ -129,9 +217,54 @@ def _resolve(words: Sequence[str]) -> list[tuple[str | None, object]]:
             items[i] = ("P", None)
         elif word == "and" and prev == "M" and nxt in ("D", "T", "X"):
             items[i] = ("A", None)
-        elif word == BREAK and prev == "D" and nxt == "D":
-            items[i] = ("A", None)  # "4, 7, 2, 1": commas between single digits do not separate
-    return items
+        elif word == BREAK and prev == "D" and nxt == "D" and (i < 2 or _group_start(words[i - 2], cls(i - 2), i - 2 in ends)):
+            # "4, 7, 2, 1": a pause after one spoken digit does not end the number; after a whole
+            # group ("one five eight, one four thousand") it does.
+            items[i] = ("A", None)
+    return items, ends
+
+
+def _group_start(word: str, kind: str | None, flight_end: bool) -> bool:
+    """True if a digit after this word begins a group: after a pause, a word, or a flight number."""
+    return word == BREAK or kind is None or flight_end
+
+
+def _resolve_homophones(
+    words: Sequence[str],
+    items: list[tuple[str | None, object]],
+    pending: list[int],
+    beside: Callable[[int, int], str | None],
+) -> None:
+    """Digits that sound like words, decided by their neighbours until nothing changes, so runs
+    resolve ("seven seven oh oh", "oh oh four", "too oh ten"):
+
+    - "too" and "oh" next to a number, right after a value keyword ("runway too", "squawk oh")
+      or a number's decimal word ("decimal too") or "hundred and", or right before a unit ("too left", "too knots");
+      "too too" is 22;
+    - "to"/"for" between two single digits;
+    - "o" only between two numbers (alone it is also the letter)."""
+    changed = True
+    while pending and changed:
+        changed = False
+        for i in list(pending):
+            word = words[i]
+            prev, nxt = beside(i, -1), beside(i, 1)
+            keyword = (i > 0 and words[i - 1] in _VALUE_WORDS) or (i + 1 < len(words) and words[i + 1] in _UNIT_WORDS)
+            keyword = keyword or (i > 1 and words[i - 1] in _DECIMAL_WORDS and beside(i - 1, -1) in _NUMERIC)
+            keyword = keyword or (i > 1 and words[i - 1] == "and" and beside(i - 1, -1) == "M")  # "hundred and too"
+            if word == "too":
+                twice = "too" in (words[i - 1] if i else "", words[i + 1] if i + 1 < len(words) else "")
+                digit = prev in _NUMERIC or nxt in _NUMERIC or keyword or twice
+            elif word in ("to", "for"):
+                digit = prev == "D" and nxt == "D"
+            elif word == "oh":
+                digit = prev in ("D", "N", "T", "X") or nxt in ("D", "N", "M") or keyword
+            else:
+                digit = prev in ("D", "N") and nxt in ("D", "N")
+            if digit:
+                items[i] = ("D", _HOMOPHONES[word])
+                pending.remove(i)
+                changed = True
 
 
 class _Builder:
@@ -151,15 +284,32 @@ class _Builder:
         self.last: str | None = None
         self.long = False  # a numeral of 3+ digits (or with decimals) ended: words do not extend it
 
-    def flush(self) -> None:
+    def _current(self) -> str:
         if self.acc is None and not self.buf and self.frac is None:
-            self._reset()
-            return
+            return ""
         whole = str(self.acc + int(self.buf or 0)) if self.acc is not None else self.buf
-        text = f"{whole or '0'}.{self.frac}" if self.frac else whole
+        return f"{whole or '0'}.{self.frac}" if self.frac else whole
+
+    def flush(self) -> None:
+        text = self._current()
         if text:
             self.out.append((text, self.acc is not None))
         self._reset()
+
+    def peek(self) -> list[str]:
+        """The numbers so far, as `flush` would leave them."""
+        text = self._current()
+        return [t for t, _ in self.out] + ([text] if text else [])
+
+    def feed(self, kind: str, value: object) -> None:
+        if kind in ("D", "T", "X"):
+            self.word(kind, value)  # type: ignore[arg-type]
+        elif kind == "N":
+            self.numeral(value)  # type: ignore[arg-type]
+        elif kind == "M":
+            self.multiplier(value)  # type: ignore[arg-type]
+        elif kind == "P":
+            self.decimal()
 
     def _append(self, digits: str, tens: bool) -> None:
         if self.frac is not None:
@@ -230,13 +380,37 @@ class _Builder:
         self.last = "P"
 
 
-def collapse_numbers(words: Sequence[str]) -> tuple[list[str], frozenset[int]]:
+def _flight_ends(
+    words: Sequence[str], items: list[tuple[str | None, object]], flights: Sequence[tuple[int, str]]
+) -> set[int]:
+    """Index of the last word of each flight number: the shortest run of number words from its
+    start that reads exactly as its digits ("one fifty eight" for 158, "one, five, eight")."""
+    ends: set[int] = set()
+    for start, digits in flights:
+        builder = _Builder()
+        for j in range(start, len(items)):
+            kind, value = items[j]
+            if words[j] == BREAK:
+                continue
+            if kind is None:
+                break
+            builder.feed(kind, value)
+            if kind != "A" and builder.peek() == [digits]:
+                ends.add(j)
+                break
+    return ends
+
+
+def collapse_numbers(
+    words: Sequence[str], flights: Sequence[tuple[int, str]] = ()
+) -> tuple[list[str], frozenset[int]]:
     """Replace spoken numbers in a word list by digit strings.
 
     Returns the new words and the indexes of numbers that were said with "hundred"/"thousand"
     (altitude-like). `BREAK` markers separate numbers and are dropped from the output.
+    `flights` are (word index, digits) of a callsign's flight number: the number ends after them.
     """
-    items = _resolve(words)
+    items, ends = _resolve(words, flights)
     out: list[str] = []
     multiplied: set[int] = set()
     builder: _Builder | None = None
@@ -252,7 +426,7 @@ def collapse_numbers(words: Sequence[str]) -> tuple[list[str], frozenset[int]]:
             out.append(text)
         builder = None
 
-    for word, (kind, value) in zip(words, items, strict=True):
+    for i, (word, (kind, value)) in enumerate(zip(words, items, strict=True)):
         if kind is None:
             close()
             if word != BREAK:
@@ -260,13 +434,8 @@ def collapse_numbers(words: Sequence[str]) -> tuple[list[str], frozenset[int]]:
             continue
         if builder is None:
             builder = _Builder()
-        if kind in ("D", "T", "X"):
-            builder.word(kind, value)  # type: ignore[arg-type]
-        elif kind == "N":
-            builder.numeral(value)  # type: ignore[arg-type]
-        elif kind == "M":
-            builder.multiplier(value)  # type: ignore[arg-type]
-        elif kind == "P":
-            builder.decimal()
+        builder.feed(kind, value)
+        if i in ends:
+            close()
     close()
     return out, frozenset(multiplied)

@@ -1,37 +1,55 @@
 """Pilot transcripts -> one canonical word sequence that every matcher reads.
 
-`normalize_transcript` does exactly this, in order:
+`tokenize(text, callsign=None)` (and `normalize_transcript`, its text) does exactly this, in order:
 
 1. writes every digit as an ASCII digit ("²" -> "2", "٣" -> "3"); lower-cases; drops apostrophes;
    removes thousands separators ("5,000" -> "5000") and hyphens between digits ("4-7-2-1" -> "4721");
 2. splits letters from digits inside a token ("25R" -> "25 r", "FL350" -> "fl 350",
-   "DLH359" -> "dlh 359", "N3" -> "n 3");
+   "DLH359" -> "dlh 359", "N3" -> "n 3"), and words at hyphens ("ze-ro" -> "ze ro");
 3. keeps words (any alphabet), numerals ("121.8": a dot between digits is a decimal point) and
    drops all other punctuation; "," ";" ":" "!" "?" "/" and sentence dots still separate two
-   numbers ("250/12" stays two; but "4, 7, 2, 1" between single digits is one number);
+   numbers ("250/12" stays two; "one five eight, one four thousand" stays two; but "4, 7, 2, 1",
+   where each pause follows one spoken digit, is one number);
 4. folds abbreviations and spelling variants: "fl" -> "flight level", "ft" -> "feet",
    "kt"/"kts"/"knot" -> "knots", "rwy" -> "runway", "hdg" -> "heading", "centre" -> "center",
-   "q n h" -> "qnh", and the ICAO spelling of phonetic letters ("alpha" -> "alfa", "juliet" ->
-   "juliett", "whisky" -> "whiskey", "x ray" -> "xray", "fox trot" -> "foxtrot");
-5. collapses spoken numbers into digits with `numbers.collapse_numbers` (English and ICAO words,
-   "hundred"/"thousand", homophones only where unambiguous, "decimal"/"point"/"dot" between
-   numbers -> "."), so "squawk four seven to one" -> "squawk 4721";
-6. joins the words with single spaces.
+   and the ICAO spelling of phonetic letters ("alpha" -> "alfa", "juliet" -> "juliett",
+   "whisky" -> "whiskey");
+5. joins number words split into syllables and folds their spellings with
+   `numbers.join_syllables` ("ze ro" -> "zero", "fow er" -> "fower", "nin er" -> "niner",
+   "tou sand" -> "thousand", "day see mal" -> "decimal"); only where the joined form is a
+   number word;
+6. drops fillers (`FILLERS`: "uh", "um", "er", "erm", "ah", "eh", "hmm", ...), after step 5 so
+   the "er" of "nin-er" is not lost: "one two uh one decimal eight" -> "121.8";
+7. merges words said apart: "q n h" -> "qnh", "x ray" -> "xray", "fox trot" -> "foxtrot";
+8. repeats digits after "double"/"triple" with `numbers.expand_repeats` ("double four" -> "four
+   four"; "double check" stays);
+9. with a `callsign` hint ("SWR158", "DLH359", "N123AB"; any form `parse_callsign` reads), finds
+   where the callsign is said (its telephony, possibly misspelled, its designator written or
+   spelled, or a registration's leading letters) and marks where its flight number starts, so
+   the number ends right after the flight number's digits: "swiss one five eight one four
+   thousand feet" -> "swiss 158 14000 feet" ("too" there is the digit: "american too");
+10. collapses spoken numbers into digits with `numbers.collapse_numbers` (English and ICAO
+    words, "hundred"/"thousand", homophones only where unambiguous, "oh" for zero,
+    "decimal"/"point"/"dot" between numbers -> "."), so "squawk four seven to one" -> "squawk
+    4721";
+11. joins the words with single spaces.
 
 Phonetic letters stay words, so flow regexes such as "request taxi" or "information alfa" still
-match. The result is cached per input text: the router, the triggers and the readback evaluator
-all tokenize the same transmission.
+match. The result is cached per input text and callsign: the router, the triggers and the
+readback evaluator all tokenize the same transmission.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 from engine.phraseology.alphabet import LOWER_LETTERS, SPELLING_VARIANTS
-from engine.phraseology.numbers import BREAK, collapse_numbers
+from engine.phraseology.numbers import BREAK, NUMBER_WORDS, collapse_numbers, expand_repeats, join_syllables
 
 _THOUSANDS = re.compile(r"(?<![\d.])(\d{1,3})((?:,\d{3})+)(?![\d])")
 _DIGIT_HYPHEN = re.compile(r"(?<=\d)\s*-\s*(?=\d)")
@@ -55,6 +73,8 @@ _MERGE: dict[tuple[str, ...], str] = {
     ("q", "n", "h"): "qnh",
 }
 _MERGE_FIRST = frozenset(key[0] for key in _MERGE)
+# Hesitation sounds a recognizer writes; they are no words of the message.
+FILLERS = frozenset({"uh", "uhh", "uhm", "um", "umm", "er", "erm", "ah", "eh", "ehm", "hm", "hmm", "mm"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,7 +129,7 @@ def _raw_words(text: str) -> list[str]:
                 words.append(BREAK)
         else:
             words.extend(_REPLACE.get(token, (token,)))
-    return _merge(words)
+    return words
 
 
 def _merge(words: list[str]) -> list[str]:
@@ -129,12 +149,97 @@ def _merge(words: list[str]) -> list[str]:
     return out
 
 
+def _words(text: str) -> list[str]:
+    """Steps 1-8 of the module docstring."""
+    words = join_syllables(_raw_words(text))
+    if not FILLERS.isdisjoint(words):
+        words = [w for w in words if w not in FILLERS]
+        words = [w for k, w in enumerate(words) if w != BREAK or (k and words[k - 1] != BREAK)]
+    return expand_repeats(_merge(words))
+
+
+def _flight_starts(words: list[str], callsign: str) -> tuple[tuple[int, str], ...]:
+    """(index, digits) where the hinted callsign's flight number begins (step 8)."""
+    # callsigns imports this module: import it when a hint is first used.
+    from engine.phraseology.callsigns import TELEPHONY_SCORE, parse_callsign
+    from rapidfuzz import fuzz
+
+    parsed = parse_callsign(callsign)
+    if parsed is None:
+        return ()
+    if parsed.is_registration:
+        head = parsed.letters[: len(parsed.letters) - len(parsed.letters.lstrip("ABCDEFGHIJKLMNOPQRSTUVWXYZ"))]
+        rest = parsed.letters[len(head) :]
+        spelled, written, telephony = head, "", ""
+    else:
+        rest = parsed.flight
+        spelled, written = parsed.airline or "", (parsed.airline or "").lower()
+        telephony = "".join((parsed.telephony or "").lower().split())
+    digits = rest[: len(rest) - len(rest.lstrip("0123456789"))]
+    if not digits or not spelled:
+        return ()
+    size = len((parsed.telephony or "").split())
+    starts: list[tuple[int, str]] = []
+    for i, word in enumerate(words):
+        ends: list[int] = []
+        if telephony and word not in NUMBER_WORDS:
+            for n in (size, size + 1):
+                parts = words[i : i + n]
+                window = "".join(parts)
+                if window == telephony:
+                    ends.append(i + n)
+                    break
+                if len(telephony) >= 5 and NUMBER_WORDS.isdisjoint(parts) and BREAK not in parts:
+                    if fuzz.ratio(window, telephony) >= TELEPHONY_SCORE:  # misspelled: "lufthanza"
+                        ends.append(i + n)
+                        break
+        if written and word == written:
+            ends.append(i + 1)
+        if LOWER_LETTERS.get(word) == spelled[0] and (i == 0 or words[i - 1] not in LOWER_LETTERS):
+            n = len(spelled)
+            if "".join(LOWER_LETTERS.get(w, "?") for w in words[i : i + n]) == spelled:
+                ends.append(i + n)
+        starts.extend((end, digits) for end in ends if end < len(words))
+    return tuple(sorted(set(starts)))
+
+
+def tokenize(text: str, callsign: str | None = None) -> Transcript:
+    """Normalized words of a transmission (see module docstring). `callsign` ("SWR158") is the
+    station's own callsign, if known: it ends a number right after the spoken flight number."""
+    return _tokenize(text, _hint(callsign) if callsign else None)
+
+
+@lru_cache(maxsize=1024)
+def _hint(callsign: str) -> str | None:
+    from engine.phraseology.callsigns import parse_callsign  # import cycle: see _flight_starts
+
+    parsed = parse_callsign(str(callsign))
+    return parsed.code if parsed is not None else None
+
+
 @lru_cache(maxsize=4096)
-def tokenize(text: str) -> Transcript:
-    words, multiplied = collapse_numbers(_raw_words(text))
+def _tokenize(text: str, callsign: str | None) -> Transcript:
+    raw = _words(text)
+    flights = _flight_starts(raw, callsign) if callsign else ()
+    for start, _digits in flights:
+        if raw[start] == "too":
+            raw[start] = "two"  # "american too": the flight number, not "also"
+    words, multiplied = collapse_numbers(raw, flights)
     return Transcript(tuple(words), multiplied, tuple(map(LOWER_LETTERS.get, words)))
 
 
-def normalize_transcript(text: str) -> str:
+def callsign_hint(variables: Mapping[str, Any] | None) -> str | None:
+    """The callsign to pass to `tokenize` from scenario variables ("callsign", else
+    "callsign_spoken"), or None."""
+    if not variables:
+        return None
+    for name in ("callsign", "callsign_spoken"):
+        value = variables.get(name)
+        if value:
+            return str(value)
+    return None
+
+
+def normalize_transcript(text: str, callsign: str | None = None) -> str:
     """Canonical lower-case form of a pilot transcript for matching (see module docstring)."""
-    return tokenize(text).text
+    return tokenize(text, callsign).text
