@@ -90,8 +90,11 @@ AIRPORT_NAMES: dict[str, tuple[str, ...]] = {
 # digit words ("tree fife niner", "three five nine") and written digits; no hyphenated ICAO
 # spellings, no grouped numbers ("one twenty-one", "three fifty"), no "tousand", no airport code
 # spelled out ("echo delta delta mike").
-FORMS = ("all", "core")
+# "spoken": every form said in words (no written digits or codes), for speech synthesis.
+FORMS = ("all", "core", "spoken")
+WRITTEN = frozenset({"numeric", "numeric_comma", "numeric_full", "numeric_side", "short", "code"})
 _core: contextvars.ContextVar[bool] = contextvars.ContextVar("readback_pilot_core", default=False)
+_spoken: contextvars.ContextVar[bool] = contextvars.ContextVar("readback_pilot_spoken", default=False)
 
 
 def _pick(rng: random.Random, options: tuple[str, ...], extended: tuple[str, ...] = ("hyphen", "group")) -> str:
@@ -101,6 +104,8 @@ def _pick(rng: random.Random, options: tuple[str, ...], extended: tuple[str, ...
     choice = rng.choice(options)
     if _core.get() and choice in extended:
         return next(o for o in options if o not in extended)
+    if _spoken.get() and choice in WRITTEN:
+        return next(o for o in options if o not in WRITTEN)
     return choice
 
 
@@ -123,6 +128,8 @@ def kind_of(name: str) -> str:
 def digit_words(digits: str, rng: random.Random, style: str | None = None) -> str:
     """Each digit as a word, in one style (icao, plain, hyphen, mixed) or as digits ("numeric")."""
     style = style or rng.choice(("icao", "plain", "plain", "hyphen", "mixed", "numeric"))
+    if style == "numeric" and _spoken.get():
+        style = "plain"
     if style == "numeric":
         return digits
     core = _core.get()
@@ -215,7 +222,7 @@ def _say_level(value: Any, name: str, rng: random.Random) -> str:
 
 def _say_heading(value: Any, name: str, rng: random.Random) -> str:
     digits = f"{int(value):03d}"
-    form = rng.choice(("digits", "digits", "numeric"))
+    form = _pick(rng, ("digits", "digits", "numeric"))
     num = digits if form == "numeric" else digit_words(digits, rng, rng.choice(("icao", "plain", "hyphen", "mixed")))
     return f"{rng.choice(('heading', 'heading', 'fly heading'))} {num}"
 
@@ -274,7 +281,7 @@ def _say_frequency(value: Any, name: str, rng: random.Random) -> str:
 
 def _say_squawk(value: Any, name: str, rng: random.Random) -> str:
     code = str(value).zfill(4)
-    form = rng.choice(("digits", "digits", "digits", "numeric", "group"))
+    form = _pick(rng, ("digits", "digits", "digits", "numeric", "group"), ())
     if form == "numeric":
         num = code
     elif form == "group":
@@ -286,7 +293,7 @@ def _say_squawk(value: Any, name: str, rng: random.Random) -> str:
 
 def _say_qnh(value: Any, name: str, rng: random.Random) -> str:
     digits = str(int(value))
-    form = rng.choice(("digits", "digits", "numeric", "group"))
+    form = _pick(rng, ("digits", "digits", "numeric", "group"), ())
     if form == "numeric":
         num = digits
     elif form == "group":
@@ -305,7 +312,7 @@ def _split_sid(value: str) -> tuple[str, str, str]:
 
 def _say_sid(value: Any, name: str, rng: random.Random) -> str:
     fix, digit, letter = _split_sid(str(value))
-    form = rng.choice(("words", "words", "numeric", "mixed"))
+    form = _pick(rng, ("words", "words", "numeric", "mixed"))
     fix_said = _cap(fix, rng)
     if form == "numeric":
         core = f"{fix_said} {digit}{letter}"
@@ -366,7 +373,7 @@ def _say_airport(value: Any, name: str, rng: random.Random) -> str:
 
 def _say_letter(value: Any, name: str, rng: random.Random) -> str:
     letter = str(value).strip().upper()[:1]
-    said = letter_word(letter, rng) if rng.random() < 0.8 else letter
+    said = letter_word(letter, rng) if rng.random() < 0.8 or _spoken.get() else letter
     return f"{rng.choice(('information', 'information', 'with information', 'we have information'))} {said}"
 
 
@@ -525,7 +532,7 @@ def say_callsign(spoken: str, rng: random.Random) -> str:
     if not ident:
         return spoken
     m = re.fullmatch(r"(\d+)([A-Za-z]*)", ident)
-    form = rng.choice(("digits", "digits", "numeric", "group"))
+    form = _pick(rng, ("digits", "digits", "numeric", "group"), ())
     if m is None or form == "numeric":
         tail = ident
     else:
@@ -579,11 +586,12 @@ def phrase_readback(
     or "core" for textbook digit forms only (see `FORMS`)."""
     if forms not in FORMS:
         raise ValueError(f"unknown forms {forms!r}")
-    token = _core.set(forms == "core")
+    token, spoken = _core.set(forms == "core"), _spoken.set(forms == "spoken")
     try:
         return _phrase(rng, required, variables, mode, field, carrier, fillers)
     finally:
         _core.reset(token)
+        _spoken.reset(spoken)
 
 
 def _phrase(
