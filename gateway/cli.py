@@ -37,6 +37,7 @@ BENCHMARKS: dict[str, str] = {
     "engine": "transmissions per second and decision time: in process, and over HTTP with --http",
     "voice": "STT real-time factor and WER, TTS time to first audio, PTT release to first ATC audio byte",
     "router": "share of transmissions decided without an LLM; paraphrases resolved by each router path",
+    "readback": "wrong values accepted and correct readbacks refused, per field, over every readback state (text or voice)",
 }
 
 
@@ -186,6 +187,31 @@ def build_parser() -> argparse.ArgumentParser:
     _add_report_path(router, "reports/bench-router.json")
     _add_flows_dir(router)
     router.set_defaults(handler=cmd_bench_router)
+    readback = bench_sub.add_parser(
+        "readback",
+        help=BENCHMARKS["readback"],
+        description=(
+            "Generated readbacks (an independent pilot: correct, one value changed, one value dropped) at every "
+            "readback state of every flow, typed (text) or spoken by espeak-ng voices through noise and the radio "
+            "effect and recognized by the gateway's STT (voice); prints the confusion table per field and the "
+            "wrong values accepted / correct readbacks refused."
+        ),
+    )
+    readback.add_argument("--mode", choices=("text", "voice"), default="text", help="typed or spoken readbacks (default: text)")
+    readback.add_argument("--n", type=_positive_int, default=None, help="readbacks (default: 2000 text, 300 voice)")
+    readback.add_argument("--seed", type=int, default=0, help="seed of the readbacks (default: 0)")
+    readback.add_argument("--wrong", type=float, default=0.3, help="share of readbacks with a value changed or dropped (default: 0.3)")
+    readback.add_argument(
+        "--bias", choices=("on", "off", "both"), default="on",
+        help="voice: recognize with the state's expected readback as context, without, or both (default: on)",
+    )
+    readback.add_argument("--stt", default=None, help="voice: STT engine (default: LIVEFREQ_STT_ENGINE or whisper)")
+    readback.add_argument(
+        "--out", "--json", dest="json_path", default=None, metavar="PATH",
+        help="where to write the JSON report (default: reports/bench-readback-<mode>.json)",
+    )
+    _add_flows_dir(readback)
+    readback.set_defaults(handler=cmd_bench_readback)
     bench.set_defaults(handler=cmd_bench_list)
 
     corpus = sub.add_parser(
@@ -739,6 +765,51 @@ def cmd_bench_router(args: argparse.Namespace) -> int:
             f"{s['llm_tokens']} tokens ({s['llm_tokens_per_call']} per call)"
         )
     path = _write_report(args.json_path, report)
+    print(f"wrote {path}")
+    return EXIT_OK
+
+
+def cmd_bench_readback(args: argparse.Namespace) -> int:
+    """Run the readback benchmark, print the confusion tables and headlines, write the JSON report."""
+    from gateway.bench import Progress
+    from gateway.bench_readback import (
+        CONFUSION_HEAD,
+        ReadbackBenchError,
+        confusion_rows,
+        default_bench,
+        espeak_available,
+        headline,
+        run_text_bench,
+        run_voice_bench,
+        tables,
+    )
+    from gateway.readback_pilot import DriveError
+    from gateway.speech.stt.base import SttError
+
+    if not 0.0 <= args.wrong <= 1.0:
+        raise CliError("--wrong must be between 0 and 1")
+    n = args.n or (2000 if args.mode == "text" else 300)
+    settings = _settings(flows_dir=args.flows_dir, stt_engine=args.stt)
+    try:
+        bench = default_bench(settings)
+        if args.mode == "text":
+            report = run_text_bench(bench, n, args.seed, args.wrong, Progress("readback text", n, unit="readbacks"))
+        else:
+            if not espeak_available():
+                raise CliError("voice mode needs espeak-ng (apt-get install espeak-ng, or scripts/install-system-deps.sh)")
+            report = run_voice_bench(
+                bench, settings, n, args.seed, args.wrong, Progress("readback voice", n, unit="readbacks"), bias=args.bias
+            )
+    except (ReadbackBenchError, DriveError, SttError) as exc:
+        raise CliError(str(exc)) from None
+    right = tuple(range(1, len(CONFUSION_HEAD)))
+    for title, result in tables(report):
+        print(f"{title}: {result['n']} readbacks ({result['correct']} correct, {result['changed']} with a value changed, {result['dropped']} with one dropped)")
+        _table(CONFUSION_HEAD, confusion_rows(result), sys.stdout, right=right)
+        print()
+    for line in headline(report):
+        print(line)
+    path = _write_report(args.json_path or f"reports/bench-readback-{args.mode}.json", report)
     print(f"wrote {path}")
     return EXIT_OK
 

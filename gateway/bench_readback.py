@@ -1,0 +1,460 @@
+"""`livefreq bench readback`: how often the readback check accepts a wrong value or refuses a
+correct readback, over every readback state of every flow.
+
+Readbacks come from the independent pilot of `gateway.readback_pilot` (its own words, not the
+engine's): N readbacks spread over all readback states, a share `wrong` of them with one value
+changed (half) or dropped (half). Each goes to a fresh engine session standing at its state
+(brought there by playing the flow with a seeded scenario) and its outcome is classified:
+
+- accepted: the verdict is ok (all fields ok);
+- wrong / missing: the verdict refuses it with a wrong (else missing) field;
+- say again: a field `unsure`, or no verdict at all (the controller asked to say again, the
+  transmission was not recognized).
+
+Per field (the changed or dropped one for a bad readback, every required one for a correct
+readback) the same classes give the confusion table. Headlines: wrong readbacks accepted (the
+safety figure: should be 0) and correct readbacks refused.
+
+`--mode text` types the readback. `--mode voice` speaks it with voices the product never answers
+with (espeak-ng English voices and variants at 150-190 wpm; the product's controller is piper
+joe), through headset noise at a random SNR of 10-25 dB and the VHF radio effect, resampled to
+16 kHz, recognized by the gateway's own STT exactly as a live transmission is (the stack's engine,
+`stt_context` of the session's state, the CPU pool), then the transcript goes to the engine. The
+report adds the word error rate. `--bias off` recognizes without the state's expected phrases and
+values; `--bias both` decodes every recording both ways and counts wrong readbacks accepted
+under bias but not without: biasing must never turn a wrong value into the right one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import platform
+import random
+import shutil
+import subprocess
+import time
+from collections import Counter, defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from engine.models import Decision, Session
+from engine.registry import FlowRegistry
+from engine.session import SessionEngine
+from gateway.readback_pilot import (
+    Readback,
+    StateDriver,
+    carrier_of,
+    kind_of,
+    moved_forward,
+    phrase_readback,
+    readback_states,
+    render_context,
+)
+
+if TYPE_CHECKING:
+    from gateway.bench import Progress
+    from gateway.settings import Settings
+
+SCENARIO_SEEDS = 12  # scenarios the readbacks are spread over (airports, callsigns, values)
+EXAMPLES_PER_CLASS = 50
+CORRECT_COLUMNS = ("accepted", "refused_wrong", "refused_missing", "say_again")
+BAD_COLUMNS = ("caught_wrong", "caught_missing", "say_again", "ACCEPTED")
+ESPEAK_VOICES = ("en-us", "en-gb", "en-gb-scotland", "en-029", "en-gb-x-rp", "en-us-nyc")
+ESPEAK_VARIANTS = ("", "+m1", "+m2", "+m3", "+m4", "+m5", "+m6", "+m7", "+f1", "+f2", "+f3")
+STT_RATE = 16000
+
+
+class ReadbackBenchError(RuntimeError):
+    pass
+
+
+@dataclass
+class Case:
+    index: int
+    flow: str
+    state: str
+    seed: int  # scenario seed
+    readback: Readback
+
+
+class Bench:
+    """The flows, an engine, and sessions at each readback state per scenario (copied per case)."""
+
+    def __init__(self, registry: FlowRegistry, scenario: Callable[[int], dict[str, Any]]) -> None:
+        self.registry = registry
+        self.engine = SessionEngine(registry)
+        self.driver = StateDriver(self.engine)
+        self.scenario = scenario
+        self.states = readback_states(registry)
+        self._at: dict[tuple[str, str, int], tuple[Session, float]] = {}
+
+    def at_state(self, flow: str, state: str, seed: int) -> tuple[Session, float]:
+        key = (flow, state, seed)
+        if key not in self._at:
+            got = self.driver.reach(flow, state, self.scenario(seed), session_id=f"bench-{seed}")
+            self._at[key] = (got.session, got.now)
+        session, now = self._at[key]
+        return session.model_copy(deep=True), now
+
+    def cases(self, n: int, seed: int, wrong: float, forms: str = "all") -> list[Case]:
+        """`n` readbacks over every readback state (round robin, shuffled), `wrong` of them bad."""
+        rng = random.Random(f"bench-readback:{seed}")
+        order = [self.states[i % len(self.states)] for i in range(n)]
+        rng.shuffle(order)
+        out: list[Case] = []
+        for i, (flow, state) in enumerate(order):
+            scen = rng.randrange(SCENARIO_SEEDS)
+            r = rng.random()
+            mode = "correct" if r >= wrong else ("wrong" if r < wrong / 2 else "drop")
+            session, _ = self.at_state(flow, state, scen)
+            required = self.registry.get(flow).states[state].readback_required
+            said = phrase_readback(
+                random.Random(f"{seed}:{i}"), required, render_context(self.engine, session), mode=mode,
+                carrier=carrier_of(self.registry, flow, state), forms=forms,
+            )
+            out.append(Case(i, flow, state, scen, said))
+        return out
+
+    def decide(self, case: Case, text: str, hearing: Any = None) -> tuple[Decision, Session, bool]:
+        session, now = self.at_state(case.flow, case.state, case.seed)
+        kwargs = {"hearing": hearing} if hearing is not None and "hearing" in inspect.signature(self.engine.transmit).parameters else {}
+        decision = self.engine.transmit(session, text, now + 5.0, **kwargs)
+        return decision, session, moved_forward(decision, case.flow, case.state, session)
+
+
+def default_bench(settings: Settings | None = None) -> Bench:
+    """The repository's flows (or the settings' flows_dir) and scenarios resolved from the
+    airport data with seeds 0..SCENARIO_SEEDS-1."""
+    from engine.loader import load_registry
+    from engine.scenario import resolve_airports, resolve_scenario
+    from gateway.airports.repository import default_repository
+    from gateway.flows_source import DirectoryFlowSource
+    from gateway.settings import Settings
+
+    settings = settings or Settings()
+    registry = load_registry(DirectoryFlowSource(settings.flows_dir))
+    repo = default_repository()
+    cache: dict[int, dict[str, Any]] = {}
+
+    def scenario(seed: int) -> dict[str, Any]:
+        if seed not in cache:
+            dep, dest = resolve_airports({}, seed)
+            cache[seed] = resolve_scenario({}, airport=repo.get(dep), destination=repo.get(dest), seed=seed)
+        return cache[seed]
+
+    return Bench(registry, scenario)
+
+
+# --------------------------------------------------------------------------- classification
+
+
+def verdict(decision: Decision) -> str:
+    """accepted | wrong | missing | say_again for one transmission."""
+    rb = decision.readback
+    if rb is None or not decision.recognized or decision.intent == "say_again":
+        return "say_again"
+    if any(v == "unsure" for v in rb.fields.values()) or getattr(rb, "unsure", None):
+        return "say_again"
+    if rb.ok:
+        return "accepted"
+    if any(v == "wrong" for v in rb.fields.values()):
+        return "wrong"
+    return "missing"
+
+
+def field_class(case: Case, decision: Decision, name: str) -> str:
+    """The column of one field's outcome (CORRECT_COLUMNS for correct readbacks, else BAD_COLUMNS)."""
+    rb = decision.readback
+    status = rb.fields.get(name) if rb is not None and decision.recognized and decision.intent != "say_again" else None
+    if case.readback.mode == "correct":
+        return {"ok": "accepted", "wrong": "refused_wrong", "missing": "refused_missing"}.get(status or "", "say_again")
+    return {"wrong": "caught_wrong", "missing": "caught_missing", "ok": "ACCEPTED"}.get(status or "", "say_again")
+
+
+class Tally:
+    """Counters of one run (one recognition setting in voice mode)."""
+
+    def __init__(self) -> None:
+        self.outcomes: dict[str, Counter[str]] = {m: Counter() for m in ("correct", "wrong", "drop")}
+        self.by_kind: dict[str, dict[str, Counter[str]]] = defaultdict(lambda: {m: Counter() for m in ("correct", "wrong", "drop")})
+        self.by_variable: dict[str, dict[str, Counter[str]]] = defaultdict(lambda: {m: Counter() for m in ("correct", "wrong", "drop")})
+        self.examples: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        self.failures: Counter[str] = Counter()
+        self.wrong_accepted = 0
+        self.correct_refused = 0
+        self.forward_on_bad = 0
+        self.n = 0
+
+    def add(self, case: Case, decision: Decision, forward: bool, heard: str | None = None, extra: dict[str, Any] | None = None) -> None:
+        self.n += 1
+        mode = case.readback.mode
+        v = verdict(decision)
+        self.outcomes[mode][v] += 1
+        names = list(case.readback.expected) if mode == "correct" else [case.readback.field]
+        cols = []
+        for name in names:
+            assert name is not None
+            col = field_class(case, decision, name)
+            cols.append(col)
+            self.by_kind[kind_of(name)][mode][col] += 1
+            self.by_variable[name][mode][col] += 1
+        problem = None
+        if mode == "correct" and v != "accepted":
+            self.correct_refused += 1
+            problem = "correct_refused"
+        elif mode != "correct" and (v == "accepted" or forward):
+            self.wrong_accepted += 1
+            self.forward_on_bad += int(forward)
+            problem = "wrong_accepted"
+        elif mode != "correct" and cols[0] != ("caught_wrong" if mode == "wrong" else "caught_missing"):
+            problem = "misdiagnosed"
+        if problem:
+            self.failures[problem] += 1
+            if len(self.examples[problem]) < EXAMPLES_PER_CLASS:
+                rb = decision.readback
+                self.examples[problem].append(
+                    {
+                        "index": case.index, "flow": case.flow, "state": case.state, "scenario_seed": case.seed,
+                        "mode": mode, "field": case.readback.field, "transcript": case.readback.text,
+                        **({"heard": heard} if heard is not None else {}),
+                        "expected": case.readback.expected, "fields": dict(rb.fields) if rb else None,
+                        "verdict": v, "moved_on": forward, "controller": [m.text for m in decision.messages],
+                        **(extra or {}),
+                    }
+                )
+
+    def result(self) -> dict[str, Any]:
+        def plain(table: dict[str, dict[str, Counter[str]]]) -> dict[str, Any]:
+            return {k: {m: dict(c) for m, c in v.items()} for k, v in sorted(table.items())}
+
+        correct = sum(self.outcomes["correct"].values())
+        bad = sum(self.outcomes["wrong"].values()) + sum(self.outcomes["drop"].values())
+        return {
+            "n": self.n,
+            "correct": correct,
+            "bad": bad,
+            "changed": sum(self.outcomes["wrong"].values()),
+            "dropped": sum(self.outcomes["drop"].values()),
+            "outcomes": {m: dict(c) for m, c in self.outcomes.items()},
+            "wrong_accepted": self.wrong_accepted,
+            "wrong_moved_on": self.forward_on_bad,
+            "correct_refused": self.correct_refused,
+            "wrong_accepted_rate": round(self.wrong_accepted / bad, 4) if bad else None,
+            "correct_refused_rate": round(self.correct_refused / correct, 4) if correct else None,
+            "failures": dict(self.failures),
+            "by_kind": plain(self.by_kind),
+            "by_variable": plain(self.by_variable),
+            "examples": {k: v for k, v in self.examples.items()},
+        }
+
+
+def confusion_rows(result: dict[str, Any], key: str = "by_kind") -> list[tuple[str, ...]]:
+    """Rows of the table: field kind, then correct readbacks (n, accepted, refused wrong/missing,
+    say again), changed values and dropped values (n, caught wrong/missing, say again, ACCEPTED)."""
+    rows = []
+    for name, modes in result[key].items():
+        c, w, d = modes.get("correct", {}), modes.get("wrong", {}), modes.get("drop", {})
+        rows.append(
+            (
+                name,
+                str(sum(c.values())), *(str(c.get(col, 0)) for col in CORRECT_COLUMNS),
+                str(sum(w.values())), *(str(w.get(col, 0)) for col in BAD_COLUMNS),
+                str(sum(d.values())), *(str(d.get(col, 0)) for col in BAD_COLUMNS),
+            )
+        )
+    return rows
+
+
+CONFUSION_HEAD = (
+    "field", "correct", "accepted", "ref-wrong", "ref-missing", "say-again",
+    "changed", "caught-wrong", "caught-missing", "say-again", "ACCEPTED",
+    "dropped", "caught-wrong", "caught-missing", "say-again", "ACCEPTED",
+)
+
+def _report(mode: str, n: int, seed: int, wrong: float, bench: Bench, started: float) -> dict[str, Any]:
+    return {
+        "benchmark": "readback",
+        "mode": mode,
+        "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "n": n,
+        "seed": seed,
+        "wrong_share": wrong,
+        "states": [f"{f}:{s}" for f, s in bench.states],
+        "scenario_seeds": SCENARIO_SEEDS,
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "elapsed_s": round(time.monotonic() - started, 2),
+    }
+
+
+# --------------------------------------------------------------------------- text
+
+
+def run_text_bench(bench: Bench, n: int, seed: int, wrong: float, progress: Progress) -> dict[str, Any]:
+    started = time.monotonic()
+    cases = bench.cases(n, seed, wrong)
+    tally = Tally()
+    for done, case in enumerate(cases, start=1):
+        decision, _session, forward = bench.decide(case, case.readback.text)
+        tally.add(case, decision, forward)
+        progress.update(done, f"wrong accepted {tally.wrong_accepted}, correct refused {tally.correct_refused}")
+    progress.done()
+    report = _report("text", n, seed, wrong, bench, started)
+    report.update(tally.result())
+    return report
+
+
+# --------------------------------------------------------------------------- voice
+
+
+def espeak_available() -> bool:
+    return shutil.which("espeak-ng") is not None
+
+
+def speak_espeak(text: str, voice: str, wpm: int) -> tuple[bytes, int]:
+    """`text` spoken by espeak-ng `voice` at `wpm`: (PCM16 mono, its rate)."""
+    from gateway.audio.pcm import read_wav
+
+    exe = shutil.which("espeak-ng")
+    if exe is None:
+        raise ReadbackBenchError("espeak-ng is not installed (apt-get install espeak-ng; scripts/install-system-deps.sh)")
+    done = subprocess.run([exe, "-v", voice, "-s", str(wpm), "--stdout"], input=text.encode(), capture_output=True, timeout=60, check=False)
+    if done.returncode != 0 or not done.stdout:
+        raise ReadbackBenchError(f"espeak-ng -v {voice} failed: {done.stderr.decode(errors='replace').strip()}")
+    return read_wav(done.stdout)
+
+
+def pilot_recording(text: str, rng: random.Random) -> tuple[bytes, dict[str, Any]]:
+    """A pilot transmission at 16 kHz: espeak voice, headset noise at 10-25 dB SNR, VHF radio,
+    resampled, with silence around it. Returns the PCM and how it was made."""
+    import numpy as np
+
+    from gateway.audio.radio import apply_radio
+    from gateway.audio.resample import resample
+
+    voice = rng.choice(ESPEAK_VOICES) + rng.choice(ESPEAK_VARIANTS)
+    wpm = rng.randint(150, 190)
+    snr = rng.uniform(10.0, 25.0)
+    level = rng.choice((3, 4, 4, 5))
+    pcm, rate = speak_espeak(text, voice, wpm)
+    speech = np.frombuffer(pcm, dtype=np.int16).astype(np.float32)
+    noise_rng = np.random.default_rng(rng.randrange(2**32))
+    lead, trail = np.zeros(int(0.3 * rate), np.float32), np.zeros(int(0.5 * rate), np.float32)
+    voiced = speech[np.abs(speech) > 0.02 * (np.abs(speech).max() or 1.0)]
+    rms = float(np.sqrt(np.mean(voiced**2))) if voiced.size else 1000.0
+    samples = np.concatenate([lead, speech, trail])
+    samples += noise_rng.normal(0.0, rms / 10 ** (snr / 20), samples.size)  # headset / cockpit noise
+    mixed = np.clip(samples, -32768, 32767).astype(np.int16).tobytes()
+    radio = apply_radio(mixed, rate, level=level, seed=rng.randrange(2**31), squelch=False)
+    return resample(radio, rate, STT_RATE), {"voice": voice, "wpm": wpm, "snr_db": round(snr, 1), "radio_level": level}
+
+
+async def _recognize(stt: Any, pcm: bytes, context: Any) -> tuple[str, Any]:
+    """The final transcript as the WS radio path gets it (open, feed, final), and the stream's
+    hearing if the engine reports one."""
+    stream = stt.open(context)
+    try:
+        stream.feed(pcm)
+        text = (await stream.final()).strip()
+        hearing = getattr(stream, "hearing", None)
+        if callable(hearing):
+            hearing = hearing()
+        return text, hearing
+    finally:
+        await stream.aclose()
+
+
+def run_voice_bench(
+    bench: Bench,
+    settings: Settings,
+    n: int,
+    seed: int,
+    wrong: float,
+    progress: Progress,
+    bias: str = "on",
+) -> dict[str, Any]:
+    """Speak, recognize and decide `n` readbacks; `bias`: on, off or both (see the module doc)."""
+    from gateway.speech.stack import SpeechStack, stt_context
+    from gateway.speech.stt.base import SttContext, start_engine
+    from gateway.voicekit import word_errors
+
+    if bias not in ("on", "off", "both"):
+        raise ReadbackBenchError(f"--bias must be on, off or both, not {bias!r}")
+    started = time.monotonic()
+    cases = bench.cases(n, seed, wrong, forms="spoken")
+    settings_list = ["on", "off"] if bias == "both" else [bias]
+    tallies = {b: Tally() for b in settings_list}
+    edits = {b: 0 for b in settings_list}
+    words = 0
+    flips: list[dict[str, Any]] = []  # wrong readbacks accepted with bias but not without
+    stt = SpeechStack(settings).stt
+
+    async def main() -> None:
+        nonlocal words
+        await start_engine(stt)
+        for done, case in enumerate(cases, start=1):
+            pcm, made = await asyncio.to_thread(pilot_recording, case.readback.text, random.Random(f"{seed}:voice:{case.index}"))
+            session, _ = bench.at_state(case.flow, case.state, case.seed)
+            heard: dict[str, str] = {}
+            accepted: dict[str, bool] = {}
+            for b in settings_list:
+                context = stt_context(session, bench.engine.expected_pilot(session)) if b == "on" else SttContext(speaker=session.session_id)
+                text, hearing = await _recognize(stt, pcm, context)
+                e, w = word_errors(case.readback.text, text)
+                edits[b] += e
+                decision, _s, forward = bench.decide(case, text, hearing)
+                tallies[b].add(case, decision, forward, heard=text, extra={"audio": made})
+                heard[b] = text
+                accepted[b] = case.readback.mode != "correct" and (verdict(decision) == "accepted" or forward)
+            words += w
+            if bias == "both" and accepted["on"] and not accepted["off"]:
+                flips.append({"index": case.index, "flow": case.flow, "state": case.state, "transcript": case.readback.text, "heard": heard, "audio": made})
+            progress.update(done, "  ".join(f"bias {b}: wrong accepted {t.wrong_accepted}, correct refused {t.correct_refused}" for b, t in tallies.items()))
+        progress.done()
+
+    asyncio.run(main())
+    report = _report("voice", n, seed, wrong, bench, started)
+    report["stt"] = {"engine": settings.stt_engine, "name": getattr(stt, "name", None), "repr": repr(stt)}
+    report["voices"] = {"espeak_voices": list(ESPEAK_VOICES), "variants": list(ESPEAK_VARIANTS), "wpm": [150, 190], "snr_db": [10, 25]}
+    report["bias"] = bias
+    report["words"] = words
+    for b in settings_list:
+        result = tallies[b].result()
+        result["wer"] = round(edits[b] / words, 4) if words else None
+        report[f"bias_{b}"] = result
+    primary = report[f"bias_{settings_list[0]}"]
+    for key in ("n", "correct", "bad", "changed", "dropped", "wrong_accepted", "correct_refused", "wrong_accepted_rate", "correct_refused_rate", "wer"):
+        report[key] = primary[key]
+    if bias == "both":
+        report["wrong_accepted_with_bias"] = tallies["on"].wrong_accepted
+        report["wrong_accepted_without_bias"] = tallies["off"].wrong_accepted
+        report["accepted_only_with_bias"] = flips
+    return report
+
+
+def headline(report: dict[str, Any]) -> list[str]:
+    lines = [
+        f"wrong readbacks accepted: {report['wrong_accepted']} of {report['bad']}"
+        f" ({100 * (report['wrong_accepted_rate'] or 0):.2f}%; should be 0)",
+        f"correct readbacks refused: {report['correct_refused']} of {report['correct']}"
+        f" ({100 * (report['correct_refused_rate'] or 0):.2f}%)",
+    ]
+    if report.get("wer") is not None:
+        lines.append(f"word error rate: {100 * report['wer']:.1f}% over {report['words']} words")
+    if "wrong_accepted_with_bias" in report:
+        lines.append(
+            f"wrong readbacks accepted with the expected-readback bias: {report['wrong_accepted_with_bias']}, "
+            f"without: {report['wrong_accepted_without_bias']}; accepted only because of the bias: {len(report['accepted_only_with_bias'])}"
+        )
+    return lines
+
+
+def tables(report: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """(title, result) per recognition setting."""
+    if report["mode"] == "text":
+        return [("text", report)]
+    return [(f"voice, bias {b}", report[f"bias_{b}"]) for b in ("on", "off") if f"bias_{b}" in report]
+

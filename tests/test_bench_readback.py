@@ -1,0 +1,75 @@
+"""`livefreq bench readback` through the CLI: a small text run (the report's shape, and that its
+counts add up) and a three-readback voice run (espeak-ng voices, radio, the gateway's whisper)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from gateway.bench_readback import BAD_COLUMNS, CORRECT_COLUMNS
+from gateway.cli import main
+
+
+def _sum(counter: dict) -> int:
+    return sum(counter.values())
+
+
+def _check_counts(result: dict, n: int) -> None:
+    assert result["n"] == n
+    assert result["correct"] + result["bad"] == n
+    assert result["changed"] + result["dropped"] == result["bad"]
+    outcomes = result["outcomes"]
+    assert _sum(outcomes["correct"]) == result["correct"]
+    assert _sum(outcomes["wrong"]) == result["changed"] and _sum(outcomes["drop"]) == result["dropped"]
+    assert set(outcomes["correct"]) <= {"accepted", "wrong", "missing", "say_again"}
+    # per field: every required field of a correct readback, the changed/dropped field of a bad one
+    changed = sum(_sum(k["wrong"]) for k in result["by_kind"].values())
+    dropped = sum(_sum(k["drop"]) for k in result["by_kind"].values())
+    assert changed == result["changed"] and dropped == result["dropped"]
+    assert sum(_sum(k["correct"]) for k in result["by_kind"].values()) >= result["correct"]
+    for kind in result["by_kind"].values():
+        assert set(kind["correct"]) <= set(CORRECT_COLUMNS) and set(kind["wrong"]) <= set(BAD_COLUMNS)
+    assert result["correct_refused"] == result["correct"] - outcomes["correct"].get("accepted", 0)
+    assert 0 <= result["wrong_accepted"] <= result["bad"]
+    assert sum(result["failures"].values()) == result["correct_refused"] + result["wrong_accepted"] + result["failures"].get("misdiagnosed", 0)
+    for cls, examples in result["examples"].items():
+        assert len(examples) == min(50, result["failures"][cls])
+        for e in examples:
+            assert {"flow", "state", "transcript", "expected", "fields", "verdict", "mode"} <= set(e)
+
+
+def test_text_bench_report_shape_and_counts(tmp_path, capsys):
+    out = tmp_path / "text.json"
+    assert main(["bench", "readback", "--mode", "text", "--n", "60", "--seed", "3", "--out", str(out)]) == 0
+    report = json.loads(out.read_text())
+    assert report["benchmark"] == "readback" and report["mode"] == "text" and report["n"] == 60
+    assert len(report["states"]) >= 30
+    _check_counts(report, 60)
+    assert 0.1 <= report["bad"] / 60 <= 0.5  # --wrong 0.3
+    printed = capsys.readouterr().out
+    assert "wrong readbacks accepted:" in printed and "correct readbacks refused:" in printed and "caught-wrong" in printed
+
+
+def test_text_bench_is_reproducible(tmp_path):
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    for path in (a, b):
+        assert main(["bench", "readback", "--n", "40", "--seed", "5", "--wrong", "0.5", "--out", str(path)]) == 0
+    ra, rb = json.loads(a.read_text()), json.loads(b.read_text())
+    assert ra["outcomes"] == rb["outcomes"] and ra["examples"] == rb["examples"]
+
+
+@pytest.mark.skipif(shutil.which("espeak-ng") is None, reason="espeak-ng not installed (scripts/install-system-deps.sh installs it)")
+@pytest.mark.timeout(240)
+def test_voice_bench_runs_with_and_without_bias(tmp_path, capsys):
+    out = tmp_path / "voice.json"
+    assert main(["bench", "readback", "--mode", "voice", "--n", "3", "--bias", "both", "--wrong", "0.5", "--out", str(out)]) == 0
+    report = json.loads(out.read_text())
+    assert report["mode"] == "voice" and report["bias"] == "both"
+    for b in ("bias_on", "bias_off"):
+        _check_counts(report[b], 3)
+        assert report[b]["wer"] is not None
+    assert report["wrong_accepted_with_bias"] == report["bias_on"]["wrong_accepted"]
+    assert isinstance(report["accepted_only_with_bias"], list)
+    assert "word error rate" in capsys.readouterr().out
