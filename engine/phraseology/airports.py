@@ -16,7 +16,9 @@ from rapidfuzz import fuzz, process
 
 from engine.phraseology.alphabet import spell
 from engine.phraseology.context import Context
+from engine.phraseology.callsigns import TELEPHONY_WORDS
 from engine.phraseology.kinds import kind_for_variable
+from engine.phraseology.places import CODES, PLACES
 from engine.phraseology.transcript import Transcript, tokenize
 
 NAME_SCORE = 85.0  # rapidfuzz ratio from which a heard name is the airport's name
@@ -79,7 +81,25 @@ def _limit_names(t: Transcript) -> list[tuple[int, str]]:
             j += 1
         if name and (words[i + 1] == "to" or len(name) >= 1 and words[i] == "clearance"):
             out.append((i + 2, " ".join(name).upper()))
+    # "... to Helsinki" without "cleared": only a place an airline flies to counts, since "to"
+    # leads to many things ("to holding point", "to tower").
+    taken = {i for i, _ in out}
+    for i in range(len(words) - 1):
+        if words[i] not in ("to", "destination", "cleared", "limit") or i + 1 in taken:
+            continue
+        for size in (3, 2, 1):
+            name = " ".join(words[i + 1 : i + 1 + size])
+            if len(name.split()) == size and name in PLACES and name not in _NOT_PLACES:
+                out.append((i + 1, name.upper()))
+                break
+        else:
+            if len(words[i + 1]) == 4 and words[i + 1].upper() in CODES:
+                out.append((i + 1, words[i + 1].upper()))  # "cleared ESSA"
     return out
+
+
+# Place names that are also radio words (an airline's telephony): never heard as a place.
+_NOT_PLACES = frozenset(w.casefold() for w in TELEPHONY_WORDS) | _NOT_LIMITS
 
 
 def find(t: Transcript, ctx: Context) -> list[tuple[int, str]]:

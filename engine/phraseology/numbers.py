@@ -50,6 +50,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from engine.phraseology.alphabet import WORD_LETTERS
+
 DIGIT_WORDS: tuple[str, ...] = ("zero", "one", "two", "tree", "four", "fife", "six", "seven", "eight", "niner")
 DECIMAL_WORD = "decimal"
 
@@ -86,6 +88,8 @@ _REPEATABLE: dict[str, str] = {
 }
 # Marker the tokenizer leaves for punctuation that separates numbers ("4721, 5000").
 BREAK = "|"
+# Phonetic letter words ("tango", "golf"): a "too" after one is the digit of a taxiway or position.
+_PHONETIC = frozenset(WORD_LETTERS)
 
 # Item classes: D digit, T teen, X tens, M multiplier, N numeral, P decimal, A "and" inside a number.
 _NUMERIC = frozenset("DTXMN")
@@ -217,9 +221,17 @@ def _resolve(
             items[i] = ("P", None)
         elif word == "and" and prev == "M" and nxt in ("D", "T", "X"):
             items[i] = ("A", None)
-        elif word == BREAK and prev == "D" and nxt == "D" and (i < 2 or _group_start(words[i - 2], cls(i - 2), i - 2 in ends)):
-            # "4, 7, 2, 1": a pause after one spoken digit does not end the number; after a whole
-            # group ("one five eight, one four thousand") it does.
+        elif (
+            word == BREAK
+            and prev == "D"
+            and nxt == "D"
+            and (i < 2 or _group_start(words[i - 2], cls(i - 2), i - 2 in ends))
+            and cls(i + 2) not in _NUMERIC | {"P"}
+            and (i + 2 >= n or words[i + 2] not in _DECIMAL_WORDS)
+        ):
+            # "4, 7, 2, 1": a pause between single spoken digits does not end the number; after
+            # or before a whole group ("one five eight, one four thousand", "delta fife, one two
+            # one decimal eight") it does.
             items[i] = ("A", None)
     return items, ends
 
@@ -254,7 +266,9 @@ def _resolve_homophones(
             keyword = keyword or (i > 1 and words[i - 1] == "and" and beside(i - 1, -1) == "M")  # "hundred and too"
             if word == "too":
                 twice = "too" in (words[i - 1] if i else "", words[i + 1] if i + 1 < len(words) else "")
-                digit = prev in _NUMERIC or nxt in _NUMERIC or keyword or twice
+                # after a phonetic letter: a taxiway or holding point ("tango too", "golf too")
+                lettered = i > 0 and words[i - 1] in _PHONETIC
+                digit = prev in _NUMERIC or nxt in _NUMERIC or keyword or twice or lettered
             elif word in ("to", "for"):
                 digit = prev == "D" and nxt == "D"
             elif word == "oh":
@@ -342,7 +356,9 @@ class _Builder:
                 self.frac += head
                 self.last = "N"
                 return
-        if self.acc is not None or (self.buf and len(self.buf) > 2 and len(head) > 2):
+        if self.acc is not None or (self.buf and len(head) > 2):
+            # a written group of three or more digits is a number of its own: "runway three six
+            # 119.905", "h 7 121.91" (digits said before it belong to another value)
             self.flush()
         self.buf += head
         self.pending = False

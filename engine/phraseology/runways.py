@@ -54,6 +54,8 @@ def find(t: Transcript, ctx: Context) -> list[tuple[int, str]]:
         side = _SIDES.get(t.word(i + 1))
         if side and t.word(i + 2) in _TURN_WORDS:
             side = None  # "runway zero six, left heading one eight zero": the side of a turn
+        if side and t.word(i - 1) not in _ANCHORS and (t.letter(i - 1) is not None or t.number(i + 2) is not None):
+            side = None  # "via kilo eight, c three": taxiways K8 and C3, not a runway 08C
         if t.word(i - 1) in _ANCHORS or side:
             value = _make(word, side)
             if value:

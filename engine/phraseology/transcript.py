@@ -71,6 +71,7 @@ _MERGE: dict[tuple[str, ...], str] = {
     ("x", "ray"): "xray",
     ("fox", "trot"): "foxtrot",
     ("q", "n", "h"): "qnh",
+    ("i", "l", "s"): "ils",
 }
 _MERGE_FIRST = frozenset(key[0] for key in _MERGE)
 # Hesitation sounds a recognizer writes; they are no words of the message.
