@@ -238,6 +238,8 @@ class FlowPolicies(_Model):
     silence_prompt_tpl: str = "{{callsign_spoken}}, {{station_name}}, how do you read?"
     say_again_tpl: str = "{{callsign_spoken}}, say again."
     correction_tpl: str = "{{callsign_spoken}}, negative, I say again, {{corrections}}."
+    # another aircraft's callsign, or none on first contact (engine/identity.py)
+    station_calling_tpl: str = "Station calling {{station_name}}, say again your callsign."
     match_threshold: float = 55.0  # router score (0-100) below which a transmission is unrecognized
     # variables of this flow the LLM router may set along with its choice (engine/router_llm.py);
     # none by default: the LLM chooses a route and nothing else
