@@ -244,6 +244,8 @@ class FlowPolicies(_Model):
     correction_tpl: str = "{{callsign_spoken}}, negative, I say again, {{corrections}}."
     # a readback value the recognizer was unsure of is asked again, never judged (engine/readback.py)
     say_again_items_tpl: str = "{{callsign_spoken}}, say again {{say_again_items}}."
+    # another aircraft's callsign, or none on first contact (engine/identity.py)
+    station_calling_tpl: str = "Station calling {{station_name}}, say again your callsign."
     match_threshold: float = 55.0  # router score (0-100) below which a transmission is unrecognized
     # variables of this flow the LLM router may set along with its choice (engine/router_llm.py);
     # none by default: the LLM chooses a route and nothing else

@@ -13,7 +13,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from engine import phraseology, timers
+from engine import identity, phraseology, timers
 from engine.candidates import Candidate, build_candidates
 from engine.corrections import correction_text, say_again_text
 from engine.guards import holds as guard_holds
@@ -178,6 +178,16 @@ class SessionEngine:
             self._unused(session, d, llm, "the pilot asked to say again")
             self._say_again(session, d, now)
             return self._finish(session, d), None
+        who = identity.screen(session, self.registry, text, hearing)  # who is talking (engine/identity.py)
+        d.trace.add("callsign", who.reason, **who.trace_data())
+        if who.refuse:  # another aircraft's callsign, or none on first contact: nothing is applied
+            flow = self.registry.get(active.flow)
+            state = flow.states[active.state]
+            d.recognized, d.intent = False, "station_calling"
+            self._unused(session, d, llm, "the controller asked who is calling")
+            self._say(session, d, flow, state, flow.policies.station_calling_tpl, now)
+            self._arm_silence(session, flow, state, now, force=True)
+            return self._finish(session, d), None
         routing = self._decide(session, d, text, norm, now, llm, hearing)
         return self._finish(session, d), routing
 
@@ -188,7 +198,7 @@ class SessionEngine:
         if session.completed:
             return None
         norm = phraseology.normalize_transcript(text)
-        if self._is_say_again(norm):
+        if self._is_say_again(norm) or identity.screen(session, self.registry, text).refuse:
             return None
         flow = self.registry.get(session.active.flow)
         state = flow.states[session.active.state]

@@ -389,7 +389,8 @@ class RadioConnection:
         self._authorize(lambda: self.auth.require_key(self.principal, "start a session"))
         tts = self._voice(msg.voice)
         session, decision, token = await self.service.start(
-            flow=msg.flow, scenario=msg.scenario, seed=msg.seed, owner=self.principal.key_id, flight_plan=msg.flight_plan
+            flow=msg.flow, scenario=msg.scenario, seed=msg.seed, owner=self.principal.key_id, flight_plan=msg.flight_plan,
+            traffic=msg.traffic,
         )
         await self._attach(
             session,

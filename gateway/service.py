@@ -38,11 +38,12 @@ import secrets
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from engine.atis import Atis, build_atis
+from engine.identity import own_codes, traffic_codes
 from engine.candidates import Candidate
 from engine.loader import load_registry
 from engine.models import Decision, Flow, FlowFrame, FlowMode, Hearing, Session
@@ -209,6 +210,7 @@ class RadioService:
         seed: int | None = None,
         owner: str | None = None,
         flight_plan: FlightPlan | str | None = None,
+        traffic: Sequence[str] | None = None,
     ) -> tuple[Session, Decision, str]:
         """`create` with today's data: the flight plan (a plan, or a callsign to look up in the
         feed) fills departure, destination, route and cruise level under the scenario's own
@@ -219,7 +221,7 @@ class RadioService:
             given = {**flight_plan_variables(plan.model_dump()), **given}
         seed = self._check_seed(seed)
         weather = await self.providers.weather.for_airports(resolve_airports(given, seed))
-        return self.create(flow=flow, scenario=given, seed=seed, owner=owner, weather=weather)
+        return self.create(flow=flow, scenario=given, seed=seed, owner=owner, weather=weather, traffic=traffic)
 
     async def find_flight_plan(self, callsign: str) -> FlightPlan:
         """The filed plan of exactly `callsign` in the data feed."""
@@ -241,6 +243,7 @@ class RadioService:
         seed: int | None = None,
         owner: str | None = None,
         weather: Mapping[str, WeatherReport] | None = None,
+        traffic: Sequence[str] | None = None,
     ) -> tuple[Session, Decision, str]:
         """Start a scenario; returns the session, its opening decision and the resume token.
 
@@ -251,6 +254,7 @@ class RadioService:
         ones, else generated weather. A ``metar`` (or ``arrival_metar``) in the scenario is
         parsed and used as that airport's weather; one that does not parse is kept as given, like
         any scenario value, and the weather is generated (the opening decision's trace says so).
+        `traffic`: callsigns of nearby aircraft (`Session.traffic`; never the session's own).
         """
         slug = self._flow_slug(flow)
         given = self._check_scenario(scenario)
@@ -265,6 +269,7 @@ class RadioService:
             weather=self._weather_of(dep, given.get("metar"), "metar", weather, notes),
             arrival_weather=self._weather_of(dest, given.get("arrival_metar"), "arrival_metar", weather, notes),
         )
+        nearby = self._check_traffic(traffic, variables)
         token = secrets.token_urlsafe(24)
 
         def start() -> tuple[Session, Decision]:
@@ -273,6 +278,7 @@ class RadioService:
             session, decision = self.engine.start(
                 variables=variables, session_id=session_id, flow=slug, now=now, seed=seed
             )
+            session.traffic = list(nearby)
             for note in notes:
                 decision.trace.add("weather", note)
             record = StoredSession(session=session, resume_token=token, touched_at=now, owner=owner)
@@ -335,8 +341,17 @@ class RadioService:
         return decision
 
     def telemetry(self, session_id: str, data: Mapping[str, Any]) -> Decision | None:
-        """Aircraft state from a simulator; a telemetry trigger may move the scenario on."""
-        return self._act(session_id, lambda session, now: self.engine.telemetry(session, dict(data), now))
+        """Aircraft state from a simulator; a telemetry trigger may move the scenario on. A
+        ``traffic`` list (callsigns of nearby aircraft) replaces the session's."""
+        state = dict(data)
+        traffic = state.pop("traffic", None)
+
+        def act(session: Session, now: float) -> Decision | None:
+            if traffic is not None:
+                session.traffic = self._check_traffic(traffic, session.variables)
+            return self.engine.telemetry(session, state, now)
+
+        return self._act(session_id, act)
 
     def defer_silence(self, session_id: str, extra_s: float = 0.0) -> None:
         """Silence prompts count from now (+ `extra_s`): the controller just finished talking, or
@@ -647,6 +662,23 @@ class RadioService:
             if isinstance(value, float) and not math.isfinite(value):
                 raise BadInput(f"scenario.{key} must be a finite number", field=f"scenario.{key}")
         return {k: v for k, v in scenario.items() if v is not None}
+
+    @staticmethod
+    def _check_traffic(traffic: Sequence[str] | None, variables: Mapping[str, Any]) -> list[str]:
+        """Canonical callsigns of nearby traffic; `BadInput` for anything else or our own callsign."""
+        if traffic is None:
+            return []
+        if isinstance(traffic, str) or not isinstance(traffic, Sequence):
+            raise BadInput("traffic must be a list of callsigns", field="traffic")
+        try:
+            codes = traffic_codes(traffic)
+        except ValueError as exc:
+            raise BadInput(f"traffic: {exc}", field="traffic") from None
+        _own, mine = own_codes(variables.get("callsign"), variables.get("callsign_spoken"))
+        ours = [code for code in codes if code.replace("-", "") in mine]
+        if ours:
+            raise BadInput(f"traffic names the session's own callsign {ours[0]}", field="traffic")
+        return codes
 
     @staticmethod
     def _check_seed(seed: int | None) -> int:

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
+
+from engine.identity import MAX_TRAFFIC, traffic_codes
 
 
 def _integral(value: Any) -> Any:
@@ -26,6 +28,14 @@ def json_int(**bounds: int) -> Any:
 
 
 JsonInt = json_int()
+
+# Callsigns of nearby traffic ("DLH359", "Lufthansa 359", "D-EABC"): at most `MAX_TRAFFIC`, each
+# one a callsign `engine.phraseology.parse_callsign` reads; canonical and once each after validation.
+Traffic = Annotated[
+    list[Annotated[str, Field(strict=True, min_length=1, max_length=40)]],
+    Field(max_length=MAX_TRAFFIC),
+    AfterValidator(traffic_codes),
+]
 
 
 class JsonBody(BaseModel):

@@ -266,7 +266,7 @@ def test_chat_asks_a_configured_llm_router_and_traces_it(
     llm_server.choice = "CD_ATIS_CURRENT"  # no ATIS letter reported: delivery gives the current one
     monkeypatch.setenv("LIVEFREQ_LLM_URL", f"{llm_server.url}/v1")
     monkeypatch.setenv("LIVEFREQ_LLM_MODEL", "fake-router")
-    script = "morning, we're all set to get our flight plan to munich\n:trace\n:quit\n"
+    script = "morning, Lufthansa 359, we're all set to get our flight plan to munich\n:trace\n:quit\n"
     code, out, err = run_main(
         ["chat", "--flow", "clearance", "--seed", str(SEED), *_scenario_args(), "--no-speech", "--dir", str(FLOWS)],
         script,

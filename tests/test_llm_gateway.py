@@ -25,7 +25,7 @@ from tests.conftest import run_server
 from tests.support.chat_completions import COMPLETION_TOKENS, PROMPT_TOKENS, ChatCompletionsServer
 
 TIMEOUT_S = 2.0  # the slow answer never comes; this is how long the gateway waits for it
-FREE_FORM = "we'd like to get the engines running please"  # at SP_REQUEST: below threshold
+FREE_FORM = "Lufthansa 359, we'd like to get the engines running please"  # at SP_REQUEST: below threshold
 TEXTBOOK = "Frankfurt Ground, Lufthansa 359, stand V155, request startup and pushback"
 SCENARIO = {"callsign": "DLH359", "airport": "EDDF", "stand": "V155"}
 

@@ -40,7 +40,7 @@ RAMP = """
         transitions: [{to: DONE}]
       DONE: {role: system}
 """
-FREE_FORM = "we would like to get the engines going"  # no candidate's words: below threshold
+FREE_FORM = "Lufthansa 359, we would like to get the engines going"  # no candidate's words: below threshold
 NEAR_TIE = "Lufthansa 359, stand V155, request"  # both routes' words, neither's intent: a near tie
 
 
@@ -214,7 +214,7 @@ def test_a_verdict_for_a_question_no_longer_asked_is_stale() -> None:
     session = _start(engine)
     verdict = judge(_query(engine, session), _exchange('{"candidate": "PUSH"}'))
     # the words changed (another transmission): the verdict does not answer this one
-    decision = engine.transmit(session, "we need a minute", 1.0, llm=verdict)
+    decision = engine.transmit(session, "Lufthansa 359, we need a minute", 1.0, llm=verdict)
     assert decision.trace.router["fallback"]["reason"] == "stale" and not decision.recognized
     # the session moved on meanwhile: the deterministic router decides, the answer is unused
     engine.transmit(session, "Lufthansa 359, stand V155, request startup", 2.0)

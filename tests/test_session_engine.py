@@ -209,7 +209,7 @@ def test_callsign_alone_is_not_a_request(engine):
 
 def _at_readback(engine):
     session, _ = start(engine)
-    engine.transmit(session, "request taxi", 1.0)
+    engine.transmit(session, "Frankfurt ground Lufthansa 359 request taxi", 1.0)
     assert session.active.state == "TAXI_RB"
     return session
 

@@ -150,6 +150,7 @@ class SessionView(_View):
     created_at: float
     updated_at: float
     llm: LlmUsage
+    traffic: list[str]
 
 
 class DecisionSummary(_View):

@@ -11,11 +11,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from gateway.wire import JsonBody, json_int
+from gateway.wire import JsonBody, Traffic, json_int
 from engine.models import ControllerMessage, Decision, ReadbackResult, Role, Session
 from gateway.providers.vatsim import FlightPlan, FlightPlanCallsign
 from gateway.service import MAX_SEED, RadioService
-from gateway.ws.protocol import TelemetryFields
+from gateway.ws.protocol import TelemetryBody
 
 
 # strict: "7" and true are not seeds; 7.0 is 7
@@ -36,6 +36,8 @@ class CreateSessionRequest(JsonBody):
     # start from a filed flight plan: one as `GET /api/vatsim/flightplans` lists it, or the
     # callsign to look up in the data feed (404 unknown_flight_plan when it has none)
     flight_plan: FlightPlan | FlightPlanCallsign | None = None
+    # callsigns of nearby aircraft: the recognizer hears them, the controller never applies them to us
+    traffic: Traffic | None = None
 
 
 class TransmissionRequest(JsonBody):
@@ -47,7 +49,7 @@ class TransmissionRequest(JsonBody):
 
 
 # ``POST /api/radio/sessions/{id}/telemetry``: the protocol's `telemetry` fields over HTTP.
-TelemetryRequest = TelemetryFields
+TelemetryRequest = TelemetryBody
 
 
 class DecideCandidate(JsonBody):
@@ -122,6 +124,7 @@ def session_view(session: Session, service: RadioService) -> dict[str, Any]:
         "created_at": session.created_at,
         "updated_at": session.updated_at,
         "llm": session.llm.model_dump(mode="json"),  # the LLM router's calls and tokens, summed
+        "traffic": list(session.traffic),  # callsigns of nearby aircraft (session start, telemetry)
     }
 
 

@@ -33,7 +33,8 @@ def routes(service: RadioService, max_body_bytes: int, auth: Authenticator) -> l
         body = await read_model(request, CreateSessionRequest, max_body_bytes)
         owner = principal_of(request).key_id
         session, decision, token = await service.start(
-            flow=body.flow, scenario=body.scenario, seed=body.seed, owner=owner, flight_plan=body.flight_plan
+            flow=body.flow, scenario=body.scenario, seed=body.seed, owner=owner, flight_plan=body.flight_plan,
+            traffic=body.traffic,
         )
         payload = decision_body(session, decision, service)
         payload["resume_token"] = token

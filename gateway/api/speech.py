@@ -24,14 +24,17 @@ per request): the configured voice speaks and ``notes`` says so. ``format`` is `
 ``mp3`` or ``ogg`` (Opus), encoded with PyAV; ``smallest`` (the app's word) means mp3.
 
 ``/api/atc/ptt`` takes ``{audio: base64, format?: wav|webm|ogg|mp3, mimeType?, expected?:
-{phrase}, sessionId?}`` and answers ``{success: true, transcription, duration_s}`` (seed 000 reads
+{phrase}, sessionId?, context?: {callsigns?}}`` and answers ``{success: true, transcription, duration_s}`` (seed 000 reads
 ``transcription`` only), plus ``hearing: {alternatives, cut_off, confidence}``: what the
 recognizer was unsure of (`engine.models.Hearing`; a client that submits the transcription as a
 transmission can judge a readback value only where every alternative agrees; an empty
 transcription of a clip with speech in it has confidence 0). The container comes from ``format``, else from ``mimeType`` or a
 ``data:audio/...;base64,`` prefix, else FFmpeg probes it. ``expected.phrase`` biases the
 recognizer towards what the pilot should say; it cannot make a wrong readback right (see
-`gateway.speech.stt.base`). No speech in the clip gives an empty ``transcription``.
+`gateway.speech.stt.base`). ``context.callsigns`` (nearby traffic, at most 50 callsigns such as
+"DLH359") adds their telephony to the recognizer's vocabulary, so another aircraft's call is heard
+as such; a value that is no callsign is a 422 ``validation_error`` naming it. No speech in the clip
+gives an empty ``transcription``.
 
 Errors use the gateway's JSON error shape: 422 ``validation_error`` for bad fields, 422
 ``bad_audio`` for audio that is not base64 or not decodable, 422 ``audio_too_long`` beyond
@@ -63,14 +66,14 @@ from starlette.responses import JSONResponse
 from starlette.routing import BaseRoute, Route
 
 from engine.phraseology import speak_text
-from gateway.wire import JsonBody, json_int
+from gateway.wire import JsonBody, Traffic, json_int
 from gateway.api.errors import ApiError, parse, read_json
 from gateway.audio.codec import DecodeError, decode_audio
 from gateway.audio.pcm import PcmError, duration_s, wav_bytes
 from gateway.audio.radio import apply_radio
 from gateway.audio.resample import resample
 from gateway.settings import Settings
-from gateway.speech.stack import SpeechStack
+from gateway.speech.stack import SpeechStack, traffic_vocabulary
 from gateway.speech.stt import base as stt_base
 from gateway.audio.vad import contains_speech
 from gateway.speech.stt.base import STT_SAMPLE_RATE, SttContext, SttError, transcribe_result
@@ -153,8 +156,17 @@ class Expected(JsonBody):
     phrase: str | None = Field(default=None, max_length=MAX_SAY_CHARS)
 
 
+class PttContext(JsonBody):
+    """`context` of a push-to-talk clip: `callsigns` of nearby traffic bias the recognizer towards
+    their telephony (`gateway.speech.stack.traffic_vocabulary`); other keys are ignored."""
+
+    model_config = ConfigDict(extra="ignore", strict=True)
+
+    callsigns: Traffic | None = None
+
+
 class PttRequest(JsonBody):
-    """`/api/atc/ptt` in the seed 000 and OpenSquawk shapes (moduleId, lessonId, context ignored)."""
+    """`/api/atc/ptt` in the seed 000 and OpenSquawk shapes (moduleId, lessonId ignored)."""
 
     model_config = ConfigDict(extra="ignore", strict=True)
 
@@ -163,6 +175,7 @@ class PttRequest(JsonBody):
     mimeType: str | None = None  # camelCase: the clients' field names
     expected: Expected | None = None
     sessionId: str | None = None
+    context: PttContext | None = None
 
     @field_validator("format")
     @classmethod
@@ -357,7 +370,11 @@ class SpeechApi:
             )
         await self.ensure_ready()
         phrase = body.expected.phrase if body.expected else None
-        context = SttContext(expected_phrases=[phrase] if phrase and phrase.strip() else [], speaker=body.sessionId)
+        context = SttContext(
+            expected_phrases=[phrase] if phrase and phrase.strip() else [],
+            vocabulary=traffic_vocabulary(body.context.callsigns or []) if body.context else [],
+            speaker=body.sessionId,
+        )
         try:
             result = await transcribe_result(self.speech.stt, pcm, context)
         except SttError as exc:

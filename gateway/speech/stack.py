@@ -134,4 +134,21 @@ def stt_context(session: Session, expected: list[str]) -> SttContext:
     for key in ("airport_name", "destination_name"):
         if isinstance(variables.get(key), str):
             vocabulary.append(variables[key])
+    vocabulary.extend(traffic_vocabulary(session.traffic))
     return SttContext(expected_phrases=list(expected), vocabulary=vocabulary, speaker=session.session_id)
+
+
+def traffic_vocabulary(callsigns: list[str]) -> list[str]:
+    """The words of nearby traffic's callsigns, so the recognizer can hear another aircraft call:
+    the telephony of each airline callsign ("Lufthansa" of DLH359, the head of its `speak_callsign`).
+
+    The wording only, as `gateway.speech.stt.base` explains: the flight numbers and the letters of
+    registrations are ICAO words every context has already, and naming them here would bias
+    whisper's prompt towards one value ("tree fife niner") over what the pilot said."""
+    out: list[str] = []
+    for code in callsigns:
+        parsed = phraseology.parse_callsign(code)
+        # registrations and unknown designators are spelled: phonetic letters, ICAO words already
+        if parsed is not None and parsed.telephony and parsed.telephony not in out:
+            out.append(parsed.telephony)
+    return out

@@ -14,7 +14,7 @@ from pydantic import ConfigDict, Field, TypeAdapter, ValidationError
 
 from engine.models import ControllerMessage, Decision, Hearing, ReadbackResult
 from gateway.providers.vatsim import FlightPlan, FlightPlanCallsign
-from gateway.wire import JsonBody, JsonInt, json_int
+from gateway.wire import JsonBody, JsonInt, Traffic, json_int
 
 SAMPLE_RATES = (8000, 16000, 24000, 32000, 44100, 48000)
 
@@ -42,6 +42,7 @@ class SessionStart(_Msg):
     voice: str | None = Field(default=None, max_length=100)  # extension: an id from GET /api/voices
     # extension: start from a filed flight plan (a plan, or a callsign to look up; README "Weather")
     flight_plan: FlightPlan | FlightPlanCallsign | None = None
+    traffic: Traffic | None = None  # extension: callsigns of nearby aircraft (README "Who is talking")
 
 
 class SessionResume(_Msg):
@@ -89,7 +90,14 @@ class TelemetryFields(_Msg):
     com1: str | None = None
 
 
-class Telemetry(TelemetryFields):
+class TelemetryBody(TelemetryFields):
+    """A telemetry report: the aircraft state, and the callsigns of nearby traffic (replacing the
+    session's list when present; ``[]`` clears it)."""
+
+    traffic: Traffic | None = None
+
+
+class Telemetry(TelemetryBody):
     type: Literal["telemetry"]
 
 

@@ -1,0 +1,387 @@
+"""Who is talking: is a transmission ours, another aircraft's, or of no stated callsign?
+
+A controller answers a transmission only when it knows who made it. `identify` reads the
+callsigns a transcript names (`engine.phraseology.callsigns.find`) and compares them with the
+session's own (`callsign`, and the telephony of `callsign_spoken`) and with the callsigns of nearby
+traffic (`Session.traffic`). Verdicts:
+
+- ``ours``: our callsign, as issued ("Scandinavian tree seven two", "SAS 372", "sierra alfa sierra
+  372"; a registration in full, or abbreviated once the controller has abbreviated it).
+- ``garbled``: ours as the recognizer mangled it, taken as ours: the telephony misspelled
+  ("skandinavian 372", "scandinavia 372"), the flight number one character off while the telephony
+  is ours ("scandinavian 373", unless exactly that callsign is nearby traffic), a registration
+  abbreviated before the controller did, or only another transcript of the same audio (the
+  recognizer's alternatives) naming ours.
+- ``other``: another aircraft's: a callsign of nearby traffic (never applied to us, even beside
+  ours), or a callsign that is not ours while ours is not named ("Lufthansa 359"; "Scandinavian
+  827" when we are 372).
+- ``missing``: no callsign at all.
+
+A foreign callsign whose telephony is also a phonetic letter ("delta 5", Delta Air Lines) is not
+taken as a callsign unless it is nearby traffic: taxi routes and holding points say "delta 5".
+
+`screen` applies the rule of the engine (see README "Who is talking"): ``other`` is always refused
+with "station calling <station>, say again your callsign"; ``missing`` only where the controller
+needs the callsign, i.e. on first contact: the pilot state opens contact (`opening_state`: the
+first pilot state of a flow the pilot calls in, or a pilot state reached after a handoff) and the
+controller has not yet spoken to us in that state; a MAYDAY, PAN PAN or radio check (an interrupt
+flow's trigger) is answered all the same. A readback, or any reply to the controller,
+without a callsign is judged as usual (real controllers accept it); the trace says the callsign
+was missing.
+
+Everything here is pure: it reads the session, never changes it.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any
+
+from rapidfuzz.distance import Levenshtein
+
+from engine.models import Flow, FlowMode, Hearing, Role, Session
+from engine.phraseology.alphabet import WORD_LETTERS, letter_of
+from engine.phraseology.callsigns import (
+    AIRLINES,
+    ParsedCallsign,
+    abbreviated_registration,
+    find,
+    parse_callsign,
+)
+from engine.phraseology.context import Context
+from engine.phraseology.transcript import Transcript, normalize_transcript, tokenize
+from engine.triggers import first_word_hit, word_triggers
+
+if TYPE_CHECKING:
+    from engine.registry import FlowRegistry
+
+MAX_TRAFFIC = 50  # callsigns of nearby traffic a session keeps
+MAX_FLIGHT_EDITS = 1  # flight number characters the recognizer may get wrong in our callsign
+
+# Designators whose telephony is also a phonetic letter ("Delta"): "delta 5" is a taxiway first.
+_LETTER_TELEPHONY = frozenset(code for code, (tel, _) in AIRLINES.items() if tel.casefold() in WORD_LETTERS)
+
+
+class Verdict(StrEnum):
+    OURS = "ours"
+    GARBLED = "garbled"  # ours, as the recognizer mangled it
+    OTHER = "other"  # another aircraft's
+    MISSING = "missing"  # no callsign named
+
+
+@dataclass(frozen=True, slots=True)
+class Identity:
+    verdict: Verdict
+    reason: str
+    heard: str | None = None  # the callsign the verdict rests on (canonical), if any
+    named: tuple[str, ...] = ()  # every callsign the transcript names, in order
+    traffic: bool = False  # `heard` is a callsign of nearby traffic
+
+    @property
+    def is_ours(self) -> bool:
+        return self.verdict in (Verdict.OURS, Verdict.GARBLED)
+
+
+@dataclass(frozen=True, slots=True)
+class Screening:
+    """`identify` plus the engine's rule: whether the controller refuses the transmission."""
+
+    identity: Identity
+    first_contact: bool
+    refuse: bool
+    reason: str
+
+    def trace_data(self) -> dict[str, Any]:
+        return {
+            "verdict": self.identity.verdict.value,
+            "heard": self.identity.heard,
+            "named": list(self.identity.named),
+            "traffic": self.identity.traffic,
+            "first_contact": self.first_contact,
+            "refused": self.refuse,
+        }
+
+
+# --------------------------------------------------------------------------- identify
+
+
+def own_codes(callsign: Any, callsign_spoken: Any = None) -> tuple[ParsedCallsign | None, frozenset[str]]:
+    """Our callsign parsed, and every code that is ours: "DLH359", and the code its spoken form
+    parses to when the scenario gave another telephony ("Hansa 359" stays DLH359 via `find`)."""
+    own = parse_callsign(callsign) if isinstance(callsign, str) and callsign.strip() else None
+    codes: set[str] = set()
+    if own is not None:
+        codes.add(own.letters)
+        spoken = parse_callsign(callsign_spoken) if isinstance(callsign_spoken, str) and callsign_spoken.strip() else None
+        if spoken is not None and spoken.flight == own.flight:
+            codes.add(spoken.letters)
+    return own, frozenset(codes)
+
+
+def _letters(code: str) -> str:
+    return code.replace("-", "").upper()
+
+
+def identify(
+    transcript: Transcript | str,
+    *,
+    callsign: Any,
+    callsign_spoken: Any = None,
+    abbreviated: bool = False,
+    traffic: Iterable[str] = (),
+) -> Identity:
+    """Whose callsign `transcript` names (see the module docstring for the verdicts)."""
+    t = transcript if isinstance(transcript, Transcript) else tokenize(transcript)
+    own, mine = own_codes(callsign, callsign_spoken)
+    nearby = {_letters(p.code): p for c in traffic if (p := parse_callsign(str(c))) is not None}
+    for code in mine:
+        nearby.pop(code, None)  # a list naming ourselves: we are never traffic
+
+    found: dict[int, str] = dict(find(t, Context()))  # written/spoken callsigns of any airline
+    exact_own: set[int] = {i for i, code in found.items() if _letters(code) in mine}
+    if own is not None:
+        variables = {"callsign_spoken": callsign_spoken} if isinstance(callsign_spoken, str) else {}
+        for i, code in find(t, Context(own.code, variables)):  # fuzzy telephony, registrations
+            if i not in found or _letters(code) in mine:
+                found[i] = code
+    for parsed in nearby.values():  # traffic misspelled or spelled ("lufthanza 359", registrations)
+        for i, code in find(t, Context(parsed.code)):
+            if _letters(code) == _letters(parsed.code):
+                found[i] = code
+    for j in sorted(found):  # "nor shuttle 359" names NAX359, not also SHT359 from its second word
+        parsed = parse_callsign(found[j]) if j in found else None
+        words = len(parsed.telephony.split()) if parsed is not None and parsed.telephony else 1
+        for i in range(j + 1, j + words):
+            found.pop(i, None)
+            exact_own.discard(i)
+    named = tuple(dict.fromkeys(found[i] for i in sorted(found)))
+
+    traffic_hits = [code for code in named if _letters(code) in nearby]
+    if traffic_hits:
+        also = " (our callsign too: who is calling is unclear)" if any(_letters(c) in mine for c in named) else ""
+        return Identity(Verdict.OTHER, f"names {traffic_hits[0]}, nearby traffic{also}", traffic_hits[0], named, True)
+    if own is None:
+        return Identity(Verdict.OURS, "the session has no callsign of its own to check", None, named)
+
+    ours: list[tuple[Verdict, str, str]] = []  # (verdict, code, why)
+    others: list[str] = []
+    for i in sorted(found):
+        code = found[i]
+        verdict, why = _judge(t, i, code, own, mine, abbreviated, i in exact_own)
+        if verdict is None:
+            continue
+        if verdict is Verdict.OTHER:
+            others.append(code)
+        else:
+            ours.append((verdict, code, why))
+    if ours:
+        best = next((o for o in ours if o[0] is Verdict.OURS), ours[0])
+        extra = f"; also names {', '.join(others)}" if others else ""
+        return Identity(best[0], f"{best[2]}{extra}", best[1], named)
+    if others:
+        return Identity(Verdict.OTHER, f"names {others[0]}, not our {own.code}", others[0], named)
+    return Identity(Verdict.MISSING, f"no callsign named (ours is {own.code})", None, named)
+
+
+def _judge(
+    t: Transcript, i: int, code: str, own: ParsedCallsign, mine: frozenset[str], abbreviated: bool, exact: bool
+) -> tuple[Verdict | None, str]:
+    """One named callsign against ours: OURS, GARBLED, OTHER, or None (not taken as a callsign)."""
+    heard = parse_callsign(code)
+    if heard is None:
+        return None, ""
+    letters = _letters(code)
+    if own.is_registration:
+        if letters == own.letters:
+            if _registration_run(t, i).startswith(own.letters):
+                return Verdict.OURS, f"our callsign {own.code}"
+            short = abbreviated_registration(own.code)
+            if abbreviated:
+                return Verdict.OURS, f"our callsign abbreviated as the controller did ({short})"
+            return Verdict.GARBLED, f"our callsign abbreviated ({short}) before the controller did: taken as ours"
+        if heard.is_registration and len(letters) == len(own.letters) and _near(letters, own.letters):
+            return Verdict.GARBLED, f"heard {code}: our {own.code} with one letter misheard"
+    elif letters in mine:
+        if exact:
+            return Verdict.OURS, f"our callsign {own.code}"
+        return Verdict.GARBLED, f"heard our {own.code} with the telephony misheard"
+    elif heard.airline == own.airline and _near(heard.flight, own.flight):
+        return Verdict.GARBLED, f"heard {code}: our {own.code} with one character of the flight number misheard"
+    if heard.airline in _LETTER_TELEPHONY and heard.airline != own.airline:
+        return None, ""  # "delta 5": a taxiway as likely as an airline
+    return Verdict.OTHER, f"names {code}"
+
+
+def _near(a: str, b: str) -> bool:
+    return Levenshtein.distance(a, b) <= MAX_FLIGHT_EDITS
+
+
+def _registration_run(t: Transcript, i: int) -> str:
+    """Letters and digits spelled from word i on ("delta echo alfa bravo charlie" -> "DEABC")."""
+    run = ""
+    for word in t.words[i : i + 8]:
+        letter = letter_of(word)
+        if letter:
+            run += letter
+        elif word.isalnum() and len(word) <= 6:
+            run += word.upper()
+        else:
+            break
+    return run
+
+
+# --------------------------------------------------------------------------- when it is needed
+
+
+_OPENING: weakref.WeakKeyDictionary[Any, frozenset[tuple[str, str]]] = weakref.WeakKeyDictionary()
+
+
+def opening_states(flows: Iterable[Flow]) -> frozenset[tuple[str, str]]:
+    """(flow, state) of every pilot state where the pilot opens contact with a station.
+
+    Those are the pilot states a pilot arrives at with no controller words before: the start of a
+    main or linear flow (a new exchange, usually on a new frequency: clearance, startup, taxi,
+    ready for departure, initial contact with departure/center/approach/tower), the state a flow
+    switch enters (back to approach after a go-around), and what follows a handoff. Following
+    atc/system states that say nothing (a system state choosing a route) is part of the way in.
+    Interrupt and parallel flows are entered by the pilot's own words, so their states are replies;
+    a flow that names no station has no station to call.
+    """
+    flows = list(flows)
+    by_slug = {f.slug: f for f in flows}
+    entries: list[tuple[str, str]] = []
+    for flow in flows:
+        if flow.entry_mode not in (FlowMode.INTERRUPT, FlowMode.PARALLEL):
+            entries.append((flow.slug, flow.start_state))
+        for state in flow.states.values():
+            # a silent handoff (a system state changing the frequency): the pilot calls the new
+            # station next; after a spoken one ("contact tower 118.7") the pilot reads it back first
+            hands_off = (state.handoff is not None or any(a.tune for a in state.actions)) and not state.say_tpl
+            for t in state.transitions:
+                if t.flow:
+                    target = by_slug.get(t.flow)
+                    if target is not None and target.entry_mode not in (FlowMode.INTERRUPT, FlowMode.PARALLEL):
+                        entries.append((t.flow, t.to or target.start_state))
+                elif hands_off and t.to:
+                    entries.append((flow.slug, t.to))
+    out: set[tuple[str, str]] = set()
+    seen: set[tuple[str, str]] = set()
+    while entries:
+        key = entries.pop()
+        if key in seen:
+            continue
+        seen.add(key)
+        flow = by_slug.get(key[0])
+        state = flow.states.get(key[1]) if flow else None
+        if flow is None or state is None:
+            continue
+        if state.role is Role.PILOT:
+            if state.station or flow.station:  # no station, no 'station calling'
+                out.add(key)
+        elif not state.say_tpl:  # the controller says nothing here: the way in goes on
+            entries.extend((flow.slug, t.to) for t in state.transitions if t.to and not t.flow)
+    return frozenset(out)
+
+
+def opening_state(registry: FlowRegistry, flow: str, state: str) -> bool:
+    """True when `flow`:`state` is a pilot state where the pilot opens contact (`opening_states`)."""
+    found = _OPENING.get(registry)
+    if found is None:
+        found = opening_states(registry)
+        _OPENING[registry] = found
+    return (flow, state) in found
+
+
+def controller_abbreviated(session: Session) -> bool:
+    """Whether the controller has abbreviated our registration (ICAO Doc 4444 12.3.1.9): the
+    scenario's spoken callsign is the abbreviation, or a controller message said it."""
+    own = parse_callsign(str(session.variables.get("callsign") or ""))
+    if own is None or not own.is_registration:
+        return False
+    short = abbreviated_registration(own.code)
+    if short.replace("-", "") == own.letters:
+        return False  # too short to abbreviate
+    spoken = str(session.variables.get("callsign_spoken") or "").upper().replace(" ", "")
+    if spoken and spoken.replace("-", "") == short.replace("-", ""):
+        return True
+    return any(short in message.text.upper() for message in session.message_history[-50:])
+
+
+def _addressed_here(session: Session, registry: FlowRegistry) -> bool:
+    """The controller spoke to us in the active state already (a say again, a silence prompt):
+    it knows who we are. Its own 'station calling' requests do not count."""
+    for message in reversed(session.message_history):
+        if message.flow is None:
+            return False
+        try:
+            refusal = registry.get(message.flow).policies.station_calling_tpl
+        except KeyError:
+            refusal = None
+        if message.template == refusal:
+            continue
+        return (message.flow, message.state) == (session.active.flow, session.active.state)
+    return False
+
+
+def _interrupts(registry: FlowRegistry, text: str) -> bool:
+    """The transmission triggers an interrupt flow (MAYDAY, PAN PAN, radio check)."""
+    norm = normalize_transcript(text)
+    return any(
+        f.interrupt is not None and first_word_hit(word_triggers(f.interrupt.triggers), norm) is not None
+        for f in registry.interrupt_flows()
+    )
+
+
+def screen(
+    session: Session, registry: FlowRegistry, text: str, hearing: Hearing | None = None
+) -> Screening:
+    """`identify` on the session's transmission `text`, and whether the controller refuses it:
+    always for another aircraft's callsign, for a missing one on first contact only."""
+    variables = session.variables
+    kwargs: dict[str, Any] = {
+        "callsign": variables.get("callsign"),
+        "callsign_spoken": variables.get("callsign_spoken"),
+        "abbreviated": controller_abbreviated(session),
+        "traffic": session.traffic,
+    }
+    who = identify(text, **kwargs)
+    alternatives = [a for a in (hearing.alternatives if hearing else []) if a and a.strip()]
+    if who.verdict in (Verdict.OTHER, Verdict.MISSING) and not who.traffic:  # traffic named: never ours
+        for alternative in alternatives:
+            other = identify(alternative, **kwargs)
+            if other.is_ours:
+                who = Identity(
+                    Verdict.GARBLED,
+                    f"the best transcript: {who.reason}; an alternative transcript names our {other.heard}",
+                    other.heard,
+                    who.named,
+                )
+                break
+    first = opening_state(registry, session.active.flow, session.active.state) and not _addressed_here(session, registry)
+    if first and who.verdict is Verdict.MISSING and _interrupts(registry, text):
+        return Screening(who, first, False, f"{who.reason}; a distress, urgency or radio check call is answered")
+    if who.verdict is Verdict.OTHER:
+        return Screening(who, first, True, f"{who.reason}: not ours, the controller asks who is calling")
+    if who.verdict is Verdict.MISSING:
+        if first:
+            return Screening(who, first, True, f"{who.reason} on first contact: the controller asks who is calling")
+        return Screening(who, first, False, f"{who.reason}; not first contact, judged as usual")
+    return Screening(who, first, False, who.reason)
+
+
+def traffic_codes(values: Sequence[Any]) -> list[str]:
+    """Canonical codes of a traffic list, in order, once each; ValueError names the first value
+    that is no callsign (for adapters validating client input)."""
+    if len(values) > MAX_TRAFFIC:
+        raise ValueError(f"at most {MAX_TRAFFIC} traffic callsigns, got {len(values)}")
+    out: list[str] = []
+    for n, value in enumerate(values):
+        parsed = parse_callsign(value) if isinstance(value, str) and 0 < len(value.strip()) <= 40 else None
+        if parsed is None:
+            raise ValueError(f"item {n} ({value!r}) is not a callsign (e.g. 'DLH359', 'Lufthansa 359', 'D-EABC')")
+        if parsed.code not in out:
+            out.append(parsed.code)
+    return out

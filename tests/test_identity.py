@@ -1,0 +1,228 @@
+"""Who is talking (engine/identity.py): another aircraft's callsign is never applied to ours, a
+missing one on first contact gets "station calling", a garbled own callsign is still ours."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from engine.identity import Verdict, identify, opening_states, screen
+from engine.models import Session
+from engine.phraseology import AIRLINES, speak_callsign
+from engine.session import SessionEngine
+from gateway.service import RadioService
+from gateway.settings import Settings
+from gateway.store import MemorySessionRepository
+
+SAS = {"callsign": "SAS372", "callsign_spoken": "Scandinavian 372"}
+STATION_CALLING = "Station calling Frankfurt Delivery, say again your callsign."
+
+
+@pytest.fixture(scope="module")
+def registry():
+    return RadioService(Settings()).registry
+
+
+@pytest.fixture()
+def service(registry) -> RadioService:
+    return RadioService(Settings(), registry=registry, repository=MemorySessionRepository())
+
+
+@pytest.fixture(scope="module")
+def engine(registry) -> SessionEngine:
+    return SessionEngine(registry)
+
+
+@pytest.fixture(scope="module")
+def seed7(registry) -> dict:
+    """The README's example scenario: clearance, seed 7 (Scandinavian 372 at Frankfurt)."""
+    service = RadioService(Settings(), registry=registry, repository=MemorySessionRepository())
+    session, _, _ = service.create(flow="clearance", seed=7)
+    return dict(session.variables)
+
+
+def _start(engine: SessionEngine, variables: dict, traffic: list[str] | None = None) -> Session:
+    session, _ = engine.start(variables=dict(variables), session_id="who", flow="clearance", now=0.0)
+    session.traffic = list(traffic or [])
+    return session
+
+
+def _first_call(variables: dict, spoken: str, *, last: bool = False) -> str:
+    station = f"{variables['airport_name']} Delivery"
+    rest = f"stand {variables['stand']}, information {variables['atis_letter']}, request IFR clearance to {variables['destination_name']}"
+    return f"{station}, {rest}, {spoken}" if last else f"{station}, {spoken}, {rest}"
+
+
+# --------------------------------------------------------------------------- identify
+
+
+@pytest.mark.parametrize(
+    ("text", "verdict", "heard"),
+    [
+        ("frankfurt delivery scandinavian tree seven two request clearance", Verdict.OURS, "SAS372"),
+        ("cleared to warsaw squawk 3553, SAS 372", Verdict.OURS, "SAS372"),
+        ("sierra alfa sierra 372 request clearance", Verdict.OURS, "SAS372"),
+        ("scandinavian tree seven too request clearance", Verdict.OURS, "SAS372"),  # "too" is two
+        ("scandinavia 372 request clearance", Verdict.GARBLED, "SAS372"),
+        ("skandinavian 372 information papa", Verdict.GARBLED, "SAS372"),
+        ("scandinavian three seven tree request", Verdict.GARBLED, "SAS373"),  # one digit misheard
+        ("scandinavian 37 request", Verdict.GARBLED, "SAS37"),  # one digit lost
+        ("frankfurt delivery lufthansa three five niner information kilo", Verdict.OTHER, "DLH359"),
+        ("scandinavian 827 request clearance", Verdict.OTHER, "SAS827"),  # our telephony, not our flight
+        ("nor shuttle 372 request", Verdict.OTHER, "NAX372"),
+        ("request IFR clearance information papa", Verdict.MISSING, None),
+        ("taxi via delta 5 to holding point alfa 12", Verdict.MISSING, None),  # a taxiway, not Delta 5
+    ],
+)
+def test_identify(text: str, verdict: Verdict, heard: str | None) -> None:
+    who = identify(text, **SAS)
+    assert (who.verdict, who.heard) == (verdict, heard), who.reason
+
+
+def test_traffic_is_never_ours_even_one_digit_off_or_beside_ours() -> None:
+    assert identify("scandinavian 373 request", traffic=["SAS373"], **SAS).verdict is Verdict.OTHER
+    assert identify("scandinavian 373 request", **SAS).verdict is Verdict.GARBLED  # not traffic: ours misheard
+    both = identify("lufthansa 359, scandinavian 372", traffic=["DLH359"], **SAS)
+    assert both.verdict is Verdict.OTHER and both.traffic and both.heard == "DLH359"
+    assert identify("lufthanza 359 request", traffic=["Lufthansa 359"], **SAS).heard == "DLH359"  # misspelled traffic
+    assert identify("delta 5 request", traffic=["DAL5"], **SAS).verdict is Verdict.OTHER  # named traffic counts
+    # a traffic list naming ourselves does not make us traffic
+    assert identify("scandinavian 372 request", traffic=["SAS372"], **SAS).verdict is Verdict.OURS
+
+
+def test_registrations_follow_the_abbreviation_rule() -> None:
+    reg = {"callsign": "D-EABC", "callsign_spoken": "D-EABC"}
+    assert identify("delta echo alfa bravo charlie request taxi", **reg).verdict is Verdict.OURS
+    early = identify("delta bravo charlie request taxi", **reg)
+    assert early.verdict is Verdict.GARBLED and "before the controller" in early.reason
+    assert identify("delta bravo charlie request taxi", abbreviated=True, **reg).verdict is Verdict.OURS
+    # abbreviated while traffic abbreviates the same way: who is calling is unclear
+    assert identify("delta bravo charlie request taxi", abbreviated=True, traffic=["D-EXBC"], **reg).verdict is Verdict.OTHER
+    assert identify("delta echo xray yankee zulu request taxi", **reg).verdict is Verdict.OTHER
+    assert identify("delta echo alfa bravo xray request taxi", **reg).verdict is Verdict.GARBLED
+
+
+def test_opening_states_are_first_contacts(registry) -> None:
+    opening = opening_states(registry)
+    for key in [("clearance", "CD_INITIAL"), ("startup_pushback", "SP_REQUEST"), ("tower_departure", "TWR_READY"),
+                ("departure", "DEP_INITIAL"), ("approach", "APP_MISSED_INITIAL"), ("taxi_in", "TI_INITIAL")]:
+        assert key in opening
+    for key in [("clearance", "CD_READBACK"), ("clearance", "CD_GROUND_RB"), ("tower_departure", "TWR_DEP_RB")]:
+        assert key not in opening
+    assert not any(flow in ("emergency", "radio_check") for flow, _ in opening)
+
+
+# --------------------------------------------------------------------------- the engine
+
+
+def test_readme_seed_7_lufthansa_first_call_gets_station_calling(service: RadioService) -> None:
+    session, _, _ = service.create(flow="clearance", seed=7)
+    assert session.variables["callsign"] == "SAS372"
+    before = dict(session.variables)
+    d = service.transmit(session.session_id, "frankfurt delivery lufthansa tree fife niner information kilo request IFR clearance")
+    assert [m.text for m in d.messages] == [STATION_CALLING]
+    assert d.to_state == "CD_INITIAL" and not d.recognized and d.intent == "station_calling" and not d.updates
+    step = next(s for s in d.trace.steps if s.step == "callsign")
+    assert step.data["verdict"] == "other" and step.data["heard"] == "DLH359" and step.data["refused"]
+    after = service.get(session.session_id)
+    assert after.active.state == "CD_INITIAL" and after.variables == before
+    assert not any("cleared" in m.text.lower() for m in after.message_history)
+    # "say again" repeats the question; our own callsign then gets the clearance
+    assert [m.text for m in service.transmit(session.session_id, "say again").messages] == [STATION_CALLING]
+    ok = service.transmit(session.session_id, "frankfurt delivery scandinavian tree seven two information papa request IFR clearance")
+    assert ok.to_state == "CD_READBACK" and "cleared to" in ok.messages[-1].text
+
+
+def test_garbled_own_callsign_is_answered_normally(engine: SessionEngine, seed7: dict) -> None:
+    for spoken in ("skandinavian tree seven two", "scandinavia 372", "scandinavian three seven three"):
+        session = _start(engine, seed7)
+        d = engine.transmit(session, _first_call(seed7, spoken), 1.0)
+        assert d.to_state == "CD_READBACK", (spoken, [s.detail for s in d.trace.steps])
+        step = next(s for s in d.trace.steps if s.step == "callsign")
+        assert step.data["verdict"] == "garbled" and not step.data["refused"]
+
+
+def test_traffic_callsign_is_never_applied(engine: SessionEngine, seed7: dict) -> None:
+    session = _start(engine, seed7, traffic=["SAS373", "DLH359"])
+    for spoken in ("scandinavian three seven three", "lufthansa tree fife niner"):
+        d = engine.transmit(session, _first_call(seed7, spoken), 1.0)
+        assert d.to_state == "CD_INITIAL" and [m.text for m in d.messages] == [STATION_CALLING]
+    # at the readback too: another aircraft's readback is not ours, the clearance stays issued
+    d = engine.transmit(session, _first_call(seed7, "scandinavian tree seven two"), 2.0)
+    assert d.to_state == "CD_READBACK"
+    rb = f"cleared to {seed7['destination_name']} via {seed7['sid']} climb {seed7['initial_altitude_ft']} feet squawk {seed7['squawk']}"
+    d = engine.transmit(session, f"{rb}, lufthansa 359", 3.0)
+    assert d.to_state == "CD_READBACK" and d.readback is None and [m.text for m in d.messages] == [STATION_CALLING]
+    d = engine.transmit(session, f"{rb}, scandinavian 372", 4.0)
+    assert d.readback is not None and d.readback.ok and d.to_state != "CD_READBACK"
+
+
+def test_missing_callsign_on_first_call_but_not_in_a_readback(engine: SessionEngine, seed7: dict) -> None:
+    session = _start(engine, seed7)
+    d = engine.transmit(session, f"Frankfurt Delivery, information {seed7['atis_letter']}, request IFR clearance", 1.0)
+    assert d.to_state == "CD_INITIAL" and [m.text for m in d.messages] == [STATION_CALLING]
+    assert next(s for s in d.trace.steps if s.step == "callsign").data["verdict"] == "missing"
+    d = engine.transmit(session, _first_call(seed7, "Scandinavian 372"), 2.0)
+    assert d.to_state == "CD_READBACK"
+    # a readback without the callsign is judged as usual (the trace says it was missing)
+    rb = f"cleared to {seed7['destination_name']} via {seed7['sid']} climb {seed7['initial_altitude_ft']} feet squawk {seed7['squawk']}"
+    d = engine.transmit(session, rb, 3.0)
+    assert d.readback is not None and d.readback.ok and d.to_state != "CD_READBACK"
+    step = next(s for s in d.trace.steps if s.step == "callsign")
+    assert step.data["verdict"] == "missing" and not step.data["refused"]
+
+
+def test_once_the_controller_called_us_in_the_state_a_missing_callsign_is_answered(engine: SessionEngine, seed7: dict) -> None:
+    session = _start(engine, seed7)
+    d = engine.transmit(session, "say again", 1.0)  # nothing said yet: the controller calls us
+    assert [m.text for m in d.messages] == ["Scandinavian 372, Frankfurt Delivery, go ahead."]
+    d = engine.transmit(session, f"information {seed7['atis_letter']}, request IFR clearance", 2.0)
+    assert d.to_state == "CD_READBACK"
+
+
+def test_radio_check_and_mayday_without_callsign_are_answered(engine: SessionEngine, seed7: dict) -> None:
+    session = _start(engine, seed7)
+    d = engine.transmit(session, "Frankfurt Delivery radio check", 1.0)
+    assert d.intent == "radio_check" and "read you" in d.messages[0].text
+    d = engine.transmit(session, "Frankfurt Delivery radio check, lufthansa 359", 1.0)
+    assert [m.text for m in d.messages] == [STATION_CALLING]
+
+
+def test_route_query_is_not_asked_for_a_refused_transmission(engine: SessionEngine, seed7: dict) -> None:
+    session = _start(engine, seed7)
+    assert engine.route_query(session, "lufthansa 359 we would like to go flying") is None
+    assert engine.route_query(session, "scandinavian 372 we would like to go flying") is not None
+
+
+def test_screen_is_pure(registry, seed7: dict, engine: SessionEngine) -> None:
+    session = _start(engine, seed7, traffic=["DLH359"])
+    before = session.model_dump()
+    assert screen(session, registry, "lufthansa 359 request").refuse
+    assert session.model_dump() == before
+
+
+# --------------------------------------------------------------------------- the property
+
+CODES = sorted(AIRLINES)
+flights = st.integers(min_value=1, max_value=9999).map(str)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(own=st.sampled_from(CODES), own_flight=flights, other=st.sampled_from(CODES), other_flight=flights,
+       last=st.booleans(), traffic=st.booleans())
+def test_a_first_call_moves_the_state_only_with_our_callsign(
+    engine: SessionEngine, seed7: dict, own: str, own_flight: str, other: str, other_flight: str, last: bool, traffic: bool
+) -> None:
+    """Any own and other airline callsign: a correct first call naming the other never moves the
+    state (listed as traffic or not); naming ours, first or last, does."""
+    if other == own:
+        other = CODES[(CODES.index(own) + 1) % len(CODES)]
+    mine, theirs = f"{own}{own_flight}", f"{other}{other_flight}"
+    variables = {**seed7, "callsign": mine, "callsign_spoken": f"{AIRLINES[own][0]} {own_flight}"}
+    session = _start(engine, variables, traffic=[theirs] if traffic else [])
+    d = engine.transmit(session, _first_call(variables, speak_callsign(theirs), last=last), 1.0)
+    assert d.to_state == "CD_INITIAL" and not d.updates, (theirs, d.trace.steps)
+    assert [m.text for m in d.messages] == [STATION_CALLING]
+    d = engine.transmit(session, _first_call(variables, speak_callsign(mine), last=last), 2.0)
+    assert d.to_state != "CD_INITIAL", (mine, [s.detail for s in d.trace.steps])
