@@ -156,12 +156,12 @@ def verdict(decision: Decision) -> str:
     rb = decision.readback
     if rb is None or not decision.recognized or decision.intent == "say_again":
         return "say_again"
-    if any(v == "unsure" for v in rb.fields.values()) or getattr(rb, "unsure", None):
-        return "say_again"
     if rb.ok:
         return "accepted"
     if any(v == "wrong" for v in rb.fields.values()):
-        return "wrong"
+        return "wrong"  # the controller corrects a wrong value even when another was heard unsure
+    if any(v == "unsure" for v in rb.fields.values()):
+        return "say_again"
     return "missing"
 
 

@@ -118,7 +118,7 @@ def test_free_form_words_are_routed_by_the_llm_over_the_socket(speech, llm_serve
     async def scenario(base: str):
         client, _started = await _start(base)
         mark = client.mark()
-        await client.send({"type": "text", "text": "good morning, we're all set to get our flight plan to munich"})
+        await client.send({"type": "text", "text": "good morning, Lufthansa 359, we're all set to get our flight plan to munich"})
         decision = await client.wait_type("decision", start=mark)
         assert decision["to_state"] == "CD_READBACK" and decision["trace"]["router"]["name"] == "llm"
         current = await client.wait_type("atc.message", start=mark)
