@@ -11,7 +11,7 @@ The app calls, in this order (``app/pages/pm.vue``):
   expected_pilot_template, variables, flags, trace: [{type, message}], fallback_used,
   fallback_reason, auto_advanced_states}``, plus ``flow_slug`` (the flow ``next_state_id`` is in:
   a readback can end one flow and start the next, and the app's type has no other place for it);
-- ``DELETE /api/radio/session/{id}``.
+- ``DELETE /api/radio/session/{id}`` -> ``{ok: true, session_id}`` (the app reads nothing).
 
 Singular ``session``: ours is ``/api/radio/sessions`` (plural, protocol-v1.md "HTTP"); both reach
 the same sessions, so a session created here can be read there and the other way round.
@@ -43,7 +43,7 @@ from typing import Any
 
 from pydantic import ConfigDict, Field
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import JSONResponse
 from starlette.routing import BaseRoute, Route
 
 from engine.models import Decision, Role, Session
@@ -159,9 +159,10 @@ def routes(service: RadioService, max_body_bytes: int) -> list[BaseRoute]:
             raise _renamed(exc, "text", "pilot_utterance") from None
         return JSONResponse(transmit_response(service, service.get(session_id), decision))
 
-    async def delete(request: Request) -> Response:
-        service.delete(request.path_params["session_id"])
-        return Response(status_code=204)
+    async def delete(request: Request) -> JSONResponse:
+        session_id = request.path_params["session_id"]
+        service.delete(session_id)
+        return JSONResponse({"ok": True, "session_id": session_id})  # the app reads nothing
 
     return [
         Route(BASE, create, methods=["POST"]),
