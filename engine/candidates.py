@@ -32,6 +32,9 @@ class Candidate:
     heard: str | None = None  # which trigger was heard (intent name or pattern)
     eliminated: bool = False
     reason: str | None = None
+    # after routing: "eliminated", "remains" or "uncertain", and why (engine/router.py, steps 7/8)
+    status: str | None = None
+    evidence: str | None = None
 
     @property
     def id(self) -> str:

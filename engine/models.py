@@ -353,6 +353,8 @@ class CandidateTrace(_Model):
     score: float | None = None
     eliminated: bool = False
     reason: str | None = None
+    status: str | None = None  # eliminated | remains | uncertain (engine/router.py, steps 7/8)
+    evidence: str | None = None  # why it remains or is uncertain
 
 
 class TraceStep(_Model):

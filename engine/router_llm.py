@@ -175,7 +175,10 @@ def consult_reason(result: RouteResult, candidates: list[Candidate]) -> ConsultR
     """Why the LLM should be asked about a deterministic result; None when it stands alone.
 
     Nothing is asked when no candidate survived guards, triggers and the readback check: there
-    is nothing to choose from, and the model must never bring back an eliminated route.
+    is nothing to choose from, and the model must never bring back an eliminated route. Nor when
+    exactly one candidate remains (seed 000 step 7, rule ``single_remaining``: engine/router.py).
+    ``below_threshold``: no candidate remains, some are uncertain (rule ``uncertain``);
+    ``ambiguous``: a near tie among the remaining ones (rule ``best_remaining``).
     """
     if not any(not c.eliminated for c in candidates):
         return None
@@ -187,11 +190,14 @@ def consult_reason(result: RouteResult, candidates: list[Candidate]) -> ConsultR
 
 
 def offered(candidates: list[Candidate]) -> list[tuple[str, Candidate]]:
-    """The surviving candidates under the ids the model sees (a repeated id gets ``#2``...)."""
+    """The candidates the model may choose, under the ids it sees (a repeated id gets ``#2``...):
+    the remaining ones when some remain (step 8: "only those candidates"), else every candidate
+    not eliminated (all uncertain: engine/router.py)."""
     out: list[tuple[str, Candidate]] = []
     seen: set[str] = {NONE}
+    remaining = any(c.status == "remains" and not c.eliminated for c in candidates)
     for cand in candidates:
-        if cand.eliminated:
+        if cand.eliminated or (remaining and cand.status != "remains"):
             continue
         base = cand.id
         qid, n = base, 1

@@ -15,7 +15,9 @@ Where each value comes from:
   valid 8.33/25 kHz channel names in the station's usual band, distinct from every other one.
   delivery/ground/tower/departure/atis belong to the departure airport; ``approach_freq`` and the
   ``arrival_*`` values to the destination (the approach a flight talks to is the arrival one);
-  ``center_freq`` is the departure airport's listed centre, else generated.
+  ``center_freq`` is the departure airport's listed centre, else the destination's (the en-route
+  controller a flight between them talks to; OurAirports lists centres for few airports, none
+  for EDDF), else generated.
 - callsign: a seeded airline from `engine.phraseology.callsigns.AIRLINES` and flight number.
 - weather: with a report of the airport's real weather (`engine.weather.WeatherReport`, fetched
   and parsed by the gateway), the wind, QNH, ATIS letter and METAR are today's and the runway is
@@ -168,7 +170,7 @@ def resolve_scenario(
     ).raw
 
     used = {str(g[k]) for k in g if k.endswith("_freq")}  # generated ones never clash with these
-    center_source = airport if airport and airport.frequencies.get("center") else None
+    center_source = next((a for a in (airport, destination) if a and a.frequencies.get("center")), None)
     for var, station, source in (
         ("delivery_freq", "delivery", airport),
         ("ground_freq", "ground", airport),

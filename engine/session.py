@@ -322,6 +322,7 @@ class SessionEngine:
         flow = self.registry.get(session.active.flow)
         state = flow.states[session.active.state]
         cands, rb, result, ctx = self._route(session, d, flow, state, text, norm, hearing)
+        rule = result.rule  # the deterministic rule, kept when the LLM decides after it
         consult = consult_reason(result, cands)
         if consult is not None:
             query = self._query(session, flow, state, text, norm, cands, result, consult, ctx)
@@ -334,6 +335,7 @@ class SessionEngine:
             "threshold": flow.policies.match_threshold,
             "reason": result.reason,
             "ambiguous": result.ambiguous,
+            "rule": rule,  # seed 000 steps 7/8 (engine/router.py)
             "consult": consult,
             "llm": result.llm,
             "fallback": result.fallback,
@@ -1012,4 +1014,6 @@ class SessionEngine:
             score=c.score,
             eliminated=c.eliminated,
             reason=c.reason,
+            status=c.status,
+            evidence=c.evidence,
         )

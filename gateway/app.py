@@ -31,7 +31,7 @@ from starlette.routing import BaseRoute, Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 
 from gateway import metrics
-from gateway.api import airports, compat, health, openapi, sessions, vatsim
+from gateway.api import airports, compat, health, openapi, opensquawk, sessions, vatsim
 from gateway.api import speech as speech_api
 from gateway.api.access import AccessMiddleware
 from gateway.api.errors import (
@@ -122,6 +122,7 @@ def create_app(
         *speech_api.routes(speech, settings),
         *sessions.routes(service, settings.max_body_bytes, auth),
         *compat.routes(service, settings.max_body_bytes),
+        *opensquawk.routes(service, settings.max_body_bytes),  # the OpenSquawk app's /api/radio/session
         *vatsim.routes(service),  # /api/vatsim/metar, /api/vatsim/flightplans, /api/airports/{icao}/atis
         *airports.routes(service.airports),
         *openapi.routes(service, auth),

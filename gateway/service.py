@@ -587,17 +587,21 @@ class RadioService:
         text: str,
         variables: Mapping[str, Any] | None = None,
         flags: Mapping[str, Any] | None = None,
+        registry: FlowRegistry | None = None,
     ) -> Evaluation:
         """Run one utterance through the engine on a throwaway session at `flow`:`state`.
 
         For the stateless compatibility API (`POST /api/llm/decide`): nothing is stored. The
         flow's declared variables and flags are the defaults under the given ones. The LLM
-        router is asked as for a live transmission, when one is configured.
+        router is asked as for a live transmission, when one is configured. `registry`: the
+        flows to decide on instead of the loaded ones (the frontend's state fields applied to a
+        copy, gateway/api/compat_state.py).
         """
+        engine = self.engine if registry is None else SessionEngine(registry, llm_fallback=self.settings.llm_fallback)
         session = self._throwaway(flow, state, variables, flags)
-        query = self.engine.route_query(session, text) if self.llm is not None else None
+        query = engine.route_query(session, text) if self.llm is not None else None
         verdict = await consult(self.llm, query) if self.llm is not None and query is not None else None
-        decision, routing = self.engine.decide(session, text, 0.0, llm=verdict)
+        decision, routing = engine.decide(session, text, 0.0, llm=verdict)
         if routing is None:
             return Evaluation(session, decision, None, [], None, self.registry.get(flow).policies.match_threshold)
         return Evaluation(session, decision, routing.chosen, routing.candidates, routing.result, routing.threshold)

@@ -65,7 +65,7 @@ def decide(client: httpx.Client, **body: Any) -> dict[str, Any]:
         assert decision["next_state"] in offered + [body["state_id"]]
     else:
         assert out["trace"]["fallback"]["used"] is False
-        in_place = decision["radio_check"] and decision["next_state"] == body["state_id"]
+        in_place = decision["next_state"] == body["state_id"]  # radio check or readback correction
         assert decision["next_state"] in offered or in_place
     return out
 
@@ -76,7 +76,8 @@ def cands(*ids: str) -> list[dict[str, Any]]:
 
 def test_runtime_shape(client: httpx.Client) -> None:
     runtime = client.get("/api/decision-flows/runtime").json()
-    assert set(runtime) == {"schema_version", "main_flow", "flows"}
+    assert set(runtime) == {"schema_version", "main_flow", "flows", "airport"}
+    assert runtime["airport"]["icao"] == "EDDF" and runtime["airport"]["destination"]["icao"] == "EDDM"
     assert runtime["main_flow"] in runtime["flows"]
     clearance = runtime["flows"]["clearance"]
     assert FLOW_KEYS <= set(clearance)
@@ -94,7 +95,8 @@ def test_runtime_shape(client: httpx.Client) -> None:
     assert clearance["states"]["CD_SEQUENCE"]["next"][0]["guard"] == "clearance_delay"
     issue = clearance["states"]["CD_ISSUE"]
     assert issue["role"] == "atc" and "{{squawk}}" in issue["say_tpl"]
-    assert issue["frequency"] == "{{delivery_freq}}" and issue["frequencyName"] == "Delivery"
+    assert issue["frequency_tpl"] == "{{delivery_freq}}" and issue["frequencyName"] == "Delivery"
+    assert issue["frequency"] == runtime["airport"]["frequencies"]["delivery_freq"]["value"] == "122.035"  # EDDF's
     handoff = clearance["states"]["CD_HANDOFF"]
     assert handoff["handoff"]["to"] == "ground"
     assert handoff["next"][0]["flow"] == "startup_pushback"
@@ -133,9 +135,11 @@ def test_decide_readbacks(client: httpx.Client, context: dict[str, Any]) -> None
 
     wrong = decide(client, **base, pilot_utterance=context["readback"].replace("4721", "4712"))
     d = wrong["decision"]
-    # the engine stays to correct the readback; staying was not offered: explicit fallback
-    assert d["off_schema"] is True and d["next_state"] == "CD_READBACK"
+    # the engine stays to correct the readback: a correction, not a fallback
+    assert d["off_schema"] is False and d["next_state"] == "CD_READBACK"
     assert "4721" in d["controller_say_tpl"]
+    assert "readback correction" in wrong["trace"]["autoSelection"]["reason"]
+    assert wrong["trace"]["readback"]["ok"] is False and wrong["trace"]["fallback"] == {"used": False}
     assert "CD_RB_CORRECT" not in wrong["active_nodes"]
 
 

@@ -117,11 +117,11 @@ def assert_error(response: httpx.Response, status: int, code: str, field: str | 
 
 
 def test_say_seed_shape_returns_wav_of_the_spoken_text(client: httpx.Client, speech: SpeechStack) -> None:
-    response = client.post("/api/atc/say", json={"text": CLEARANCE, "voice": "en_US-joe-medium"})
+    response = client.post("/api/atc/say", json={"text": CLEARANCE, "voice": "en_US-joe-medium", "format": "wav"})
     assert response.status_code == 200, response.text
     body = response.json()
-    assert set(body) == {"audio", "mimeType"}
-    assert body["mimeType"] == "audio/wav"
+    assert set(body) == {"audio", "mimeType", "voice", "notes"}
+    assert body["mimeType"] == "audio/wav" and body["voice"] == speech.default_voice and body["notes"] == []
     audio = base64.b64decode(body["audio"])
     assert audio[:4] == b"RIFF" and audio[8:12] == b"WAVE"
     pcm, rate = read_wav(audio)
@@ -131,10 +131,24 @@ def test_say_seed_shape_returns_wav_of_the_spoken_text(client: httpx.Client, spe
     assert np.percentile(frame_rms(pcm, rate), 90) > 1000  # speech, not silence
 
 
+def test_say_defaults_to_the_contracts_mpeg_and_says_which_voice_spoke(client: httpx.Client, speech: SpeechStack) -> None:
+    # seed 000's example body, word for word: {"text": ..., "voice": "string"}
+    body = client.post("/api/atc/say", json={"text": CLEARANCE, "voice": "string"}).json()
+    assert body["mimeType"] == "audio/mpeg"
+    decoded = decode_audio(base64.b64decode(body["audio"]), 16000, container_format="mp3")
+    assert len(decoded) / 32000 > 2.0
+    assert body["voice"] == speech.default_voice  # "string" is no voice here: the default spoke, and it says so
+    assert any("'string'" in note for note in body["notes"])
+    other = next((v["id"] for v in speech.voices() if v["id"] != speech.default_voice), None)
+    if other is not None:  # a voice of GET /api/voices is used, not ignored
+        chosen = client.post("/api/atc/say", json={"text": "Roger", "voice": other}).json()
+        assert chosen["voice"] == other and chosen["notes"] == []
+
+
 def test_say_opensquawk_shape_speaks_icao_form(client: httpx.Client) -> None:
     response = client.post(
         "/api/atc/say",
-        json={"text": CLEARANCE, "level": 5, "voice": "alloy", "speed": 1.0, "tag": "atc", "sessionId": "s-1"},
+        json={"text": CLEARANCE, "level": 5, "voice": "alloy", "speed": 1.0, "tag": "atc", "sessionId": "s-1", "format": "wav"},
     )
     assert response.status_code == 200, response.text
     body = response.json()
@@ -162,7 +176,7 @@ def test_say_pre_normalized_text_is_spoken_as_given(client: httpx.Client) -> Non
 def test_say_radio_level_changes_the_audio(client: httpx.Client) -> None:
     clips = {}
     for level in (1, 5):
-        body = client.post("/api/atc/say", json={"text": "DLH359, hold position", "level": level}).json()
+        body = client.post("/api/atc/say", json={"text": "DLH359, hold position", "level": level, "format": "wav"}).json()
         assert body["level"] == level
         clips[level] = read_wav(base64.b64decode(body["audio"]["base64"]))
     (noisy, rate), (clean, _) = clips[1], clips[5]
@@ -174,7 +188,7 @@ def test_say_radio_level_changes_the_audio(client: httpx.Client) -> None:
 def test_say_speed_sets_the_speaking_rate_clamped_to_half_and_double(client: httpx.Client) -> None:
     durations = {}
     for speed, applied in ((0.25, 0.5), (1.0, 1.0), (3.0, 2.0)):
-        body = client.post("/api/atc/say", json={"text": CLEARANCE, "speed": speed, "level": 5}).json()
+        body = client.post("/api/atc/say", json={"text": CLEARANCE, "speed": speed, "level": 5, "format": "wav"}).json()
         assert body["speed"] == applied
         pcm, rate = read_wav(base64.b64decode(body["audio"]["base64"]))
         durations[applied] = len(pcm) / 2 / rate
@@ -183,7 +197,7 @@ def test_say_speed_sets_the_speaking_rate_clamped_to_half_and_double(client: htt
 
 @pytest.mark.parametrize(("fmt", "mime", "container"), [("mp3", "audio/mpeg", "mp3"), ("ogg", "audio/ogg", "ogg")])
 def test_say_encodes_mp3_and_ogg(client: httpx.Client, fmt: str, mime: str, container: str) -> None:
-    wav = client.post("/api/atc/say", json={"text": CLEARANCE, "level": 4}).json()["audio"]
+    wav = client.post("/api/atc/say", json={"text": CLEARANCE, "level": 4, "format": "wav"}).json()["audio"]
     body = client.post("/api/atc/say", json={"text": CLEARANCE, "level": 4, "format": fmt}).json()
     assert (body["audio"]["mime"], body["audio"]["ext"]) == (mime, fmt)
     encoded = base64.b64decode(body["audio"]["base64"])

@@ -28,7 +28,8 @@ from gateway.service import RadioService, SessionNotFound
 from gateway.store import StoreUnavailable
 
 PUBLIC_PATHS = frozenset({"/health", "/openapi.json"})
-_SESSION_ROUTE = re.compile(r"^/api/radio/sessions/([^/]+)(?:/[^/]*)?$")
+# ours (sessions) and the OpenSquawk app's (session, gateway/api/opensquawk.py)
+_SESSION_ROUTE = re.compile(r"^/api/radio/sessions?/([^/]+)(?:/[^/]*)?$")
 
 
 _RADIO_PREFIX = "/v1/"

@@ -46,6 +46,8 @@ from gateway.api.schemas import (
     TelemetryRequest,
     TransmissionRequest,
 )
+from gateway.api.opensquawk import OpenSquawkCreate as OsCreate
+from gateway.api.opensquawk import OpenSquawkTransmit as OsTransmitRequest
 from gateway.api.speech import PttRequest, SayRequest
 from gateway.auth import Authenticator
 from gateway.providers.vatsim import FlightPlan
@@ -207,12 +209,56 @@ class Transcript(_View):
     entries: list[PilotEntry | AtcEntry]
 
 
+class RuntimeAirport(_View):
+    """Which airports and seed the runtime's frequencies belong to (`gateway.api.compat`)."""
+
+    icao: str
+    name: str | None
+    destination: dict[str, Any]
+    seed: int
+    frequencies: dict[str, dict[str, Any]]  # variable -> {value, source: airport_data | generated}
+
+
 class Runtime(_View):
-    """Seed 000's runtime shape: every flow by slug (`gateway.api.compat.runtime_view`)."""
+    """Seed 000's runtime shape: every flow by slug (`gateway.api.compat.runtime_view`), with
+    frequencies resolved for `airport`."""
 
     schema_version: str
     main_flow: str | None
     flows: dict[str, dict[str, Any]]
+    airport: RuntimeAirport
+
+
+class OsSession(_View):
+    """The OpenSquawk app's `RadioSessionResponse` (app/composables/useRadioBackend.ts)."""
+
+    session_id: str
+    flow_slug: str
+    current_state: str
+    variables: dict[str, Any]
+    flags: dict[str, bool]
+
+
+class OsTraceStep(_View):
+    type: str
+    message: str
+
+
+class OsTransmit(_View):
+    """The OpenSquawk app's `RadioTransmitResponse`, plus `flow_slug`."""
+
+    session_id: str
+    next_state_id: str
+    flow_slug: str
+    controller_say_template: str | None
+    controller_say_rendered: str | None
+    expected_pilot_template: str | None
+    variables: dict[str, Any]
+    flags: dict[str, bool]
+    trace: list[OsTraceStep]
+    fallback_used: bool
+    fallback_reason: str | None
+    auto_advanced_states: list[str]
 
 
 class DecideDecision(_View):
@@ -234,10 +280,13 @@ class DecideResult(_View):
 
 
 class SaySeed(_View):
-    """`/api/atc/say` answer to the seed 000 body."""
+    """`/api/atc/say` answer to the seed 000 body (`voice`: the voice that spoke; `notes`: why
+    it is not the one asked for, ...)."""
 
     audio: str
     mimeType: str
+    voice: str
+    notes: list[str]
 
 
 class SayAudio(_View):
@@ -443,7 +492,28 @@ OPERATIONS: tuple[Operation, ...] = (
         "post", _SESSION + "/reset", "resetSession", "Back to the scenario's first state", "sessions",
         (200, DecisionBody), (404, *_DECIDE),
     ),
-    Operation("get", "/api/decision-flows/runtime", "runtime", "Every flow (seed 000 shape)", "compat", (200, Runtime)),
+    Operation(
+        "post", "/api/radio/session", "osCreateSession", "Start a session (the OpenSquawk app's shape)", "compat",
+        (201, OsSession), (*_BODY_ERRORS, 503), OsCreate,
+    ),
+    Operation(
+        "post", "/api/radio/session/{session_id}/transmissions", "osTransmit",
+        "A pilot transmission (the OpenSquawk app's shape)", "compat",
+        (200, OsTransmit), (404, *_BODY_ERRORS, *_DECIDE), OsTransmitRequest,
+    ),
+    Operation(
+        "delete", "/api/radio/session/{session_id}", "osDeleteSession", "End a session (the OpenSquawk app's shape)",
+        "compat", (200, SessionDeleted), (404, *_STORE),
+    ),
+    Operation(
+        "get", "/api/decision-flows/runtime", "runtime", "Every flow (seed 000 shape), frequencies of an airport",
+        "compat", (200, Runtime), (404, 422),
+        query=(
+            Query("airport", {"type": "string", "pattern": "^[A-Za-z0-9]{3,4}$"}),
+            Query("destination", {"type": "string", "pattern": "^[A-Za-z0-9]{3,4}$"}),
+            Query("seed", {"type": "string", "pattern": "^[0-9]{1,18}$"}),
+        ),
+    ),
     Operation(
         "post", "/api/llm/decide", "decide", "One stateless decision (seed 000 shape)", "compat",
         (200, DecideResult), _BODY_ERRORS, DecideRequest,

@@ -7,7 +7,7 @@ pools with the live sessions. Bodies carry base64 audio in JSON, so they get the
 
 ``/api/atc/say`` answers two client shapes:
 
-- seed 000: ``{text, voice?, format?}`` -> ``{audio: base64, mimeType}``;
+- seed 000: ``{text, voice?, format?}`` -> ``{audio: base64, mimeType, voice, notes}``;
 - the OpenSquawk web app: ``{text, level?, voice?, speed?, tag?, sessionId?, moduleId?,
   lessonId?, preNormalized?, format?}`` -> ``{success: true, text, normalized, level, voice,
   speed, audio: {mime, base64, size, ext}, notes}``. A body is in this shape when it has any of
@@ -18,10 +18,13 @@ unless ``preNormalized`` says the client already did that (the app's own normali
 its output through ours again could respell words). ``level`` (1-5) is the readability of the
 server radio effect; without it the effect runs at ``settings.radio_level`` when
 ``settings.radio_effect`` is on. ``speed`` (0.5-2, clamped like the app does; 1 is normal) maps
-to piper's ``length_scale = 1 / speed``; other engines ignore it and say so in ``notes``. A
-``voice`` other than the configured one is not switched to (voices are loaded at start-up, not
-per request): the configured voice speaks and ``notes`` says so. ``format`` is ``wav`` (default),
-``mp3`` or ``ogg`` (Opus), encoded with PyAV; ``smallest`` (the app's word) means mp3.
+to piper's ``length_scale = 1 / speed`` for the default voice; other engines and voices ignore it
+and say so in ``notes``. ``voice``: one of ``GET /api/voices`` (its id, e.g. ``espeak:en-gb``), the
+default voice's id or name, or ``default``; any other name (the app sends OpenAI names such as
+``alloy``, seed 000's example ``"string"``) is not refused: the default voice speaks, and both
+shapes say which voice was used (``voice``) and why (``notes``). ``format`` is ``mp3`` (default:
+seed 000's ``audio/mpeg``; PyAV's FFmpeg build has the LAME encoder), ``wav`` or ``ogg`` (Opus);
+``smallest`` (the app's word) means mp3.
 
 ``/api/atc/ptt`` takes ``{audio: base64, format?: wav|webm|ogg|mp3, mimeType?, expected?:
 {phrase}, sessionId?, context?: {callsigns?}}`` and answers ``{success: true, transcription, duration_s}`` (seed 000 reads
@@ -95,6 +98,7 @@ SAY_FORMATS: dict[str, tuple[str, str]] = {
     "ogg": ("audio/ogg", "ogg"),
 }
 PTT_FORMATS = ("wav", "webm", "ogg", "mp3")
+DEFAULT_SAY_FORMAT = "mp3"  # seed 000: mimeType audio/mpeg
 _MIME_FORMATS = {
     "audio/wav": "wav",
     "audio/wave": "wav",
@@ -308,6 +312,19 @@ class SpeechApi:
             self._speed_variants[length_scale] = variant
         return variant, None
 
+    def pick_voice(self, requested: str | None) -> tuple[str, str | None]:
+        """The voice id that speaks for `requested`, and a note when it is not the one asked for."""
+        default = self.speech.default_voice
+        if requested is None or not requested.strip():
+            return default, None
+        name = requested.strip()
+        if name.lower() in {"default", default.lower(), str(self.speech.tts.voice).lower()}:
+            return default, None
+        if name in {v["id"] for v in self.speech.voices()}:
+            return name, None
+        choices = ", ".join(v["id"] for v in self.speech.voices())
+        return default, f"voice {name!r} is not a voice of this gateway ({choices}); the default {default!r} spoke"
+
     async def say(self, request: Request) -> JSONResponse:
         data = await read_json(request, self.settings.max_audio_body_bytes)
         body = parse(SayRequest, data)
@@ -317,16 +334,22 @@ class SpeechApi:
             raise ApiError(422, "validation_error", "text has nothing to speak", "text")
         level = body.level if body.level is not None else (self.settings.radio_level if self.settings.radio_effect else None)
         speed = min(MAX_SPEED, max(MIN_SPEED, body.speed)) if body.speed is not None else 1.0
-        fmt = body.format or "wav"
+        fmt = body.format or DEFAULT_SAY_FORMAT
         await self.ensure_ready()
 
         notes: list[str] = []
-        engine, note = self.engine_for_speed(speed)
+        voice_id, note = self.pick_voice(body.voice)
         if note:
             notes.append(note)
-        configured = self.speech.tts.voice
-        if body.voice and body.voice.strip().lower() not in {configured.lower(), "default"}:
-            notes.append(f"voice {body.voice!r} is not loaded here; {configured!r} spoke")
+        if voice_id == self.speech.default_voice:
+            engine, note = self.engine_for_speed(speed)
+            if note:
+                notes.append(note)
+        else:
+            engine = self.speech.tts_for(voice_id)
+            if abs(speed - 1.0) >= 0.005:
+                notes.append(f"speed is applied by the default voice only; {voice_id} spoke at its normal rate")
+        configured = voice_id if voice_id != self.speech.default_voice else self.speech.tts.voice
         try:
             pcm = await engine.synthesize(normalized)
         except TtsError as exc:
@@ -338,7 +361,7 @@ class SpeechApi:
         mime, ext = SAY_FORMATS[fmt]
         encoded = base64.b64encode(audio).decode("ascii")
         if not opensquawk:
-            return JSONResponse({"audio": encoded, "mimeType": mime})
+            return JSONResponse({"audio": encoded, "mimeType": mime, "voice": voice_id, "notes": notes})
         result: dict[str, Any] = {
             "success": True,
             "text": body.text,
