@@ -57,6 +57,7 @@ _SAY_AGAIN_MAX_WORDS = 8
 _OPEN_KINDS = (TransitionKind.NEXT, TransitionKind.AUTO, TransitionKind.OK, TransitionKind.RETURN)
 
 
+_RADIO_WORDS = ("wilco", "roger", "copied", "copy", "readback", "read", "back", "affirm", "cleared", "correct")
 _NOISE_KEYS = ("callsign_spoken", "station_name", "airport_name", "destination_name")
 
 
@@ -348,7 +349,7 @@ class SessionEngine:
                 d.trace.add("select", f"{what} outranks {chosen.id if chosen else 'no route'}: correction, no state change")
             chosen = bad
         elif chosen is None and rb is not None and not rb.ok:
-            if self._unheard(state, rb, text, hearing):
+            if self._unheard(state, rb, text, hearing, self._exchange_words(session, flow, state, ctx)):
                 d.trace.add("select", "nothing of the readback was heard clearly: say again")
             else:
                 chosen = bad
@@ -623,15 +624,20 @@ class SessionEngine:
         return True
 
     @staticmethod
-    def _unheard(state: State, rb: ReadbackResult, text: str, hearing: Hearing | None) -> bool:
+    def _unheard(state: State, rb: ReadbackResult, text: str, hearing: Hearing | None, expected_words: frozenset[str] = frozenset()) -> bool:
         """Nothing of the readback came through (an empty, cut-off or garbled transcript): the
         controller says "say again" instead of correcting a readback it never heard."""
         if not state.readback_required:
             return False
         if not text.strip() or (hearing is not None and hearing.cut_off):
             return True
-        nothing = all(rb.fields.get(n) == "missing" for n in state.readback_required)
-        return nothing and hearing is not None
+        if not all(rb.fields.get(n) == "missing" for n in state.readback_required):
+            return False
+        if hearing is not None:
+            return True  # by voice, a readback with nothing of it in the transcript was not heard
+        # typed: "wilco, Lufthansa 359" is a readback without values (corrected); words that have
+        # nothing to do with the exchange ("banana pancakes") are not understood
+        return not (set(phraseology.normalize_transcript(text).split()) & expected_words)
 
     # ------------------------------------------------------------------ moving
 
@@ -995,6 +1001,14 @@ class SessionEngine:
         if flow.station or not session.flow_stack:
             return flow
         return self.registry.get(session.flow_stack[-1].flow)
+
+    def _exchange_words(self, session: Session, flow: Flow, state: State, ctx: dict[str, Any]) -> frozenset[str]:
+        """Words of the exchange beyond who is talking: the expected phrases and the radio words a
+        readback carries ("wilco", "roger"), without the callsign and station names."""
+        words = set(_RADIO_WORDS)
+        for phrase in self.expected_pilot(session):
+            words.update(phraseology.normalize_transcript(phrase).split())
+        return frozenset(words - self._noise_words(session, ctx))
 
     def _noise_words(self, session: Session, ctx: dict[str, Any]) -> frozenset[str]:
         names = tuple(ctx.get(k) if isinstance(ctx.get(k), str) else "" for k in _NOISE_KEYS)

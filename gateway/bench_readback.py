@@ -327,19 +327,57 @@ def speak_espeak(text: str, voice: str, wpm: int) -> tuple[bytes, int]:
     return read_wav(done.stdout)
 
 
-def pilot_recording(text: str, rng: random.Random) -> tuple[bytes, dict[str, Any]]:
-    """A pilot transmission at 16 kHz: espeak voice, headset noise at 10-25 dB SNR, VHF radio,
-    resampled, with silence around it. Returns the PCM and how it was made."""
+FLITE_VOICES = ("awb", "rms", "slt", "kal16")  # flite's built-in English voices (Scottish, US male, US female, US male)
+SNR_DB = (15.0, 30.0)  # headset microphone noise; the VHF radio effect adds its own band noise
+
+
+def flite_available() -> bool:
+    return shutil.which("flite") is not None
+
+
+def speak_flite(text: str, voice: str, wpm: int) -> tuple[bytes, int]:
+    """`text` spoken by flite `voice` (about `wpm`, by its duration stretch): (PCM16 mono, rate)."""
+    from gateway.audio.pcm import read_wav
+
+    exe = shutil.which("flite")
+    if exe is None:
+        raise ReadbackBenchError("flite is not installed (apt-get install flite; scripts/install-system-deps.sh)")
+    stretch = f"{170 / wpm:.2f}"
+    done = subprocess.run(
+        [exe, "-voice", voice, "--setf", f"duration_stretch={stretch}", "-t", text, "-o", "/dev/stdout"],
+        capture_output=True, timeout=60, check=False,
+    )
+    if done.returncode != 0 or not done.stdout:
+        raise ReadbackBenchError(f"flite -voice {voice} failed: {done.stderr.decode(errors='replace').strip()}")
+    return read_wav(done.stdout)
+
+
+def pilot_voices() -> list[str]:
+    """Every pilot voice this machine has: "espeak:<voice>" and "flite:<voice>" (never piper,
+    the controller's own voice)."""
+    voices = [f"espeak:{v}" for v in ESPEAK_VOICES] if espeak_available() else []
+    voices += [f"flite:{v}" for v in FLITE_VOICES] if flite_available() else []
+    if not voices:
+        raise ReadbackBenchError("no pilot voice: install espeak-ng or flite (scripts/install-system-deps.sh)")
+    return voices
+
+
+def pilot_recording(text: str, rng: random.Random, voices: list[str] | None = None) -> tuple[bytes, dict[str, Any]]:
+    """A pilot transmission at 16 kHz: an espeak-ng or flite voice, headset noise at 15-30 dB
+    SNR, the VHF radio effect, resampled, with silence around it. Returns the PCM and how it was
+    made."""
     import numpy as np
 
     from gateway.audio.radio import apply_radio
     from gateway.audio.resample import resample
 
-    voice = rng.choice(ESPEAK_VOICES) + rng.choice(ESPEAK_VARIANTS)
+    engine, _, voice = rng.choice(voices or pilot_voices()).partition(":")
+    if engine == "espeak":
+        voice += rng.choice(ESPEAK_VARIANTS)
     wpm = rng.randint(150, 190)
-    snr = rng.uniform(10.0, 25.0)
+    snr = rng.uniform(*SNR_DB)
     level = rng.choice((3, 4, 4, 5))
-    pcm, rate = speak_espeak(text, voice, wpm)
+    pcm, rate = speak_espeak(text, voice, wpm) if engine == "espeak" else speak_flite(text, voice, wpm)
     speech = np.frombuffer(pcm, dtype=np.int16).astype(np.float32)
     noise_rng = np.random.default_rng(rng.randrange(2**32))
     lead, trail = np.zeros(int(0.3 * rate), np.float32), np.zeros(int(0.5 * rate), np.float32)
@@ -349,20 +387,20 @@ def pilot_recording(text: str, rng: random.Random) -> tuple[bytes, dict[str, Any
     samples += noise_rng.normal(0.0, rms / 10 ** (snr / 20), samples.size)  # headset / cockpit noise
     mixed = np.clip(samples, -32768, 32767).astype(np.int16).tobytes()
     radio = apply_radio(mixed, rate, level=level, seed=rng.randrange(2**31), squelch=False)
-    return resample(radio, rate, STT_RATE), {"voice": voice, "wpm": wpm, "snr_db": round(snr, 1), "radio_level": level}
+    made = {"voice": f"{engine}:{voice}", "wpm": wpm, "snr_db": round(snr, 1), "radio_level": level}
+    return resample(radio, rate, STT_RATE), made
 
 
 async def _recognize(stt: Any, pcm: bytes, context: Any) -> tuple[str, Any]:
-    """The final transcript as the WS radio path gets it (open, feed, final), and the stream's
-    hearing if the engine reports one."""
+    """The final transcript and the recognizer's hearing, as the WS radio path gets them (open,
+    feed, final)."""
+    from gateway.speech.stt.base import final_result
+
     stream = stt.open(context)
     try:
         stream.feed(pcm)
-        text = (await stream.final()).strip()
-        hearing = getattr(stream, "hearing", None)
-        if callable(hearing):
-            hearing = hearing()
-        return text, hearing
+        result = await final_result(stream)
+        return result.text.strip(), result.hearing
     finally:
         await stream.aclose()
 
@@ -384,10 +422,12 @@ def run_voice_bench(
     if bias not in ("on", "off", "both"):
         raise ReadbackBenchError(f"--bias must be on, off or both, not {bias!r}")
     started = time.monotonic()
-    cases = bench.cases(n, seed, wrong, forms="spoken")
+    cases = bench.cases(n, seed, wrong, forms="speech")
+    voices = pilot_voices()
     settings_list = ["on", "off"] if bias == "both" else [bias]
     tallies = {b: Tally() for b in settings_list}
     edits = {b: 0 for b in settings_list}
+    rows: dict[str, list[dict[str, Any]]] = {b: [] for b in settings_list}  # one row per transmission
     words = 0
     flips: list[dict[str, Any]] = []  # wrong readbacks accepted with bias but not without
     stt = SpeechStack(settings).stt
@@ -396,7 +436,7 @@ def run_voice_bench(
         nonlocal words
         await start_engine(stt)
         for done, case in enumerate(cases, start=1):
-            pcm, made = await asyncio.to_thread(pilot_recording, case.readback.text, random.Random(f"{seed}:voice:{case.index}"))
+            pcm, made = await asyncio.to_thread(pilot_recording, case.readback.text, random.Random(f"{seed}:voice:{case.index}"), voices)
             session, _ = bench.at_state(case.flow, case.state, case.seed)
             heard: dict[str, str] = {}
             accepted: dict[str, bool] = {}
@@ -406,7 +446,13 @@ def run_voice_bench(
                 e, w = word_errors(case.readback.text, text)
                 edits[b] += e
                 decision, _s, forward = bench.decide(case, text, hearing)
-                tallies[b].add(case, decision, forward, heard=text, extra={"audio": made})
+                conf = getattr(hearing, "confidence", None)
+                tallies[b].add(case, decision, forward, heard=text, extra={"audio": made, "confidence": conf})
+                rows[b].append({
+                    "index": case.index, "mode": case.readback.mode, "verdict": verdict(decision), "forward": forward,
+                    "voice": made["voice"], "snr_db": made["snr_db"], "confidence": None if conf is None else round(conf, 3),
+                    "alternatives": len(getattr(hearing, "alternatives", []) or []), "said": case.readback.text, "heard": text,
+                })
                 heard[b] = text
                 accepted[b] = case.readback.mode != "correct" and (verdict(decision) == "accepted" or forward)
             words += w
@@ -418,12 +464,14 @@ def run_voice_bench(
     asyncio.run(main())
     report = _report("voice", n, seed, wrong, bench, started)
     report["stt"] = {"engine": settings.stt_engine, "name": getattr(stt, "name", None), "repr": repr(stt)}
-    report["voices"] = {"espeak_voices": list(ESPEAK_VOICES), "variants": list(ESPEAK_VARIANTS), "wpm": [150, 190], "snr_db": [10, 25]}
+    report["voices"] = {"pilot_voices": voices, "espeak_variants": list(ESPEAK_VARIANTS), "wpm": [150, 190], "snr_db": list(SNR_DB)}
     report["bias"] = bias
     report["words"] = words
     for b in settings_list:
         result = tallies[b].result()
         result["wer"] = round(edits[b] / words, 4) if words else None
+        result["by_voice"] = _by_voice(rows[b])
+        result["transmissions"] = rows[b]
         report[f"bias_{b}"] = result
     primary = report[f"bias_{settings_list[0]}"]
     for key in ("n", "correct", "bad", "changed", "dropped", "wrong_accepted", "correct_refused", "wrong_accepted_rate", "correct_refused_rate", "wer"):
@@ -433,6 +481,21 @@ def run_voice_bench(
         report["wrong_accepted_without_bias"] = tallies["off"].wrong_accepted
         report["accepted_only_with_bias"] = flips
     return report
+
+
+def _by_voice(rows: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
+    """voice -> verdict counts of correct readbacks (accepted, wrong, missing, say_again) and the
+    number of wrong readbacks accepted: which pilot voices the recognizer struggles with."""
+    out: dict[str, dict[str, int]] = {}
+    for row in rows:
+        counts = out.setdefault(row["voice"].split("+")[0], {"correct": 0, "accepted": 0, "refused": 0, "say_again": 0, "wrong_accepted": 0})
+        if row["mode"] == "correct":
+            counts["correct"] += 1
+            key = "accepted" if row["verdict"] == "accepted" else "say_again" if row["verdict"] == "say_again" else "refused"
+            counts[key] += 1
+        elif row["verdict"] == "accepted" or row["forward"]:
+            counts["wrong_accepted"] += 1
+    return out
 
 
 def headline(report: dict[str, Any]) -> list[str]:

@@ -90,8 +90,9 @@ AIRPORT_NAMES: dict[str, tuple[str, ...]] = {
 # digit words ("tree fife niner", "three five nine") and written digits; no hyphenated ICAO
 # spellings, no grouped numbers ("one twenty-one", "three fifty"), no "tousand", no airport code
 # spelled out ("echo delta delta mike").
-# "spoken": every form said in words (no written digits or codes), for speech synthesis.
-FORMS = ("all", "core", "spoken")
+# "spoken": every form said in words (no written digits or codes); "speech": the textbook forms
+# (core) said in words, what the voice benchmark speaks.
+FORMS = ("all", "core", "spoken", "speech")
 WRITTEN = frozenset({"numeric", "numeric_comma", "numeric_full", "numeric_side", "short", "code"})
 _core: contextvars.ContextVar[bool] = contextvars.ContextVar("readback_pilot_core", default=False)
 _spoken: contextvars.ContextVar[bool] = contextvars.ContextVar("readback_pilot_spoken", default=False)
@@ -586,7 +587,8 @@ def phrase_readback(
     or "core" for textbook digit forms only (see `FORMS`)."""
     if forms not in FORMS:
         raise ValueError(f"unknown forms {forms!r}")
-    token, spoken = _core.set(forms == "core"), _spoken.set(forms == "spoken")
+    # "speech": what a pilot says aloud, textbook digit words only (core) and no written forms
+    token, spoken = _core.set(forms in ("core", "speech")), _spoken.set(forms in ("spoken", "speech"))
     try:
         return _phrase(rng, required, variables, mode, field, carrier, fillers)
     finally:

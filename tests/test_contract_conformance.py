@@ -190,10 +190,11 @@ def test_the_app_api_errors_and_cors_preflight(client: httpx.Client) -> None:
     sid = client.post("/api/radio/session", json={"flow_slug": "clearance"}).json()["session_id"]
     error(client.post(f"/api/radio/session/{sid}/transmissions", json={"pilot_utterance": " "}), 422, "validation_error", "pilot_utterance")
     error(client.post(f"/api/radio/session/{sid}/transmissions", json={"text": "hi"}), 422, "validation_error", "pilot_utterance")
-    # gibberish is no route: the controller asks to say again, and the app is told it was a fallback
-    # (taxi: at CD_INITIAL the engine takes any words as a call without the ATIS letter)
+    # gibberish (with our callsign, so it is not a "station calling") is no route: the controller
+    # asks to say again, and the app is told it was a fallback
     taxi = client.post("/api/radio/session", json={"flow_slug": "taxi_out"}).json()
-    out = client.post(f"/api/radio/session/{taxi['session_id']}/transmissions", json={"pilot_utterance": "banana pancakes"}).json()
+    gibberish = f"{taxi['variables']['callsign_spoken']}, banana pancakes"
+    out = client.post(f"/api/radio/session/{taxi['session_id']}/transmissions", json={"pilot_utterance": gibberish}).json()
     assert out["fallback_used"] is True and "say again" in out["fallback_reason"], out
     assert out["next_state_id"] == taxi["current_state"] and "uncertain" in out["fallback_reason"]
     client.delete(f"/api/radio/session/{taxi['session_id']}")

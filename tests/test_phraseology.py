@@ -93,7 +93,7 @@ def test_ordinary_words_are_not_letters(word: str) -> None:
         ("squawk 4721, 5000 feet", "squawk 4721 5000 feet"),
         ("lufthansa tree fife niner fife thousand", "lufthansa 359 5000"),
         ("tree fife niner fifteen thousand", "359 15000"),
-        ("lufthansa tree fife niner one two one decimal eight", "lufthansa 359121.8"),
+        ("lufthansa tree fife niner one two one decimal eight", "lufthansa 359 121.8"),  # a frequency said right after a number stands alone
         ("wind 250/12", "wind 250 12"),
         ("information Alpha", "information alfa"),
         ("X-ray, fox trot", "xray foxtrot"),

@@ -160,3 +160,10 @@ def test_passing_altitude_is_a_report_not_a_readback() -> None:
     issued = {"cleared_altitude_ft": 11000}
     result = ReadbackEvaluator().evaluate([], SCRIPT_SCENARIO, "Lufthansa 359, passing 3000 feet climbing 11000", issued=issued)
     assert result.ok, result
+
+
+def test_typed_gibberish_at_a_first_call_is_not_taken_for_a_missing_atis_letter(engine: SessionEngine) -> None:
+    session = _start(engine, "clearance")
+    d = engine.transmit(session, "Lufthansa 359, banana pancakes", 1.0)
+    assert session.active.state == "CD_INITIAL" and d.recognized is False
+    assert "say again" in d.messages[0].text and "is current" not in d.messages[0].text

@@ -306,6 +306,12 @@ class _Builder:
 
     def flush(self) -> None:
         text = self._current()
+        whole, dot, frac = text.partition(".")
+        if dot and self.acc is None and len(whole) > 3 and 108 <= int(whole[-3:]) <= 136:
+            # "runway three six one one niner decimal niner zero fife": digits said before a
+            # frequency without a pause are another number (36, then 119.905)
+            self.out.append((whole[:-3], False))
+            text = f"{whole[-3:]}.{frac}"
         if text:
             self.out.append((text, self.acc is not None))
         self._reset()
