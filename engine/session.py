@@ -57,7 +57,7 @@ _SAY_AGAIN_MAX_WORDS = 8
 _OPEN_KINDS = (TransitionKind.NEXT, TransitionKind.AUTO, TransitionKind.OK, TransitionKind.RETURN)
 
 
-_RADIO_WORDS = ("wilco", "roger", "copied", "copy", "readback", "read", "back", "affirm", "cleared", "correct")
+_RADIO_WORDS = ("wilco", "roger", "copied", "copy", "readback", "read", "back", "affirm", "cleared", "correct", "okay", "ok")
 _NOISE_KEYS = ("callsign_spoken", "station_name", "airport_name", "destination_name")
 
 
@@ -349,7 +349,8 @@ class SessionEngine:
                 d.trace.add("select", f"{what} outranks {chosen.id if chosen else 'no route'}: correction, no state change")
             chosen = bad
         elif chosen is None and rb is not None and not rb.ok:
-            if self._unheard(state, rb, text, hearing, self._exchange_words(session, flow, state, ctx)):
+            noise = self._noise_words(session, ctx)
+            if self._unheard(state, rb, text, hearing, self._exchange_words(session, flow, state, ctx), noise):
                 d.trace.add("select", "nothing of the readback was heard clearly: say again")
             else:
                 chosen = bad
@@ -624,7 +625,14 @@ class SessionEngine:
         return True
 
     @staticmethod
-    def _unheard(state: State, rb: ReadbackResult, text: str, hearing: Hearing | None, expected_words: frozenset[str] = frozenset()) -> bool:
+    def _unheard(
+        state: State,
+        rb: ReadbackResult,
+        text: str,
+        hearing: Hearing | None,
+        expected_words: frozenset[str] = frozenset(),
+        noise_words: frozenset[str] = frozenset(),
+    ) -> bool:
         """Nothing of the readback came through (an empty, cut-off or garbled transcript): the
         controller says "say again" instead of correcting a readback it never heard."""
         if not state.readback_required:
@@ -635,9 +643,11 @@ class SessionEngine:
             return False
         if hearing is not None:
             return True  # by voice, a readback with nothing of it in the transcript was not heard
-        # typed: "wilco, Lufthansa 359" is a readback without values (corrected); words that have
-        # nothing to do with the exchange ("banana pancakes") are not understood
-        return not (set(phraseology.normalize_transcript(text).split()) & expected_words)
+        # typed: "wilco, Lufthansa 359" or the callsign alone is a readback without values
+        # (corrected); words that have nothing to do with the exchange ("Lufthansa 359, banana
+        # pancakes") are not understood
+        said = set(phraseology.normalize_transcript(text).split()) - noise_words
+        return bool(said) and not (said & expected_words)
 
     # ------------------------------------------------------------------ moving
 

@@ -88,6 +88,7 @@ _REPEATABLE: dict[str, str] = {
 }
 # Marker the tokenizer leaves for punctuation that separates numbers ("4721, 5000").
 BREAK = "|"
+MAX_DECIMALS = 3  # the most decimals a spoken value has (a frequency: 118.705)
 # Phonetic letter words ("tango", "golf"): a "too" after one is the digit of a taxiway or position.
 _PHONETIC = frozenset(WORD_LETTERS)
 
@@ -344,8 +345,8 @@ class _Builder:
         self.pending = tens
 
     def word(self, kind: str, value: int) -> None:
-        if self.long:
-            self.flush()
+        if self.long or (self.frac is not None and len(self.frac) >= MAX_DECIMALS and not self.pending):
+            self.flush()  # a frequency has at most three decimals: "... decimal one seven fife four thousand"
         if self.acc is not None and self.frac is None and self.last in ("D", "T") and not self.pending:
             # "five thousand four seven": after a multiplier, digit after digit starts a new number
             self.out.append((str(self.acc), True))
@@ -356,7 +357,7 @@ class _Builder:
     def numeral(self, text: str) -> None:
         head, _, tail = text.partition(".")
         if self.frac is not None:
-            if tail:
+            if tail or len(self.frac) + len(head) > MAX_DECIMALS:
                 self.flush()
             else:
                 self.frac += head
