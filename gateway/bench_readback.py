@@ -310,46 +310,39 @@ def run_text_bench(bench: Bench, n: int, seed: int, wrong: float, progress: Prog
 # --------------------------------------------------------------------------- voice
 
 
-def espeak_available() -> bool:
-    return shutil.which("espeak-ng") is not None
-
-
-def speak_espeak(text: str, voice: str, wpm: int) -> tuple[bytes, int]:
-    """`text` spoken by espeak-ng `voice` at `wpm`: (PCM16 mono, its rate)."""
-    from gateway.audio.pcm import read_wav
-
-    exe = shutil.which("espeak-ng")
-    if exe is None:
-        raise ReadbackBenchError("espeak-ng is not installed (apt-get install espeak-ng; scripts/install-system-deps.sh)")
-    done = subprocess.run([exe, "-v", voice, "-s", str(wpm), "--stdout"], input=text.encode(), capture_output=True, timeout=60, check=False)
-    if done.returncode != 0 or not done.stdout:
-        raise ReadbackBenchError(f"espeak-ng -v {voice} failed: {done.stderr.decode(errors='replace').strip()}")
-    return read_wav(done.stdout)
-
-
 FLITE_VOICES = ("awb", "rms", "slt", "kal16")  # flite's built-in English voices (Scottish, US male, US female, US male)
 SNR_DB = (15.0, 30.0)  # headset microphone noise; the VHF radio effect adds its own band noise
+
+
+def espeak_available() -> bool:
+    return shutil.which("espeak-ng") is not None
 
 
 def flite_available() -> bool:
     return shutil.which("flite") is not None
 
 
-def speak_flite(text: str, voice: str, wpm: int) -> tuple[bytes, int]:
-    """`text` spoken by flite `voice` (about `wpm`, by its duration stretch): (PCM16 mono, rate)."""
+def _synthesize(program: str, args: list[str], text: str | None = None) -> tuple[bytes, int]:
+    """Run a command-line synthesizer that writes a WAV to stdout: (PCM16 mono, its rate)."""
     from gateway.audio.pcm import read_wav
 
-    exe = shutil.which("flite")
+    exe = shutil.which(program)
     if exe is None:
-        raise ReadbackBenchError("flite is not installed (apt-get install flite; scripts/install-system-deps.sh)")
-    stretch = f"{170 / wpm:.2f}"
-    done = subprocess.run(
-        [exe, "-voice", voice, "--setf", f"duration_stretch={stretch}", "-t", text, "-o", "/dev/stdout"],
-        capture_output=True, timeout=60, check=False,
-    )
+        raise ReadbackBenchError(f"{program} is not installed (apt-get install {program}; scripts/install-system-deps.sh)")
+    done = subprocess.run([exe, *args], input=text.encode() if text is not None else None, capture_output=True, timeout=60, check=False)
     if done.returncode != 0 or not done.stdout:
-        raise ReadbackBenchError(f"flite -voice {voice} failed: {done.stderr.decode(errors='replace').strip()}")
+        raise ReadbackBenchError(f"{program} {' '.join(args[:2])} failed: {done.stderr.decode(errors='replace').strip()}")
     return read_wav(done.stdout)
+
+
+def speak_espeak(text: str, voice: str, wpm: int) -> tuple[bytes, int]:
+    """`text` spoken by espeak-ng `voice` at `wpm`."""
+    return _synthesize("espeak-ng", ["-v", voice, "-s", str(wpm), "--stdout"], text)
+
+
+def speak_flite(text: str, voice: str, wpm: int) -> tuple[bytes, int]:
+    """`text` spoken by flite `voice`, at about `wpm` by its duration stretch."""
+    return _synthesize("flite", ["-voice", voice, "--setf", f"duration_stretch={170 / wpm:.2f}", "-t", text, "-o", "/dev/stdout"])
 
 
 def pilot_voices() -> list[str]:

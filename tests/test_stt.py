@@ -232,14 +232,17 @@ def test_whisper_finals_only(clips: dict[str, bytes], whisper: WhisperEngine) ->
     assert set(run(scenario())) == {None}
 
 
-def test_whisper_prompt_is_the_expected_phrase_in_icao_speech_plus_new_vocabulary() -> None:
+def test_whisper_prompt_is_the_wording_of_the_expected_phrase_never_its_values() -> None:
     prompt = build_prompt(CONTEXT)
-    assert prompt == "Lufthansa tree fife niner, runway two fife right, cleared for takeoff."
+    assert prompt == "Zero, one, two, tree, four, fife, six, seven, eight, niner. Lufthansa, runway, cleared for takeoff."
     context = SttContext(expected_phrases=["DLH359, runway 25R, cleared for takeoff"], vocabulary=["left", "QNH 1013"])
     assert build_prompt(context) == (
-        "Lufthansa tree fife niner, runway two fife right, cleared for takeoff. left, QNH one zero one tree."
+        "Zero, one, two, tree, four, fife, six, seven, eight, niner. Lufthansa, runway, cleared for takeoff. QNH."
     )
-    assert build_prompt(SttContext()) is None
+    # the same prompt whatever values were issued: it cannot favour the right one over a wrong one
+    other = SttContext(expected_phrases=["DLH359, runway 07L, cleared for takeoff"], vocabulary=["right", "QNH 998"])
+    assert build_prompt(other) == build_prompt(context)
+    assert build_prompt(SttContext()) == "Zero, one, two, tree, four, fife, six, seven, eight, niner."
     long = SttContext(expected_phrases=["cleared for takeoff"] * 40, vocabulary=["Lufthansa"])
     assert len((build_prompt(long, max_words=20) or "").split()) <= 20
 
@@ -452,14 +455,13 @@ def test_whisper_hearing_of_silence_is_empty(whisper: WhisperEngine) -> None:
 
 
 def test_whisper_prompt_does_not_turn_a_wrong_qnh_into_the_expected_one(whisper: WhisperEngine) -> None:
-    """The prompt holds the expected values (build_prompt); measured on 80 wrong readbacks
-    (scripts/measure_hearing.py) it never made whisper write the expected value for a spoken
-    other one. One of those cases, with its n-best: neither the best transcript nor any
-    alternative may hold the expected QNH."""
+    """The prompt holds the wording of the expected readback, never its values (build_prompt), so
+    it cannot write the expected value for a spoken other one. One case, with its n-best: neither
+    the best transcript nor any alternative may hold the expected QNH."""
     from gateway.speech.stt.base import transcribe_result
 
     context = SttContext(expected_phrases=["QNH 1004, DLH359"], vocabulary=["Lufthansa", "DLH359", "1004"])
-    assert "zero zero four" in (build_prompt(context) or "")
+    assert "zero zero four" not in (build_prompt(context) or "")
     result = run(transcribe_result(whisper, synthesize("QNH one zero zero five, Lufthansa three five nine"), context))
     heard = [normalize_transcript(t) for t in [result.text, *result.hearing.alternatives]]
     assert "1005" in heard[0], heard

