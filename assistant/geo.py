@@ -81,7 +81,7 @@ def near_route(
         xt = math.asin(max(-1.0, min(1.0, math.sin(d13) * math.sin(dtheta))))
         at = math.acos(max(-1.0, min(1.0, math.cos(d13) / max(1e-12, math.cos(xt))))) * (1 if math.cos(dtheta) >= 0 else -1)
         xt_nm, at_nm = abs(xt) * EARTH_R_M / M_PER_NM, at * EARTH_R_M / M_PER_NM
-        if xt_nm <= corridor_nm and -corridor_nm <= at_nm <= length_nm + corridor_nm:
+        if xt_nm <= corridor_nm and 0 <= at_nm <= length_nm:
             out.append((at_nm, xt_nm, a))
     out.sort(key=lambda t: t[0])
     return length_nm, out

@@ -25,6 +25,7 @@ STOP4 = set(
     "week well went were what when whom wide will wind with word work year your zone also able fuel paid city "
     "taxi info vfr ifr atis".split()
 )
+NOT_CODES = {"ATIS", "INFO", "TAXI", "CTAF", "SIDS", "STAR", "PAPI", "VASI", "RNAV", "HELP", "LIST", "NDBS", "VORS", "AVGAS", "NOTE", "IFR", "VFR", "EASA", "ICAO"}
 _CODE = re.compile(r"\b[A-Za-z0-9]{4}\b")
 _NUM = r"(\d+(?:[.,]\d+)?)\s*"
 UNIT_FT = {"m": 3.28084, "meter": 3.28084, "meters": 3.28084, "metre": 3.28084, "metres": 3.28084, "ft": 1.0, "feet": 1.0, "foot": 1.0}
@@ -75,6 +76,7 @@ class Analysis:
     text: str
     low: str
     icaos: list[str] = field(default_factory=list)
+    unknown_codes: list[str] = field(default_factory=list)  # ICAO-looking words not in our data
     countries: list[str] = field(default_factory=list)
     filters: dict[str, Any] = field(default_factory=dict)
     route: tuple[str, str] | None = None
@@ -139,6 +141,10 @@ def analyse(ctx: Any, text: str) -> Analysis:
     low = " ".join(text.lower().split())
     a = Analysis(text=text, low=low)
     a.icaos = _codes(text, ctx.airports)
+    a.unknown_codes = [
+        t for t in re.findall(r"\b[A-Z]{4}\b", text)
+        if t not in ctx.airports and t.lower() not in STOP4 and t not in NOT_CODES
+    ]
     a.countries = [c for c in ctx.places.countries_in(text)]
     a.filters = extract_filters(low, a.countries)
     a.radius_nm = _radius(low)
@@ -160,6 +166,13 @@ def analyse(ctx: Any, text: str) -> Analysis:
 
 def _choose(a: Analysis) -> tuple[str, str]:
     low = a.low
+    if a.unknown_codes and not a.icaos and not a.route and not a.near:
+        if RE_WEATHER.search(low) and not RE_FREQ.search(low):
+            return "get_airport_weather", f"weather at {a.unknown_codes[0]} (a code not in our data)"
+        if RE_NOTIFY.search(low):
+            return "get_notification_for_airport", f"notice at {a.unknown_codes[0]} (a code not in our data)"
+        if not RE_RULES.search(low) and not RE_PHRASEOLOGY.search(low):
+            return "get_airport_details", f"about {a.unknown_codes[0]} (a code not in our data)"
     airportish = bool(RE_AIRPORTS.search(low))
     if RE_PHRASEOLOGY.search(low):
         return "get_phraseology_help", "asks what to say or read back: phraseology from our flows"
@@ -202,7 +215,7 @@ def _arguments(a: Analysis, tool: str) -> dict[str, Any]:
             filters["country"] = a.countries[-1]
         return {"query": q, "filters": filters}
     if tool in ("get_airport_details", "get_notification_for_airport", "get_airport_weather"):
-        args = {"icao_code": a.icaos[0] if a.icaos else a.near}
+        args = {"icao_code": a.icaos[0] if a.icaos else a.unknown_codes[0] if a.unknown_codes else a.near}
         if tool == "get_airport_details":
             m = RE_FREQ.search(a.low)
             args["topic"] = ("frequencies" if m and m.group(1).startswith(("freq", "tower", "ground", "delivery", "approach")) else

@@ -217,11 +217,10 @@ def get_notification_for_airport(ctx: Any, icao_code: str) -> dict[str, Any]:
     rules = ctx.rules
     entries = []
     if country in rules.countries:
-        for q in rules.questions:
-            if {"permission", "prior permision", "international"} & set(q.tags) or "ppr" in q.text.lower() or "notice" in q.text.lower():
-                ans = q.answer(country)
-                if ans and ans["answer"]:
-                    entries.append(ans)
+        for _, q in rules.search("PPR prior permission required airfield notice customs international arrival", k=6):
+            ans = q.answer(country)
+            if ans and ans["answer"]:
+                entries.append(ans)
     return {
         "_tool_type": "notification",
         "icao": a["icao"],
