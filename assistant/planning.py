@@ -60,7 +60,7 @@ RE_ROUTE = [
     re.compile(r"\b([A-Za-z0-9]{4})\s*(?:to|-|–|->)\s*([A-Za-z0-9]{4})\b"),
 ]
 RE_ROUTE_HINT = re.compile(r"\b(route|en ?route|along|on the way|between|from .+ to|leg)\b")
-RE_FOLLOWUP = re.compile(r"^(?:and|but|only|what about|how about|now|also|same|then|just|ok(?:ay)?|what if|in)\b")
+RE_FOLLOWUP = re.compile(r"^(?:and|but|only|more|next|what about|how about|now|also|same|then|just|ok(?:ay)?|what if|in)\b")
 
 UNSUPPORTED_WORDS = {
     "has_avgas": r"\bavgas|100ll\b",
