@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, RootModel
 from starlette.requests import Request
 from starlette.responses import JSONResponse, StreamingResponse
 from starlette.routing import BaseRoute, Route
@@ -37,6 +37,22 @@ class ChatRequest(BaseModel):
     messages: list[ChatMessage] = Field(min_length=1, max_length=50)
     session_id: str | None = Field(default=None, max_length=128)
     persona_id: str | None = Field(default=None, max_length=64)
+
+
+class ChatResponse(BaseModel):
+    session_id: str
+    answer: str | None
+    thinking: str | None
+    plan: dict[str, Any] | None
+    ui_payload: dict[str, Any] | None
+    suggested_queries: list[dict[str, Any]]
+    error: str | None
+    tokens: dict[str, int]
+
+
+class ChatEventStream(RootModel[str]):
+    """Server-sent events: plan, thinking, tool_call_start, tool_call_end, message, thinking_done,
+    ui_payload, done, error (docs/assistant.md)."""
 
 
 def weather_callable(service: Any) -> Any:
