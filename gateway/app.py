@@ -31,7 +31,7 @@ from starlette.routing import BaseRoute, Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 
 from gateway import metrics
-from gateway.api import airports, compat, health, openapi, opensquawk, sessions, vatsim
+from gateway.api import airports, assistant as assistant_api, compat, health, openapi, opensquawk, sessions, vatsim
 from gateway.api import speech as speech_api
 from gateway.api.access import AccessMiddleware
 from gateway.api.errors import (
@@ -92,17 +92,20 @@ def create_app(
     auth = Authenticator(settings)  # off unless API keys are configured (README "Security")
     peers = PeerRegistry(settings)  # the radio over WebRTC (gateway/webrtc)
     metrics.stored_sessions_gauge(lambda: _stored_sessions(service))
+    # the briefing assistant (docs/assistant.md): its indexes are built in the background at start-up
+    briefing = assistant_api.AssistantService.from_gateway(settings, service) if settings.assistant_enabled else None
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         relay = await _start_relay(service, settings)
         clock = asyncio.create_task(run_clock(service, settings.tick_interval_s), name="livefreq-clock")
         loading = asyncio.create_task(_preload(speech), name="livefreq-speech") if settings.speech_preload else None
+        warming = asyncio.create_task(asyncio.to_thread(briefing.context.warm), name="livefreq-assistant") if briefing else None
         try:
             yield
         finally:
             await peers.close_all()
-            for task in (clock, loading):
+            for task in (clock, loading, warming):
                 if task is not None:
                     task.cancel()
                     with contextlib.suppress(asyncio.CancelledError, Exception):
@@ -125,6 +128,7 @@ def create_app(
         *opensquawk.routes(service, settings.max_body_bytes),  # the OpenSquawk app's /api/radio/session
         *vatsim.routes(service),  # /api/vatsim/metar, /api/vatsim/flightplans, /api/airports/{icao}/atis
         *airports.routes(service.airports),
+        *(assistant_api.routes(briefing, settings.max_body_bytes) if briefing else []),
         *openapi.routes(service, auth),
         *metrics.routes(),
         _home(settings),
@@ -147,6 +151,7 @@ def create_app(
     app.state.service = service
     app.state.settings = settings
     app.state.speech = speech
+    app.state.assistant = briefing
     app.state.auth = auth
     app.state.peers = peers
     return app

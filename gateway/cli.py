@@ -37,6 +37,7 @@ BENCHMARKS: dict[str, str] = {
     "engine": "transmissions per second and decision time: in process, and over HTTP with --http",
     "voice": "STT real-time factor and WER, TTS time to first audio, PTT release to first ATC audio byte",
     "router": "share of transmissions decided without an LLM; paraphrases resolved by each router path",
+    "assistant": "briefing assistant: tool-selection accuracy on the labelled questions, time to first event and to done",
     "readback": "wrong values accepted and correct readbacks refused, per field, over every readback state (text or voice)",
 }
 
@@ -212,7 +213,26 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_flows_dir(readback)
     readback.set_defaults(handler=cmd_bench_readback)
+    bench_assistant = bench_sub.add_parser(
+        "assistant",
+        help=BENCHMARKS["assistant"],
+        description="Plan every question of assistant/data/bench_questions.tsv with the deterministic planner and "
+        "count the right tools; stream each through the graph and time the first event and done. Table and JSON.",
+    )
+    bench_assistant.add_argument("--repeat", type=_positive_int, default=1, help="latency rounds over the set (default: 1)")
+    _add_report_path(bench_assistant, "reports/bench-assistant.json")
+    bench_assistant.set_defaults(handler=cmd_bench_assistant)
     bench.set_defaults(handler=cmd_bench_list)
+
+    ask = sub.add_parser(
+        "ask", help="ask the briefing assistant one question (debug)",
+        description="Run one question through the assistant's graph in process and print the answer.",
+    )
+    ask.add_argument("question", nargs="+", help="the question; several arguments are earlier turns, the last one is asked")
+    ask.add_argument("--plan", action="store_true", help="print the plan and the router decision")
+    ask.add_argument("--tool-result", action="store_true", help="print the tool result (JSON)")
+    ask.add_argument("-v", "--verbose", action="store_true", help="print thinking, the ui_payload and the suggestions too")
+    ask.set_defaults(handler=cmd_ask)
 
     corpus = sub.add_parser(
         "corpus", help="recorded pilot transmissions for load tests", description="Build the load-test corpus."
@@ -767,6 +787,68 @@ def cmd_bench_router(args: argparse.Namespace) -> int:
     path = _write_report(args.json_path, report)
     print(f"wrote {path}")
     return EXIT_OK
+
+
+def cmd_bench_assistant(args: argparse.Namespace) -> int:
+    from gateway.bench_assistant import run_assistant_bench
+
+    report = run_assistant_bench(repeat=args.repeat)
+    rows = [(tool, str(v["n"]), str(v["right"]), f"{100 * v['accuracy']:.0f}%") for tool, v in report["per_tool"].items()]
+    rows.append(("all", str(report["questions"]), str(report["correct"]), f"{100 * report['accuracy']:.1f}%"))
+    _table(("tool", "questions", "right", "accuracy"), rows, sys.stdout, right=(1, 2, 3))
+    f, d = report["first_event_ms"], report["done_ms"]
+    print(f"first event p50 {f['p50']:.1f} ms, p95 {f['p95']:.1f} ms; done p50 {d['p50']:.1f} ms, p95 {d['p95']:.1f} ms "
+          f"(index warm-up {report['warm_s']:.2f} s, once)")
+    for w in report["wrong"]:
+        print(f"  wrong: {w['question']!r}: {w['got']} (expected {w['expected']})")
+    print(f"wrote {_write_report(args.json_path, report)}")
+    return EXIT_OK
+
+
+def cmd_ask(args: argparse.Namespace) -> int:
+    import json as _json
+
+    from assistant.context import AssistantContext
+    from assistant.graph import build_agent, run_agent
+
+    from gateway.providers import DataProviders
+
+    settings = _settings()
+    weather = DataProviders.from_settings(settings).weather
+    from gateway.airports.repository import default_repository
+
+    repo = default_repository()
+
+    def wx(icao: str) -> dict[str, Any] | None:
+        airport = repo.get(icao)
+        if airport is None:
+            return None
+        report = weather.generated(icao)
+        atis = weather.airport_atis(airport, report)
+        return {"raw": report.raw, "source": report.source, "letter": atis.letter, "atis": atis.text}
+
+    graph = build_agent(AssistantContext.load(flows_dir=settings.flows_dir, weather=wx))
+    turns = args.question if len(args.question) > 1 else [" ".join(args.question)]
+    msgs = []
+    for i, t in enumerate(turns):
+        msgs.append({"role": "user", "content": t})
+        if i < len(turns) - 1:
+            msgs.append({"role": "assistant", "content": "..."})
+    state = run_agent(graph, msgs)
+    dump = lambda v: _json.dumps(v, indent=2, default=str, ensure_ascii=False)  # noqa: E731
+    if args.plan or args.verbose:
+        plan = state.get("plan")
+        print("router:", getattr(state.get("router_decision"), "path", None))
+        print("plan:", dump(plan.model_dump() if plan else None))
+    if args.tool_result or args.verbose:
+        print("tool_result:", dump(state.get("tool_result")))
+    if args.verbose:
+        print("thinking:", state.get("thinking"))
+        print("ui_payload keys:", sorted((state.get("ui_payload") or {}).keys()))
+        print("suggested:", dump(state.get("suggested_queries")))
+        print(f"time: {1000 * state['duration_s']:.1f} ms (includes loading the indexes)")
+    print(state.get("final_answer"))
+    return EXIT_FAILED if state.get("error") else EXIT_OK
 
 
 def cmd_bench_readback(args: argparse.Namespace) -> int:

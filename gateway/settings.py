@@ -161,6 +161,12 @@ class Settings(BaseSettings):
     # when the LLM gives no usable answer: say_again (treat the words as not understood) or
     # deterministic (take what the deterministic router alone would take)
     llm_fallback: Literal["say_again", "deterministic"] = "say_again"
+    # the briefing assistant (assistant/, gateway/api/assistant.py; docs/assistant.md): POST
+    # /api/aviation-agent/chat[/stream]. One JSONL conversation log per day in assistant_log_dir.
+    assistant_enabled: bool = True
+    assistant_log_dir: Path | None = None  # None: "assistant-logs" beside sqlite_path
+    assistant_max_message_chars: int = Field(default=2000, gt=0)
+    assistant_rules_path: Path | None = None  # None: the copy shipped in assistant/data/rules.json
 
     @field_validator("sqlite_path")
     @classmethod

@@ -48,6 +48,7 @@ from gateway.api.schemas import (
 )
 from gateway.api.opensquawk import OpenSquawkCreate as OsCreate
 from gateway.api.opensquawk import OpenSquawkTransmit as OsTransmitRequest
+from gateway.api.assistant import ChatEventStream, ChatRequest, ChatResponse
 from gateway.api.speech import PttRequest, SayRequest
 from gateway.auth import Authenticator
 from gateway.providers.vatsim import FlightPlan
@@ -536,6 +537,14 @@ OPERATIONS: tuple[Operation, ...] = (
         (200, CandidatesAdded), (404, *_BODY_ERRORS), CandidatesRequest,
     ),
     Operation("delete", "/v1/webrtc/{peer_id}", "webrtcHangUp", "Close a WebRTC peer", "webrtc", (200, PeerClosed), (404,)),
+    Operation(
+        "post", "/api/aviation-agent/chat", "assistantChat", "Ask the briefing assistant (docs/assistant.md)", "assistant",
+        (200, ChatResponse), _BODY_ERRORS, body=ChatRequest,
+    ),
+    Operation(
+        "post", "/api/aviation-agent/chat/stream", "assistantChatStream", "Ask the briefing assistant, answer as SSE",
+        "assistant", (200, ChatEventStream), _BODY_ERRORS, body=ChatRequest, media_type="text/event-stream",
+    ),
     Operation("get", "/api/airports/{icao}", "airport", "Airport data", "airports", (200, AirportInfo), (404,)),
     Operation(
         "get", "/api/airports/{icao}/frequencies", "airportFrequencies", "Airport frequencies", "airports",
