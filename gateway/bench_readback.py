@@ -355,13 +355,20 @@ def pilot_voices() -> list[str]:
     return voices
 
 
-def pilot_recording(text: str, rng: random.Random, voices: list[str] | None = None) -> tuple[bytes, dict[str, Any]]:
+CHANNELS = ("band", "radio")  # VHF band-pass only, or the full radio effect at readability 3-5
+
+
+def pilot_recording(
+    text: str, rng: random.Random, voices: list[str] | None = None, channel: str = "band"
+) -> tuple[bytes, dict[str, Any]]:
     """A pilot transmission at 16 kHz: an espeak-ng or flite voice, headset noise at 15-30 dB
-    SNR, the VHF radio effect, resampled, with silence around it. Returns the PCM and how it was
-    made."""
+    SNR, then the channel: "band" the VHF voice band (300-3400 Hz), "radio" the gateway's full
+    radio effect at readability 3-5 (compressor, fading, static: what the controller's voice gets,
+    harsher than a pilot's microphone); resampled, with silence around it. Returns the PCM and
+    how it was made."""
     import numpy as np
 
-    from gateway.audio.radio import apply_radio
+    from gateway.audio.radio import apply_radio, band_pass
     from gateway.audio.resample import resample
 
     engine, _, voice = rng.choice(voices or pilot_voices()).partition(":")
@@ -379,8 +386,11 @@ def pilot_recording(text: str, rng: random.Random, voices: list[str] | None = No
     samples = np.concatenate([lead, speech, trail])
     samples += noise_rng.normal(0.0, rms / 10 ** (snr / 20), samples.size)  # headset / cockpit noise
     mixed = np.clip(samples, -32768, 32767).astype(np.int16).tobytes()
-    radio = apply_radio(mixed, rate, level=level, seed=rng.randrange(2**31), squelch=False)
-    made = {"voice": f"{engine}:{voice}", "wpm": wpm, "snr_db": round(snr, 1), "radio_level": level}
+    seed = rng.randrange(2**31)
+    radio = apply_radio(mixed, rate, level=level, seed=seed, squelch=False) if channel == "radio" else band_pass(mixed, rate)
+    made = {"voice": f"{engine}:{voice}", "wpm": wpm, "snr_db": round(snr, 1), "channel": channel}
+    if channel == "radio":
+        made["radio_level"] = level
     return resample(radio, rate, STT_RATE), made
 
 
@@ -406,8 +416,10 @@ def run_voice_bench(
     wrong: float,
     progress: Progress,
     bias: str = "on",
+    channel: str = "band",
 ) -> dict[str, Any]:
-    """Speak, recognize and decide `n` readbacks; `bias`: on, off or both (see the module doc)."""
+    """Speak, recognize and decide `n` readbacks; `bias`: on, off or both (see the module doc);
+    `channel`: band (VHF band-pass) or radio (the full readability effect)."""
     from gateway.speech.stack import SpeechStack, stt_context
     from gateway.speech.stt.base import SttContext, start_engine
     from gateway.voicekit import word_errors
@@ -429,7 +441,7 @@ def run_voice_bench(
         nonlocal words
         await start_engine(stt)
         for done, case in enumerate(cases, start=1):
-            pcm, made = await asyncio.to_thread(pilot_recording, case.readback.text, random.Random(f"{seed}:voice:{case.index}"), voices)
+            pcm, made = await asyncio.to_thread(pilot_recording, case.readback.text, random.Random(f"{seed}:voice:{case.index}"), voices, channel)
             session, _ = bench.at_state(case.flow, case.state, case.seed)
             heard: dict[str, str] = {}
             accepted: dict[str, bool] = {}
@@ -457,7 +469,7 @@ def run_voice_bench(
     asyncio.run(main())
     report = _report("voice", n, seed, wrong, bench, started)
     report["stt"] = {"engine": settings.stt_engine, "name": getattr(stt, "name", None), "repr": repr(stt)}
-    report["voices"] = {"pilot_voices": voices, "espeak_variants": list(ESPEAK_VARIANTS), "wpm": [150, 190], "snr_db": list(SNR_DB)}
+    report["voices"] = {"pilot_voices": voices, "espeak_variants": list(ESPEAK_VARIANTS), "wpm": [150, 190], "snr_db": list(SNR_DB), "channel": channel}
     report["bias"] = bias
     report["words"] = words
     for b in settings_list:

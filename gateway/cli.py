@@ -204,7 +204,11 @@ def build_parser() -> argparse.ArgumentParser:
     readback.add_argument("--wrong", type=float, default=0.3, help="share of readbacks with a value changed or dropped (default: 0.3)")
     readback.add_argument(
         "--bias", choices=("on", "off", "both"), default="on",
-        help="voice: recognize with the state's expected readback as context, without, or both (default: on)",
+        help="voice: recognize with the state's expected wording as context (never its values), without, or both (default: on)",
+    )
+    readback.add_argument(
+        "--channel", choices=("band", "radio"), default="band",
+        help="voice: the pilot's microphone through the VHF band-pass (band), or the full radio effect at readability 3-5 (radio) (default: band)",
     )
     readback.add_argument("--stt", default=None, help="voice: STT engine (default: LIVEFREQ_STT_ENGINE or whisper)")
     readback.add_argument(
@@ -880,7 +884,7 @@ def cmd_bench_readback(args: argparse.Namespace) -> int:
             if not espeak_available():
                 raise CliError("voice mode needs espeak-ng (apt-get install espeak-ng, or scripts/install-system-deps.sh)")
             report = run_voice_bench(
-                bench, settings, n, args.seed, args.wrong, Progress("readback voice", n, unit="readbacks"), bias=args.bias
+                bench, settings, n, args.seed, args.wrong, Progress("readback voice", n, unit="readbacks"), bias=args.bias, channel=args.channel
             )
     except (ReadbackBenchError, DriveError, SttError) as exc:
         raise CliError(str(exc)) from None

@@ -234,15 +234,15 @@ def test_whisper_finals_only(clips: dict[str, bytes], whisper: WhisperEngine) ->
 
 def test_whisper_prompt_is_the_wording_of_the_expected_phrase_never_its_values() -> None:
     prompt = build_prompt(CONTEXT)
-    assert prompt == "Zero, one, two, tree, four, fife, six, seven, eight, niner. Lufthansa, runway, cleared for takeoff."
+    assert prompt == "Digits zero one two tree four fife six seven eight niner. Lufthansa, runway, cleared for takeoff."
     context = SttContext(expected_phrases=["DLH359, runway 25R, cleared for takeoff"], vocabulary=["left", "QNH 1013"])
     assert build_prompt(context) == (
-        "Zero, one, two, tree, four, fife, six, seven, eight, niner. Lufthansa, runway, cleared for takeoff. QNH."
+        "Digits zero one two tree four fife six seven eight niner. Lufthansa, runway, cleared for takeoff. QNH."
     )
     # the same prompt whatever values were issued: it cannot favour the right one over a wrong one
     other = SttContext(expected_phrases=["DLH359, runway 07L, cleared for takeoff"], vocabulary=["right", "QNH 998"])
     assert build_prompt(other) == build_prompt(context)
-    assert build_prompt(SttContext()) == "Zero, one, two, tree, four, fife, six, seven, eight, niner."
+    assert build_prompt(SttContext()) == "Digits zero one two tree four fife six seven eight niner."
     long = SttContext(expected_phrases=["cleared for takeoff"] * 40, vocabulary=["Lufthansa"])
     assert len((build_prompt(long, max_words=20) or "").split()) <= 20
 

@@ -129,7 +129,7 @@ _WORD_CLASSES: dict[str, tuple[str, int]] = {
 _NONE: tuple[None, None] = (None, None)
 # Words a number comes before: "too left" is runway 2 left.
 _UNIT_WORDS = frozenset({"left", "right", "center", "feet", "knots", "degrees"})
-_HOMOPHONES: dict[str, int] = {"too": 2, "to": 2, "for": 4, "oh": 0, "o": 0}
+_HOMOPHONES: dict[str, int] = {"too": 2, "to": 2, "for": 4, "oh": 0, "o": 0, "near": 9}
 # Every word that may be (part of) a number; the callsign matcher never takes one for a name.
 NUMBER_WORDS: frozenset[str] = frozenset(_WORD_CLASSES) | frozenset(_HOMOPHONES) | _DECIMAL_WORDS | frozenset(_REPEATS)
 # Keywords a number follows: "runway too" is runway 2.
@@ -176,7 +176,7 @@ def expand_repeats(words: Sequence[str]) -> list[str]:
             i += 1
     return out
 # Words whose meaning depends on their neighbours (homophones, decimal words, "and", breaks).
-_CONTEXT_WORDS = frozenset({"too", "to", "for", "oh", "o", "and", BREAK}) | _DECIMAL_WORDS
+_CONTEXT_WORDS = frozenset({"too", "to", "for", "oh", "o", "near", "and", BREAK}) | _DECIMAL_WORDS
 
 
 def _classify(word: str) -> tuple[str | None, object]:
@@ -227,9 +227,10 @@ def _resolve(
             and prev == "D"
             and nxt == "D"
             and (i < 2 or _group_start(words[i - 2], cls(i - 2), i - 2 in ends))
-            and cls(i + 2) not in _NUMERIC | {"P"}
+            and cls(i + 2) not in (_NUMERIC - {"M"}) | {"P"}
             and (i + 2 >= n or words[i + 2] not in _DECIMAL_WORDS)
-        ):
+        ) or (word == BREAK and prev == "D" and nxt == "M"):
+            # a recognizer writes pauses as commas: "one, two thousand" is 12000, "five, thousand" 5000
             # "4, 7, 2, 1": a pause between single spoken digits does not end the number; after
             # or before a whole group ("one five eight, one four thousand", "delta fife, one two
             # one decimal eight") it does.
@@ -272,6 +273,8 @@ def _resolve_homophones(
                 digit = prev in _NUMERIC or nxt in _NUMERIC or keyword or twice or lettered
             elif word in ("to", "for"):
                 digit = prev == "D" and nxt == "D"
+            elif word == "near":  # "niner" as a recognizer writes it: "three five near" after two digits
+                digit = prev == "D" and beside(i - 1, -1) in ("D", "N")
             elif word == "oh":
                 digit = prev in ("D", "N", "T", "X") or nxt in ("D", "N", "M") or keyword
             else:

@@ -27,8 +27,12 @@ def _digits(value: Any) -> str | None:
     return text if text.isdigit() else None
 
 
-def _after(t: Transcript, anchors: frozenset[str], skip: frozenset[str] = frozenset()) -> Found:
-    """(index, numeral) for each integer that follows an anchor word, skipping `skip` words."""
+def _after(t: Transcript, anchors: frozenset[str], skip: frozenset[str] = frozenset(), length: int = 0) -> Found:
+    """(index, numeral) for each integer that follows an anchor word, skipping `skip` words.
+
+    A value said digit by digit with a pause inside ("heading zero seven, zero", as a recognizer
+    writes it) arrives as two numbers: while the first is shorter than the kind's `length`, the
+    integers right after it are joined to it as long as the whole fits."""
     found: Found = []
     for i, word in enumerate(t.words):
         if word not in anchors:
@@ -37,8 +41,12 @@ def _after(t: Transcript, anchors: frozenset[str], skip: frozenset[str] = frozen
         while t.word(j) in skip:
             j += 1
         number = t.number(j)
-        if number is not None:
-            found.append((j, number))
+        if number is None:
+            continue
+        k = j + 1
+        while number.isdigit() and len(number) < length and (more := t.integer(k)) and len(number) + len(more) <= length:
+            number, k = number + more, k + 1
+        found.append((j, number))
     return found
 
 
@@ -61,7 +69,7 @@ def heading_speak(canon: str) -> str:
 
 def heading_find(t: Transcript, ctx: Context) -> Found:
     anchors = frozenset({"heading"})
-    return [(i, heading_canonical(n) or n) for i, n in _after(t, anchors, frozenset({"to"}))]
+    return [(i, heading_canonical(n) or n) for i, n in _after(t, anchors, frozenset({"to"}), length=3)]
 
 
 # --------------------------------------------------------------------------- squawk
@@ -79,7 +87,7 @@ def squawk_canonical(value: Any) -> str | None:
 
 
 def squawk_find(t: Transcript, ctx: Context) -> Found:
-    return [(i, n) for i, n in _after(t, _SQUAWK_ANCHORS, frozenset({"code", "transponder", "squawk"}))]
+    return [(i, n) for i, n in _after(t, _SQUAWK_ANCHORS, frozenset({"code", "transponder", "squawk"}), length=4)]
 
 
 # --------------------------------------------------------------------------- QNH / altimeter
@@ -95,7 +103,7 @@ def qnh_canonical(value: Any) -> str | None:
 
 def qnh_find(t: Transcript, ctx: Context) -> Found:
     anchors = frozenset({"qnh", "altimeter"})
-    return [(i, qnh_canonical(n) or n) for i, n in _after(t, anchors, frozenset({"is", "of", "setting"}))]
+    return [(i, qnh_canonical(n) or n) for i, n in _after(t, anchors, frozenset({"is", "of", "setting"}), length=4)]
 
 
 # --------------------------------------------------------------------------- speed

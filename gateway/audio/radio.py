@@ -143,3 +143,11 @@ def apply_radio(pcm: bytes, sample_rate: int, level: int = DEFAULT_LEVEL, *, see
     effect = RadioEffect(sample_rate, level, seed=seed)
     out = effect.process(pcm)
     return out + effect.tail() if squelch else out
+
+
+def band_pass(pcm: bytes, sample_rate: int) -> bytes:
+    """Only the VHF voice band (300-3400 Hz, the transmitter's filter), without the compressor,
+    fading and static of a readability level: how a pilot's headset microphone reaches the
+    gateway through a radio-like channel."""
+    x = pcm_to_float32(pcm)
+    return float_to_pcm(signal.sosfilt(_band_pass(sample_rate), x))

@@ -132,7 +132,7 @@ def check_model_dir(path: Path) -> Path:
 
 # The prompt's digit sentence: every ICAO digit once, so the prompt teaches the spelling ("tree",
 # "fife", "niner") without favouring any value.
-DIGITS_SENTENCE = "Zero, one, two, tree, four, fife, six, seven, eight, niner."
+DIGITS_SENTENCE = "Digits zero one two tree four fife six seven eight niner."
 
 
 def _wording(words: list[str]) -> list[str]:
