@@ -184,7 +184,8 @@ class Tally:
         self.examples: dict[str, list[dict[str, Any]]] = defaultdict(list)
         self.failures: Counter[str] = Counter()
         self.wrong_accepted = 0
-        self.correct_refused = 0
+        self.correct_refused = 0  # refused outright: corrected (wrong/missing), not asked again
+        self.correct_said_again = 0  # the controller asked to say again
         self.forward_on_bad = 0
         self.n = 0
 
@@ -202,7 +203,10 @@ class Tally:
             self.by_kind[kind_of(name)][mode][col] += 1
             self.by_variable[name][mode][col] += 1
         problem = None
-        if mode == "correct" and v != "accepted":
+        if mode == "correct" and v == "say_again":
+            self.correct_said_again += 1
+            problem = "correct_said_again"
+        elif mode == "correct" and v != "accepted":
             self.correct_refused += 1
             problem = "correct_refused"
         elif mode != "correct" and (v == "accepted" or forward):
@@ -242,8 +246,10 @@ class Tally:
             "wrong_accepted": self.wrong_accepted,
             "wrong_moved_on": self.forward_on_bad,
             "correct_refused": self.correct_refused,
+            "correct_said_again": self.correct_said_again,
             "wrong_accepted_rate": round(self.wrong_accepted / bad, 4) if bad else None,
             "correct_refused_rate": round(self.correct_refused / correct, 4) if correct else None,
+            "correct_said_again_rate": round(self.correct_said_again / correct, 4) if correct else None,
             "failures": dict(self.failures),
             "by_kind": plain(self.by_kind),
             "by_variable": plain(self.by_variable),
@@ -300,7 +306,7 @@ def run_text_bench(bench: Bench, n: int, seed: int, wrong: float, progress: Prog
     for done, case in enumerate(cases, start=1):
         decision, _session, forward = bench.decide(case, case.readback.text)
         tally.add(case, decision, forward)
-        progress.update(done, f"wrong accepted {tally.wrong_accepted}, correct refused {tally.correct_refused}")
+        progress.update(done, f"wrong accepted {tally.wrong_accepted}, correct refused {tally.correct_refused}, said again {tally.correct_said_again}")
     progress.done()
     report = _report("text", n, seed, wrong, bench, started)
     report.update(tally.result())
@@ -463,7 +469,7 @@ def run_voice_bench(
             words += w
             if bias == "both" and accepted["on"] and not accepted["off"]:
                 flips.append({"index": case.index, "flow": case.flow, "state": case.state, "transcript": case.readback.text, "heard": heard, "audio": made})
-            progress.update(done, "  ".join(f"bias {b}: wrong accepted {t.wrong_accepted}, correct refused {t.correct_refused}" for b, t in tallies.items()))
+            progress.update(done, "  ".join(f"bias {b}: wrong accepted {t.wrong_accepted}, correct refused {t.correct_refused}, said again {t.correct_said_again}" for b, t in tallies.items()))
         progress.done()
 
     asyncio.run(main())
@@ -479,7 +485,10 @@ def run_voice_bench(
         result["transmissions"] = rows[b]
         report[f"bias_{b}"] = result
     primary = report[f"bias_{settings_list[0]}"]
-    for key in ("n", "correct", "bad", "changed", "dropped", "wrong_accepted", "correct_refused", "wrong_accepted_rate", "correct_refused_rate", "wer"):
+    for key in (
+        "n", "correct", "bad", "changed", "dropped", "wrong_accepted", "correct_refused", "correct_said_again",
+        "wrong_accepted_rate", "correct_refused_rate", "correct_said_again_rate", "wer",
+    ):
         report[key] = primary[key]
     if bias == "both":
         report["wrong_accepted_with_bias"] = tallies["on"].wrong_accepted
@@ -507,8 +516,10 @@ def headline(report: dict[str, Any]) -> list[str]:
     lines = [
         f"wrong readbacks accepted: {report['wrong_accepted']} of {report['bad']}"
         f" ({100 * (report['wrong_accepted_rate'] or 0):.2f}%; should be 0)",
-        f"correct readbacks refused: {report['correct_refused']} of {report['correct']}"
+        f"correct readbacks refused (corrected, not asked again): {report['correct_refused']} of {report['correct']}"
         f" ({100 * (report['correct_refused_rate'] or 0):.2f}%)",
+        f"correct readbacks asked again (say again): {report.get('correct_said_again', 0)} of {report['correct']}"
+        f" ({100 * (report.get('correct_said_again_rate') or 0):.2f}%)",
     ]
     if report.get("wer") is not None:
         lines.append(f"word error rate: {100 * report['wer']:.1f}% over {report['words']} words")

@@ -31,9 +31,12 @@ def _check_counts(result: dict, n: int) -> None:
     assert sum(_sum(k["correct"]) for k in result["by_kind"].values()) >= result["correct"]
     for kind in result["by_kind"].values():
         assert set(kind["correct"]) <= set(CORRECT_COLUMNS) and set(kind["wrong"]) <= set(BAD_COLUMNS)
-    assert result["correct_refused"] == result["correct"] - outcomes["correct"].get("accepted", 0)
+    assert result["correct_refused"] + result["correct_said_again"] == result["correct"] - outcomes["correct"].get("accepted", 0)
+    assert result["correct_said_again"] == outcomes["correct"].get("say_again", 0)
     assert 0 <= result["wrong_accepted"] <= result["bad"]
-    assert sum(result["failures"].values()) == result["correct_refused"] + result["wrong_accepted"] + result["failures"].get("misdiagnosed", 0)
+    assert sum(result["failures"].values()) == (
+        result["correct_refused"] + result["correct_said_again"] + result["wrong_accepted"] + result["failures"].get("misdiagnosed", 0)
+    )
     for cls, examples in result["examples"].items():
         assert len(examples) == min(50, result["failures"][cls])
         for e in examples:
@@ -49,7 +52,7 @@ def test_text_bench_report_shape_and_counts(tmp_path, capsys):
     _check_counts(report, 60)
     assert 0.1 <= report["bad"] / 60 <= 0.5  # --wrong 0.3
     printed = capsys.readouterr().out
-    assert "wrong readbacks accepted:" in printed and "correct readbacks refused:" in printed and "caught-wrong" in printed
+    assert "wrong readbacks accepted:" in printed and "correct readbacks refused (corrected, not asked again):" in printed and "caught-wrong" in printed
 
 
 def test_text_bench_is_reproducible(tmp_path):
