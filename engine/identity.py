@@ -372,6 +372,24 @@ def screen(
     return Screening(who, first, False, who.reason)
 
 
+def _traffic_pattern() -> str:
+    """A regular expression every form `parse_callsign` reads for traffic matches, and nothing
+    else: an ICAO callsign ("DLH359", "dlh 359"), a registration ("D-EABC"), or a known telephony
+    with the flight ("Lufthansa 359"). Adapters validate with it and publish it in their schema,
+    so the two can never disagree."""
+    import re as _re
+
+    from engine.phraseology.callsigns import AIRLINES
+
+    names = sorted({tel for tel, _ in AIRLINES.values()}, key=len, reverse=True)
+    spoken = "|".join("[ -]?".join(_re.escape(part) for part in name.split()) for name in names)
+    flight = "[0-9][0-9A-Za-z]{0,5}"
+    return rf"^(?:[A-Za-z][A-Za-z0-9]?-?[A-Za-z0-9]{{1,6}}|[A-Za-z]{{3}} ?{flight}|(?i:{spoken}) ?{flight})$"
+
+
+TRAFFIC_PATTERN = _traffic_pattern()
+
+
 def traffic_codes(values: Sequence[Any]) -> list[str]:
     """Canonical codes of a traffic list, in order, once each; ValueError names the first value
     that is no callsign (for adapters validating client input)."""

@@ -14,7 +14,7 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
 
-from engine.identity import MAX_TRAFFIC, traffic_codes
+from engine.identity import MAX_TRAFFIC, TRAFFIC_PATTERN, traffic_codes
 
 
 def _integral(value: Any) -> Any:
@@ -32,7 +32,7 @@ JsonInt = json_int()
 # Callsigns of nearby traffic ("DLH359", "Lufthansa 359", "D-EABC"): at most `MAX_TRAFFIC`, each
 # one a callsign `engine.phraseology.parse_callsign` reads; canonical and once each after validation.
 Traffic = Annotated[
-    list[Annotated[str, Field(strict=True, min_length=1, max_length=40)]],
+    list[Annotated[str, Field(strict=True, min_length=1, max_length=40, pattern=TRAFFIC_PATTERN)]],
     Field(max_length=MAX_TRAFFIC),
     AfterValidator(traffic_codes),
 ]

@@ -7,9 +7,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine.identity import Verdict, identify, opening_states, screen
+from engine.identity import TRAFFIC_PATTERN, Verdict, identify, opening_states, screen
 from engine.models import Session
-from engine.phraseology import AIRLINES, speak_callsign
+from engine.phraseology import AIRLINES, parse_callsign, speak_callsign
 from engine.session import SessionEngine
 from gateway.service import RadioService
 from gateway.settings import Settings
@@ -226,3 +226,11 @@ def test_a_first_call_moves_the_state_only_with_our_callsign(
     assert [m.text for m in d.messages] == [STATION_CALLING]
     d = engine.transmit(session, _first_call(variables, speak_callsign(mine), last=last), 2.0)
     assert d.to_state != "CD_INITIAL", (mine, [s.detail for s in d.trace.steps])
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.from_regex(TRAFFIC_PATTERN, fullmatch=True))
+def test_every_traffic_string_the_published_pattern_allows_is_a_callsign(text: str) -> None:
+    """The HTTP/WS schema publishes TRAFFIC_PATTERN and the wire validates with it: whatever it
+    allows must parse, so a schema-valid traffic list is never refused."""
+    assert len(text) > 40 or parse_callsign(text) is not None

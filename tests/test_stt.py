@@ -22,7 +22,7 @@ from gateway.audio.resample import resample
 from gateway.speech.stt import SttConfigError, SttContext, SttEngine, SttStream, make_stt, transcribe
 from gateway.speech.stt.base import ICAO_WORDS, corpus_sentences, value_variants, words_of
 from gateway.speech.stt.sphinx import Lexicon, SphinxEngine
-from gateway.speech.stt.whisper import WhisperEngine, build_prompt
+from gateway.speech.stt.whisper import DIGITS_SENTENCE, WhisperEngine, build_prompt
 from gateway.speech.tts.espeak import EspeakTts
 
 RATE = 16000
@@ -234,17 +234,17 @@ def test_whisper_finals_only(clips: dict[str, bytes], whisper: WhisperEngine) ->
 
 def test_whisper_prompt_is_the_wording_of_the_expected_phrase_never_its_values() -> None:
     prompt = build_prompt(CONTEXT)
-    assert prompt == "Digits zero one two tree four fife six seven eight niner. Lufthansa, runway, cleared for takeoff."
+    assert prompt == DIGITS_SENTENCE + " Lufthansa, runway, cleared for takeoff."
     context = SttContext(expected_phrases=["DLH359, runway 25R, cleared for takeoff"], vocabulary=["left", "QNH 1013"])
     assert build_prompt(context) == (
-        "Digits zero one two tree four fife six seven eight niner. Lufthansa, runway, cleared for takeoff. QNH."
+        DIGITS_SENTENCE + " Lufthansa, runway, cleared for takeoff. QNH."
     )
     # the same prompt whatever values were issued: it cannot favour the right one over a wrong one
     other = SttContext(expected_phrases=["DLH359, runway 07L, cleared for takeoff"], vocabulary=["right", "QNH 998"])
     assert build_prompt(other) == build_prompt(context)
-    assert build_prompt(SttContext()) == "Digits zero one two tree four fife six seven eight niner."
+    assert build_prompt(SttContext()) == DIGITS_SENTENCE
     long = SttContext(expected_phrases=["cleared for takeoff"] * 40, vocabulary=["Lufthansa"])
-    assert len((build_prompt(long, max_words=20) or "").split()) <= 20
+    assert len((build_prompt(long, max_words=60) or "").split()) <= 60
 
 
 def test_whisper_empty_stream_and_bad_input(whisper: WhisperEngine) -> None:

@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, RootModel
+from pydantic import BaseModel, Field
 from starlette.requests import Request
 from starlette.responses import JSONResponse, StreamingResponse
 from starlette.routing import BaseRoute, Route
@@ -50,9 +50,14 @@ class ChatResponse(BaseModel):
     tokens: dict[str, int]
 
 
-class ChatEventStream(RootModel[str]):
-    """Server-sent events: plan, thinking, tool_call_start, tool_call_end, message, thinking_done,
-    ui_payload, done, error (docs/assistant.md)."""
+class ChatEventStream(BaseModel):
+    """One server-sent event: `event` is plan, thinking, tool_call_start, tool_call_end, message,
+    thinking_done, ui_payload, done or error; `data` its JSON payload (docs/assistant.md)."""
+
+    event: str
+    data: str
+    id: str | None = None
+    retry: int | None = None
 
 
 def weather_callable(service: Any) -> Any:

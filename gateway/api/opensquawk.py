@@ -49,8 +49,10 @@ from starlette.routing import BaseRoute, Route
 from engine.models import Decision, Role, Session
 from gateway.api.access import principal_of
 from gateway.api.errors import read_model
-from gateway.service import RadioService, ServiceError
+from gateway.api.schemas import StrictSeed
+from gateway.service import MAX_TEXT_CHARS, RadioService, ServiceError
 from gateway.wire import JsonBody
+
 
 BASE = "/api/radio/session"
 
@@ -62,7 +64,7 @@ class OpenSquawkCreate(JsonBody):
 
     flow_slug: str | None = Field(default=None, max_length=100)
     scenario: dict[str, Any] | None = None
-    seed: int | None = Field(default=None, ge=0)
+    seed: StrictSeed | None = None
 
 
 class OpenSquawkTransmit(JsonBody):
@@ -70,7 +72,7 @@ class OpenSquawkTransmit(JsonBody):
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    pilot_utterance: str
+    pilot_utterance: str = Field(min_length=1, max_length=MAX_TEXT_CHARS, pattern=r"\S")  # words, not only blanks
 
 
 def _renamed(exc: ServiceError, old: str, new: str) -> ServiceError:

@@ -90,7 +90,7 @@ from gateway.speech.stt.base import (
 
 PARTIAL_EVERY_S = 0.7
 BEAM_SIZE = 2
-PROMPT_MAX_WORDS = 60  # whisper keeps at most 223 prompt tokens; short prompts bias less blindly
+PROMPT_MAX_WORDS = 100  # whisper keeps at most 223 prompt tokens; short prompts bias less blindly
 NO_SPEECH_MAX = 0.6
 COMPRESSION_RATIO_MAX = 2.4
 TOKENS_PER_SECOND = 8  # generous for speech (~3 words/s); caps a runaway repetition loop
@@ -130,9 +130,13 @@ def check_model_dir(path: Path) -> Path:
     return path
 
 
-# The prompt's digit sentence: every ICAO digit once, so the prompt teaches the spelling ("tree",
-# "fife", "niner") without favouring any value.
-DIGITS_SENTENCE = "Digits zero one two tree four fife six seven eight niner."
+# The prompt's value sentences: every ICAO digit, phonetic letter, side and vertical direction once,
+# so the prompt teaches their spelling ("tree", "fife", "niner", "foxtrot") without favouring any value.
+DIGITS_SENTENCE = (
+    "Digits zero one two tree four fife six seven eight niner. Letters alfa bravo charlie delta echo foxtrot golf "
+    "hotel india juliett kilo lima mike november oscar papa quebec romeo sierra tango uniform victor whiskey "
+    "xray yankee zulu. Climb or descend, left or right or center."
+)
 
 
 def _wording(words: list[str]) -> list[str]:
