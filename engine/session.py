@@ -536,6 +536,12 @@ class SessionEngine:
             alternatives=hearing.alternatives if hearing else (),
             traffic=session.traffic,
         )
+        if hearing is not None and rb.missing and not rb.wrong and any(v == "ok" for v in rb.fields.values()):
+            # By voice, a value missing from a readback that was otherwise heard is more likely
+            # misheard than left out: the controller asks for it again ("say again departure")
+            # instead of correcting a readback it did not hear whole.
+            fields = {n: ("unsure" if v == "missing" else v) for n, v in rb.fields.items()}
+            rb = rb.model_copy(update={"fields": fields, "unsure": [*rb.unsure, *rb.missing], "missing": []})
         if not state.readback_required and rb.ok:
             if rb.fields:
                 d.trace.add("readback", f"issued values heard and consistent: {sorted(rb.fields)}", fields=dict(rb.fields))

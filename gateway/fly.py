@@ -249,6 +249,7 @@ async def fly_by_voice(
     until_flow: str | None = None,
     max_turns: int = 80,
     echo: Callable[[str], None] = print,
+    scenario: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The same trip by voice over the WebSocket radio: each expected phrase is spoken by the
     piper voice through a radio effect and streamed in real time with push-to-talk; the pilot
@@ -256,7 +257,7 @@ async def fly_by_voice(
     from gateway.voicekit import VoicePilot
 
     turns = readbacks = readbacks_ok = 0
-    async with VoicePilot(base_url, flow=flow, seed=seed, timeout_s=180) as pilot:
+    async with VoicePilot(base_url, flow=flow, seed=seed, scenario=scenario, timeout_s=180) as pilot:
         while not pilot.completed and turns < max_turns:
             if until_flow and pilot.state.get("flow") == until_flow:
                 break

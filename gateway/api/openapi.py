@@ -687,9 +687,13 @@ def _refine(components: dict[str, Any], refs: dict[tuple[Model, str], dict[str, 
         ],
         "default": None,
     }
+    os_create = _component(components, refs, OsCreate)  # the OpenSquawk app's create: the same checks
+    os_create["properties"]["flow_slug"] = dict(create["properties"]["flow"])
+    os_create["properties"]["scenario"] = dict(create["properties"]["scenario"])
     space, word = f"[{_whitespace()}]", f"[^{_whitespace()}]"
-    text = _component(components, refs, TransmissionRequest)["properties"]["text"]
-    text["pattern"] = f"^{space}*{word}([\\s\\S]{{0,{MAX_TEXT_CHARS - 2}}}{word})?{space}*$"  # 1-500 once stripped
+    not_blank = f"^{space}*{word}([\\s\\S]{{0,{MAX_TEXT_CHARS - 2}}}{word})?{space}*$"  # 1-500 once stripped
+    _component(components, refs, TransmissionRequest)["properties"]["text"]["pattern"] = not_blank
+    _component(components, refs, OsTransmitRequest)["properties"]["pilot_utterance"]["pattern"] = not_blank
     _component(components, refs, SayRequest)["properties"]["text"]["pattern"] = word  # not blank
     decide = _component(components, refs, DecideRequest)["properties"]
     states = sorted({state for flow in service.registry for state in flow.states})

@@ -135,7 +135,8 @@ def stt_context(session: Session, expected: list[str]) -> SttContext:
         if isinstance(variables.get(key), str):
             vocabulary.append(variables[key])
     vocabulary.extend(traffic_vocabulary(session.traffic))
-    return SttContext(expected_phrases=list(expected), vocabulary=vocabulary, speaker=session.session_id)
+    callsign = telephony if isinstance(telephony, str) and telephony.strip() else None
+    return SttContext(expected_phrases=list(expected), vocabulary=vocabulary, speaker=session.session_id, callsign=callsign)
 
 
 def traffic_vocabulary(callsigns: list[str]) -> list[str]:

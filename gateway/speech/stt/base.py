@@ -125,6 +125,7 @@ class SttContext:
     vocabulary: list[str] = field(default_factory=list)
     sample_rate: int = STT_SAMPLE_RATE
     speaker: str | None = None  # e.g. the session id: lets an engine carry its adaptation over
+    callsign: str | None = None  # our own callsign as said ("Lufthansa 359"): who is talking, not a readback value
 
     def spoken_phrases(self) -> list[str]:
         """The expected phrases in ICAO speech ("runway two fife right")."""

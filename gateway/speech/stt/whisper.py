@@ -71,6 +71,7 @@ import numpy as np
 from engine.models import Hearing
 from gateway.audio.pcm import pcm_to_float32, pcm_to_int16
 from gateway.speech.cpu import Priority
+from engine.phraseology import speak_text
 from gateway.speech.stt.base import (
     VALUE_CLASSES,
     STT_SAMPLE_RATE,
@@ -151,15 +152,21 @@ def build_prompt(context: SttContext, max_words: int = PROMPT_MAX_WORDS) -> str 
     A prompt holding the expected readback ("... runway one eight") once made whisper write "one
     eight" for a spoken "one seven" (`livefreq bench readback --mode voice --bias both`: 1 wrong
     readback of 103 accepted with the values in the prompt, 0 without): the prompt now carries
-    the phrases with every value word left out (`_wording`), the ICAO digits once each
-    (`DIGITS_SENTENCE`), and vocabulary words the phrases lack, so it is the same whatever value
-    was issued and cannot turn a wrong value into the right one. Sentences, not a bare word list:
+    the phrases with every value word left out (`_wording`), the ICAO digits, letters, sides and
+    climb/descend once each (`DIGITS_SENTENCE`), our own callsign whole (who talks, not a value),
+    and vocabulary words the phrases lack, so it is the same whatever value was issued and cannot
+    turn a wrong value into the right one. Sentences, not a bare word list:
     a prompt ending in "left, right" makes whisper continue the list over noisy audio. The whole
     prompt stops at `max_words`.
     """
     parts: list[str] = [DIGITS_SENTENCE]
     used: set[str] = set(words_of(DIGITS_SENTENCE))
     budget = max_words - len(DIGITS_SENTENCE.split())
+    own = speak_text(context.callsign).strip(" .") if context.callsign else ""
+    if own:  # our callsign whole: it says who talks, it is no value a readback is judged on
+        parts.append(own + ".")
+        used.update(words_of(own))
+        budget -= len(own.split())
     for phrase in context.spoken_phrases():
         words = _wording(phrase.replace(",", " ,").split())
         text = " ".join(words).replace(" ,", ",").strip(" ,.")
