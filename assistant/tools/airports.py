@@ -213,6 +213,7 @@ def get_airport_details(ctx: Any, icao_code: str, topic: str | None = None) -> d
             "end_positions": runway_end_positions(a, r),
             "length_ft": r.get("length_ft"),
             "length_m": round((r.get("length_ft") or 0) / FT_PER_M),
+            "width_ft": r.get("width_ft"),
             "surface": r.get("surface"),
             "lighted": r.get("lighted"),
         }
