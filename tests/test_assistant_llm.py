@@ -146,3 +146,17 @@ def test_over_http_with_the_gateway_settings(serve: Callable[[Any], str], llm_se
     [log] = list(tmp_path.glob("*.jsonl"))
     lines = [json.loads(x) for x in log.read_text().splitlines()]
     assert [c["outcome"] for c in lines[-1]["metadata"]["llm_calls"]][0].startswith("fallback: invented tool")
+
+
+def test_bench_with_the_llm_planner(ctx: AssistantContext, llm_server: ChatCompletionsServer, tmp_path: Any) -> None:
+    from gateway.bench_assistant import run_assistant_bench
+
+    labels = tmp_path / "q.tsv"
+    labels.write_text("find_airports_near_route\tairports between EGTF and LFMD\nget_airport_details\ttower frequency at EDDM\n")
+    chat = AssistantChat(f"{llm_server.url}/v1", "bench-model", timeout_s=5)
+    llm_server.script = [ROUTE_PLAN, '{"selected_tool": "nope", "arguments": {}}']  # then "choose" mode: not a plan
+    report = run_assistant_bench(ctx, labels=labels, llm=AssistantLlm(chat, LlmConfig.load()))
+    assert report["planner"] == "llm (bench-model)" and report["correct"] == 2  # the fallback was right
+    lp = report["llm_planner"]
+    assert lp["calls"] == 2 and lp["used"] == 1 and lp["fallbacks"][0].startswith("fallback: invented tool 'nope'")
+    assert lp["tokens"]["total"] == 2 * (PROMPT_TOKENS + COMPLETION_TOKENS)
