@@ -33,6 +33,11 @@ HISTORY_TURNS = 6  # user + assistant messages kept for follow-ups
 SPOKEN_CHARS = 400
 BACKLOG_BYTES = 256 * 1024  # the send queue's fill above which speech chunks wait  # the spoken answer: its first sentences, markdown removed
 _ids = itertools.count(1)
+# what the recognizer should expect on the ask key (instead of the state's ATC phrases)
+ASK_PHRASES = ("Find airports between Fairoaks and Cannes", "Find airports near Lyon", "Tower frequency at Munich",
+               "Do I need a flight plan for VFR in France?", "What must I read back in a taxi clearance?")
+ASK_VOCABULARY = ("airports", "airfields", "near", "between", "weather", "frequency", "runway", "paved",
+                  "flight plan", "read back", "clearance", "transponder", "airspace")
 
 
 def spoken_text(answer: str, limit: int = SPOKEN_CHARS) -> str:

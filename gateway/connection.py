@@ -35,7 +35,7 @@ from gateway import metrics
 from gateway.audio.pcm import FrameBuffer
 from gateway.audio.resample import StreamResampler
 from gateway.audio.vad import SPEECH_END, SPEECH_START, SpeechTracker, VoiceActivityDetector
-from gateway.ask import AskChannel
+from gateway.ask import ASK_PHRASES, ASK_VOCABULARY, AskChannel
 from gateway.auth import ANONYMOUS, AuthError, Authenticator, Principal
 from gateway.broadcast import AtisBroadcast
 from gateway.frequency import Frequency
@@ -662,7 +662,8 @@ class RadioConnection:
                 raise p.ProtocolError("speech_unavailable", f"speech engines are not available: {self.speech.error or exc}") from exc
         assert self.frequency is not None
         if channel == "ask":  # off the frequency: the controller is not cut, the engine hears nothing
-            self.tx = Transmission(self.speech.stt.open(SttContext(speaker=link.session_id)), time.monotonic(), channel="ask")
+            context = SttContext(expected_phrases=list(ASK_PHRASES), vocabulary=list(ASK_VOCABULARY), speaker=link.session_id)
+            self.tx = Transmission(self.speech.stt.open(context), time.monotonic(), channel="ask")
             return
         self.service.defer_silence(link.session_id, self.settings.max_transmission_s)  # no prompt while talking
         cut = self.frequency.key()

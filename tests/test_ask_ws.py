@@ -131,3 +131,34 @@ def test_the_ask_channel_when_the_assistant_is_off() -> None:
 
     with run_server(create_app(Settings(**LIGHT, assistant_enabled=False))) as base:
         run(scenario(base))
+
+
+def test_a_spoken_question_on_the_ask_key() -> None:
+    """Voice: the question spoken on the ask key (`ptt.down` with `channel: "ask"`) is recognized
+    (the real recognizer, no ATC bias) and answered by the assistant; the engine hears nothing."""
+    from gateway.speech.stack import SpeechStack
+    from tests.support.pilot_audio import pilot_pcm
+
+    speech = SpeechStack(Settings())
+    asyncio.run(speech.load())
+
+    async def scenario(base: str) -> None:
+        client = await RadioClient.connect(base)
+        await client.send({"type": "session.start", "flow": "clearance", "seed": 7, "scenario": {"callsign": "DLH359"}})
+        await client.wait_type("session.started")
+        await client.wait_type("state")
+        await asyncio.sleep(0.3)
+        mark = client.mark()
+        await client.send({"type": "ptt.down", "channel": "ask"})
+        await client.stream(pilot_pcm("Show me airports near Marseille."), 16000)
+        await client.send({"type": "ptt.up"})
+        question = await client.wait_type("assistant.question", start=mark)
+        assert question["source"] == "voice" and "marseille" in question["text"].lower(), question  # not one of ASK_PHRASES
+        await client.wait_type("assistant.speech.end", start=mark)
+        plan = next(e["data"] for e in of(client, mark) if e["type"] == "assistant.plan")
+        assert plan["selected_tool"] == "find_airports_near_location"
+        assert not any(e["type"] in ("transcript", "decision", "atc.message", "state") for e in of(client, mark))
+        await client.close()
+
+    with run_server(create_app(Settings(speech_preload=False, audio_pacing=False), speech=speech)) as base:
+        run(scenario(base))
