@@ -116,6 +116,8 @@ def create_app(
             await service.providers.aclose()
             if service.llm is not None:
                 await service.llm.aclose()
+            if briefing is not None and briefing.chat is not None:
+                briefing.chat.close()  # the assistant's model connection pool (gateway/llm/chat.py)
             if repository is not None:
                 repository.close()
 
