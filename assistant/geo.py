@@ -212,3 +212,9 @@ class Places:
     def _airport_place(self, icao: str) -> Place:
         a = self._airports[icao]
         return Place(f"{a['name']} ({icao})", a["lat"], a["lon"], "airport", a.get("country"), icao)
+
+
+def destination(lat: float, lon: float, azimuth_deg: float, distance: float) -> tuple[float, float]:
+    """The point `distance` nm from (lat, lon) on `azimuth_deg` (WGS84 direct problem)."""
+    g = WGS84.Direct(lat, lon, azimuth_deg, distance * M_PER_NM)
+    return g["lat2"], g["lon2"]

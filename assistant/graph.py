@@ -45,9 +45,11 @@ def _safe(name: str, fn: Callable[[AgentState, RunnableConfig], dict[str, Any]])
     return node
 
 
-def build_agent(ctx: AssistantContext | None = None, llm_planner: Any | None = None) -> Any:
-    """The compiled graph. `llm_planner(turns, deterministic_plan) -> (plan, reasoning)` may
-    replace the deterministic plan (validated against the manifest by its maker)."""
+def build_agent(ctx: AssistantContext | None = None, llm_planner: Any | None = None, llm: Any | None = None) -> Any:
+    """The compiled graph. `llm` (assistant/llm.py `AssistantLlm`) plans with a model (validated
+    against the manifest, falling back to the deterministic plan) and words the answer; the lower
+    level hook `llm_planner(turns, plan, reasoning) -> (plan, reasoning)` replaces the plan as is
+    (the tool runner still refuses a tool outside the manifest)."""
     ctx = ctx or AssistantContext()
 
     def _check_input(state: AgentState) -> list[str] | str:
@@ -86,9 +88,12 @@ def build_agent(ctx: AssistantContext | None = None, llm_planner: Any | None = N
             return {}
         turns = user_turns(state["messages"])
         plan, reasoning, _ = planning.plan(ctx, turns)
+        calls: list[dict[str, Any]] = []
+        if llm is not None:
+            plan, reasoning, calls = llm.plan(turns, plan, reasoning)
         if llm_planner is not None:
             plan, reasoning = llm_planner(turns, plan, reasoning)
-        return {"plan": plan, "planning_reasoning": reasoning}
+        return {"plan": plan, "planning_reasoning": reasoning, "llm_calls": calls}
 
     def predict_next(state: AgentState, config: RunnableConfig) -> dict[str, Any]:
         return {"suggested_queries": suggest(state.get("plan"))}
@@ -110,8 +115,18 @@ def build_agent(ctx: AssistantContext | None = None, llm_planner: Any | None = N
     def formatter(state: AgentState, config: RunnableConfig) -> dict[str, Any]:
         plan, result, error = state.get("plan"), state.get("tool_result"), state.get("error")
         answer, why = format_answer(plan, result, error)
-        for piece in _CHUNK.findall(answer):  # streamed as `message` events (the LLM path streams tokens)
-            _emit(config, "answer_chunk", {"text": piece})
+        calls: list[dict[str, Any]] = []
+        worded = None
+        if llm is not None and plan is not None and result and not error and not result.get("error"):
+            turns = user_turns(state.get("messages") or [])
+            worded, llm_why, calls = llm.format(turns[-1] if turns else "", plan, result, answer,
+                                                lambda tok: _emit(config, "answer_chunk", {"text": tok}))
+            why = f"{why} {llm_why}"
+        if worded is not None:
+            answer = worded
+        else:
+            for piece in _CHUNK.findall(answer):  # the template's answer, streamed as `message` events
+                _emit(config, "answer_chunk", {"text": piece})
         thinking = "\n\n".join(x for x in (state.get("planning_reasoning"), why) if x) or None
         return {
             "final_answer": answer,
@@ -119,6 +134,7 @@ def build_agent(ctx: AssistantContext | None = None, llm_planner: Any | None = N
             "thinking": thinking,
             "ui_payload": build_ui_payload(plan, result if not (result or {}).get("error") else None, state.get("suggested_queries")),
             "messages": [AIMessage(content=answer)],
+            "llm_calls": calls,
         }
 
     g = StateGraph(AgentState)

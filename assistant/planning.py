@@ -255,7 +255,7 @@ def is_followup(a: Analysis) -> bool:
     words = a.low.split()
     if RE_FOLLOWUP.match(a.low) and len(words) <= 12:
         return True
-    return bool(a.filters) and len(words) <= 6 and not (a.icaos or a.route or a.near)
+    return bool(a.filters or a.radius_nm) and len(words) <= 6 and not (a.icaos or a.route or a.near)
 
 
 def plan(ctx: Any, user_turns: list[str]) -> tuple[AviationPlan, str, Analysis]:

@@ -38,6 +38,8 @@ class AgentState(TypedDict, total=False):
     thinking: Optional[str]
     ui_payload: Optional[dict[str, Any]]
     error: Optional[str]
+    # the LLM path (assistant/llm.py): one record per model call, with its outcome and tokens
+    llm_calls: Annotated[list[dict[str, Any]], operator.add]
     # optional
     persona_id: Optional[str]
     suggested_queries: Optional[list[dict[str, Any]]]

@@ -68,6 +68,10 @@ async def stream_agent(
     yield {"event": "thinking_done", "data": {"thinking": final.get("thinking")}}
     if final.get("ui_payload") is not None:
         yield {"event": "ui_payload", "data": final["ui_payload"]}
+    from assistant.llm import sum_tokens
+
+    called = sum_tokens(final.get("llm_calls"))
+    tokens = {k: tokens[k] + called[k] for k in tokens}
     final["tokens"] = tokens
     if on_final is not None:
         on_final(final)

@@ -38,6 +38,8 @@ class _Model(BaseModel):
 class RunwayEnd(_Model):
     ident: str  # "07L", "25R", "18"
     heading_deg: float | None = None  # true heading from the data, when known
+    lat: float | None = None  # the threshold's position, when the data has it
+    lon: float | None = None
 
 
 class Runway(_Model):

@@ -94,6 +94,7 @@ def create_app(
     metrics.stored_sessions_gauge(lambda: _stored_sessions(service))
     # the briefing assistant (docs/assistant.md): its indexes are built in the background at start-up
     briefing = assistant_api.AssistantService.from_gateway(settings, service) if settings.assistant_enabled else None
+    service.assistant = briefing  # the radio socket's "ask" channel (gateway/ask.py) reaches it here
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -115,6 +116,8 @@ def create_app(
             await service.providers.aclose()
             if service.llm is not None:
                 await service.llm.aclose()
+            if briefing is not None and briefing.chat is not None:
+                briefing.chat.close()  # the assistant's model connection pool (gateway/llm/chat.py)
             if repository is not None:
                 repository.close()
 

@@ -68,5 +68,6 @@ def entry_from_state(session_id: str, question: str, state: dict[str, Any], star
             "error": state.get("error"),
             "router_path": getattr(state.get("router_decision"), "path", None),
             "tokens": state.get("tokens"),
+            "llm_calls": state.get("llm_calls") or [],
         },
     }

@@ -13,6 +13,7 @@ from typing import Any
 
 from assistant.context import DATA_DIR, AssistantContext
 from assistant.graph import build_agent
+from assistant.llm import sum_tokens
 from assistant.planning import plan
 from assistant.streaming import stream_agent
 
@@ -35,17 +36,25 @@ def _pct(values: list[float], q: float) -> float:
     return s[min(len(s) - 1, int(round(q * (len(s) - 1))))]
 
 
-def run_assistant_bench(ctx: AssistantContext | None = None, labels: Path = LABELS, repeat: int = 1) -> dict[str, Any]:
+def run_assistant_bench(ctx: AssistantContext | None = None, labels: Path = LABELS, repeat: int = 1, llm: Any | None = None) -> dict[str, Any]:
+    """With `llm` (assistant/llm.py `AssistantLlm`) the tool choice is the LLM planner's (a
+    fallback counts as the deterministic plan it fell back to, and is counted apart), and the
+    latency runs through the LLM planner and formatter."""
     ctx = ctx or AssistantContext.load()
     t0 = time.perf_counter()
     ctx.warm()
     warm_s = time.perf_counter() - t0
-    graph = build_agent(ctx)
+    graph = build_agent(ctx, llm=llm)
+    llm_calls: list[dict[str, Any]] = []
     items = load_labels(labels)
     per_tool: dict[str, Counter[str]] = defaultdict(Counter)
     wrong = []
     for tool, q in items:
-        got = plan(ctx, [q])[0].selected_tool
+        p, why, _ = plan(ctx, [q])
+        if llm is not None:
+            p, why, calls = llm.plan([q], p, why)
+            llm_calls.extend(calls)
+        got = p.selected_tool
         per_tool[tool]["n"] += 1
         per_tool[tool]["right"] += got == tool
         if got != tool:
@@ -80,5 +89,12 @@ def run_assistant_bench(ctx: AssistantContext | None = None, labels: Path = LABE
         "first_event_ms": {"p50": round(statistics.median(first_ms), 2), "p95": round(_pct(first_ms, 0.95), 2), "max": round(max(first_ms), 2)},
         "done_ms": {"p50": round(statistics.median(done_ms), 2), "p95": round(_pct(done_ms, 0.95), 2), "max": round(max(done_ms), 2)},
         "target_first_event_p50_ms": 100,
-        "planner": "deterministic",
+        "planner": "deterministic" if llm is None else f"llm ({llm.chat.model})",
+        "llm_planner": None if llm is None else {
+            "calls": len(llm_calls),
+            "used": sum(c["outcome"] == "used" for c in llm_calls),
+            "fallbacks": [c["outcome"] for c in llm_calls if c["outcome"] != "used"],
+            "tokens": sum_tokens(llm_calls),
+            "latency_ms_p50": round(statistics.median([c["latency_ms"] for c in llm_calls]), 1) if llm_calls else None,
+        },
     }

@@ -224,6 +224,9 @@ def build_parser() -> argparse.ArgumentParser:
         "count the right tools; stream each through the graph and time the first event and done. Table and JSON.",
     )
     bench_assistant.add_argument("--repeat", type=_positive_int, default=1, help="latency rounds over the set (default: 1)")
+    bench_assistant.add_argument("--llm-url", help="plan (and word answers) with this OpenAI-compatible API base, e.g. http://127.0.0.1:11434/v1")
+    bench_assistant.add_argument("--llm-model", help="the model name (required with --llm-url)")
+    bench_assistant.add_argument("--llm-timeout", type=float, default=20.0, help="seconds per model call (default: 20)")
     _add_report_path(bench_assistant, "reports/bench-assistant.json")
     bench_assistant.set_defaults(handler=cmd_bench_assistant)
     bench.set_defaults(handler=cmd_bench_list)
@@ -796,13 +799,26 @@ def cmd_bench_router(args: argparse.Namespace) -> int:
 def cmd_bench_assistant(args: argparse.Namespace) -> int:
     from gateway.bench_assistant import run_assistant_bench
 
-    report = run_assistant_bench(repeat=args.repeat)
+    llm = None
+    if args.llm_url:
+        if not args.llm_model:
+            print("--llm-model is required with --llm-url", file=sys.stderr)
+            return EXIT_FAILED
+        from assistant.llm import AssistantLlm, LlmConfig
+        from gateway.llm.chat import AssistantChat
+
+        llm = AssistantLlm(AssistantChat(args.llm_url, args.llm_model, timeout_s=args.llm_timeout), LlmConfig.load())
+    report = run_assistant_bench(repeat=args.repeat, llm=llm)
     rows = [(tool, str(v["n"]), str(v["right"]), f"{100 * v['accuracy']:.0f}%") for tool, v in report["per_tool"].items()]
     rows.append(("all", str(report["questions"]), str(report["correct"]), f"{100 * report['accuracy']:.1f}%"))
     _table(("tool", "questions", "right", "accuracy"), rows, sys.stdout, right=(1, 2, 3))
     f, d = report["first_event_ms"], report["done_ms"]
     print(f"first event p50 {f['p50']:.1f} ms, p95 {f['p95']:.1f} ms; done p50 {d['p50']:.1f} ms, p95 {d['p95']:.1f} ms "
           f"(index warm-up {report['warm_s']:.2f} s, once)")
+    if report.get("llm_planner"):
+        lp = report["llm_planner"]
+        print(f"planner: {report['planner']}: {lp['used']}/{lp['calls']} plans used, {len(lp['fallbacks'])} fell back; "
+              f"tokens {lp['tokens']['total']} (p50 {lp['latency_ms_p50']} ms per planner call)")
     for w in report["wrong"]:
         print(f"  wrong: {w['question']!r}: {w['got']} (expected {w['expected']})")
     print(f"wrote {_write_report(args.json_path, report)}")

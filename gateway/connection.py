@@ -35,6 +35,7 @@ from gateway import metrics
 from gateway.audio.pcm import FrameBuffer
 from gateway.audio.resample import StreamResampler
 from gateway.audio.vad import SPEECH_END, SPEECH_START, SpeechTracker, VoiceActivityDetector
+from gateway.ask import ASK_PHRASES, ASK_VOCABULARY, AskChannel
 from gateway.auth import ANONYMOUS, AuthError, Authenticator, Principal
 from gateway.broadcast import AtisBroadcast
 from gateway.frequency import Frequency
@@ -44,7 +45,7 @@ from gateway.speech.cpu import Priority, priority
 from gateway.speech.stack import SpeechStack, UnknownVoice, stt_context
 from gateway.speech.tts.base import TtsEngine
 from gateway.store import StoreUnavailable
-from gateway.speech.stt.base import SttResult, SttStream, final_result
+from gateway.speech.stt.base import SttContext, SttResult, SttStream, final_result
 from gateway.ws import protocol as p
 from gateway.ws.limits import ConnectionLimits, Verdict
 from gateway.ws.outbox import Outbox, SlowConsumer
@@ -95,6 +96,7 @@ class Transmission:
     started: float
     samples: int = 0
     ended: float | None = None  # monotonic time of ptt.up / the VAD's end of speech
+    channel: str = "radio"  # "ask": a question to the briefing assistant, not on the frequency
     partial_task: asyncio.Task[None] | None = None
     last_partial: str = ""
     dropped: bool = False  # cut at max length: later audio of this keying is ignored
@@ -153,6 +155,7 @@ class RadioConnection:
         self.framer = FrameBuffer(STT_RATE, 20)
         self.vad: VoiceActivityDetector | None = None
         self.tx: Transmission | None = None
+        self.asks: AskChannel | None = None  # the briefing assistant's channel (gateway/ask.py)
         self._events_task: asyncio.Task[None] | None = None
         self._speculation: asyncio.Task[None] | None = None
         self._writer: asyncio.Task[None] | None = None
@@ -326,14 +329,18 @@ class RadioConnection:
             await self._start(msg)
         elif isinstance(msg, p.SessionResume):
             await self._resume(msg)
+        elif isinstance(msg, p.Ask):
+            self._ask(msg.text, source="text", speak=msg.speak, ask_id=msg.ask_id)
         else:
             link = self._require()
             if isinstance(msg, p.PttDown):
                 if link.mode != "ptt":
                     raise p.ProtocolError("wrong_mode", "ptt.down in vox mode: the voice detector keys the mic")
                 if not link.ptt_keyed:
+                    if msg.channel == "ask":
+                        self._ask_channel()  # refused before keying when there is no assistant
                     link.ptt_keyed = True
-                    await self._begin_transmission(b"")
+                    await self._begin_transmission(b"", channel=msg.channel)
             elif isinstance(msg, p.PttUp):
                 if not link.ptt_keyed:
                     raise p.ProtocolError("ptt_not_down", "ptt.up without ptt.down")
@@ -351,6 +358,30 @@ class RadioConnection:
                 await self._tuned(link, msg.frequency)
             elif isinstance(msg, p.AudioPlayed):
                 link.stats["played"] = link.stats.get("played", 0) + 1
+
+    # ------------------------------------------------------------------ the ask channel
+
+    def _ask_channel(self) -> AskChannel:
+        assistant = getattr(self.service, "assistant", None)
+        if assistant is None:
+            raise p.ProtocolError("assistant_unavailable", "the briefing assistant is off on this gateway (LIVEFREQ_ASSISTANT_ENABLED)")
+        if self.asks is None:
+            self.asks = AskChannel(assistant, self.send, f"ws{id(self):x}", backlog=lambda: self.outbox.bytes)
+        if self.asks.busy:
+            raise p.ProtocolError("ask_busy", "the assistant is still answering the last question")
+        return self.asks
+
+    def _ask(self, text: str, *, source: str, speak: bool = True, ask_id: str | None = None) -> str:
+        """A question for the assistant, answered in the background as `assistant.*` events and,
+        with a session attached, spoken (never on the frequency)."""
+        channel = self._ask_channel()
+
+        def voice() -> tuple[TtsEngine, int] | None:
+            if not speak or self.link is None or self.frequency is None:
+                return None
+            return self.frequency.tts, self.link.output_rate
+
+        return channel.ask(text, source=source, speak=voice, ask_id=ask_id)
 
     async def _tuned(self, link: Link, frequency: str) -> None:
         """COM1 changed: an ATIS frequency starts its broadcast, any other ends one."""
@@ -620,7 +651,7 @@ class RadioConnection:
 
     # ------------------------------------------------------------------ transmissions
 
-    async def _begin_transmission(self, preroll: bytes) -> None:
+    async def _begin_transmission(self, preroll: bytes, channel: str = "radio") -> None:
         link = self._require()
         if self.tx is not None:
             return
@@ -630,6 +661,10 @@ class RadioConnection:
             except Exception as exc:
                 raise p.ProtocolError("speech_unavailable", f"speech engines are not available: {self.speech.error or exc}") from exc
         assert self.frequency is not None
+        if channel == "ask":  # off the frequency: the controller is not cut, the engine hears nothing
+            context = SttContext(expected_phrases=list(ASK_PHRASES), vocabulary=list(ASK_VOCABULARY), speaker=link.session_id)
+            self.tx = Transmission(self.speech.stt.open(context), time.monotonic(), channel="ask")
+            return
         self.service.defer_silence(link.session_id, self.settings.max_transmission_s)  # no prompt while talking
         cut = self.frequency.key()
         if cut is not None:
@@ -686,9 +721,15 @@ class RadioConnection:
                 with contextlib.suppress(asyncio.CancelledError):
                     await tx.partial_task
             await tx.stream.aclose()
-            if self.frequency is not None:
+            if self.frequency is not None and tx.channel != "ask":
                 self.frequency.unkey()
         text = result.text.strip()
+        if tx.channel == "ask":
+            if text:
+                self._ask(text, source="voice")
+            else:
+                await self.send({"type": "assistant.error", "ask_id": None, "data": {"message": "nothing was heard on the ask key"}})
+            return
         if not text and not tx.speech.heard:
             self.service.defer_silence(link.session_id)  # no speech (a click, breath): the turn goes on
             await self.send(p.transcript(None, "", final=True))
@@ -735,6 +776,8 @@ class RadioConnection:
                 await tx.stream.aclose()
         if self._speculation is not None:
             self._speculation.cancel()
+        if self.asks is not None:
+            await self.asks.close()
         if self._events_task is not None:
             self._events_task.cancel()
             with contextlib.suppress(asyncio.CancelledError):

@@ -190,6 +190,7 @@ class RadioService:
         # the LLM router (gateway/llm): asked only about what the deterministic router cannot decide
         self.llm: RouterProvider | None = llm if llm is not None else ChatCompletionsProvider.from_settings(self.settings)
         self.hub = DecisionHub()  # live listeners (WebSocket connections) per session
+        self.assistant: Any = None  # the briefing assistant (gateway/api/assistant.py), for the radio's ask channel
         self.node = self.settings.node_id  # holder of this process's timer leases
         self._lock = threading.RLock()
         # Every name a client may set: the shared vocabulary, whatever the scenario resolver fills

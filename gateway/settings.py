@@ -167,6 +167,12 @@ class Settings(BaseSettings):
     assistant_log_dir: Path | None = None  # None: "assistant-logs" beside sqlite_path
     assistant_max_message_chars: int = Field(default=2000, gt=0)
     assistant_rules_path: Path | None = None  # None: the copy shipped in assistant/data/rules.json
+    # the assistant's LLM path (assistant/llm.py): on when llm_url/llm_model are set and this is
+    # true; the planner asks the model for a plan, the formatter words (and streams) the answer.
+    # Behaviour (prompts, temperature) is in assistant_llm_config, a JSON file with prompt files.
+    assistant_llm: bool = True
+    assistant_llm_timeout_s: float = Field(default=20.0, gt=0)  # one model call; past it: deterministic
+    assistant_llm_config: Path | None = None  # None: assistant/prompts/config.json
 
     @field_validator("sqlite_path")
     @classmethod

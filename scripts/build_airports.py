@@ -92,12 +92,16 @@ def paved_surface(code: str) -> str | None:
     return PAVED_SURFACES.get(first)
 
 
-def runway_end(ident: str, heading: str) -> dict[str, Any] | None:
+def runway_end(ident: str, heading: str, lat: str = "", lon: str = "") -> dict[str, Any] | None:
     ident = ident.strip().upper()
     if not ident:
         return None
     hdg = num(heading)
-    return {"ident": ident, "heading_deg": round(hdg % 360 or 360.0, 1) if hdg is not None else None}
+    end: dict[str, Any] = {"ident": ident, "heading_deg": round(hdg % 360 or 360.0, 1) if hdg is not None else None}
+    la, lo = num(lat), num(lon)
+    if la is not None and lo is not None:  # the threshold's position (the briefing assistant's runway layout)
+        end.update({"lat": round(la, 5), "lon": round(lo, 5)})
+    return end
 
 
 def load_runways(source: Path, keep: set[str]) -> dict[str, list[dict[str, Any]]]:
@@ -110,8 +114,8 @@ def load_runways(source: Path, keep: set[str]) -> dict[str, list[dict[str, Any]]
         surface = paved_surface(row["surface"])
         if surface is None or length is None or length < MIN_RUNWAY_FT:
             continue
-        ends = [e for e in (runway_end(row["le_ident"], row["le_heading_degT"]),
-                            runway_end(row["he_ident"], row["he_heading_degT"])) if e]
+        ends = [e for e in (runway_end(row["le_ident"], row["le_heading_degT"], row["le_latitude_deg"], row["le_longitude_deg"]),
+                            runway_end(row["he_ident"], row["he_heading_degT"], row["he_latitude_deg"], row["he_longitude_deg"])) if e]
         if not ends:
             continue
         width = num(row["width_ft"])

@@ -360,3 +360,78 @@ def test_the_radio_page_with_an_api_key(browser: Browser) -> None:
             assert tab.evaluate("import('/js/access.js').then((m) => m.apiFetch('/api/voices')).then((r) => r.status)") == 200
         finally:
             context.close()
+
+
+@pytest.fixture(scope="module")
+def light_browser() -> Iterator[Browser]:
+    """Chromium without the fake microphone's file (the briefing assistant needs no speech)."""
+    if CHROMIUM is None:
+        pytest.fail("chromium is not installed: run `make test` (or bash scripts/install-system-deps.sh) as root")
+    with sync_playwright() as pw:
+        instance = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        try:
+            yield instance
+        finally:
+            instance.close()
+
+
+def test_briefing_assistant_panel(light_browser: Browser) -> None:
+    """The briefing assistant in the radio page: a question streams its answer in, the thinking
+    folds, the route is drawn on the offline map (SVG), a suggested query asks the follow-up, and
+    an airport's runways are drawn from their thresholds."""
+    settings = Settings(speech_preload=False, stt_engine="sphinx", tts_engine="espeak")
+    with run_server(create_app(settings)) as base:
+        context = light_browser.new_context(viewport={"width": 1360, "height": 900})
+        errors: list[str] = []
+        try:
+            tab = context.new_page()
+            tab.on("pageerror", lambda exc: errors.append(str(exc)))
+            tab.set_default_timeout(TIMEOUT_MS)
+            tab.goto(base)
+            tab.click("#start-briefing")  # no session needed: the overlay closes, the panel is there
+            assert tab.is_hidden("#start")
+            tab.fill("#assistant-input", "Find airports between EGTF and LFMD")
+            tab.press("#assistant-input", "Enter")
+            tab.wait_for_function("window.livefreq.assistant.stats.answers >= 1")
+            stats = tab.evaluate("window.livefreq.assistant.stats")
+            assert stats["chunks"] > 5 and stats["errors"] == 0, stats  # streamed in pieces
+            answer = tab.locator(".a-entry.assistant .a-answer").last.text_content() or ""
+            assert "EGTF" in answer and "LFMD" in answer and "nm" in answer, answer
+            svg = tab.locator("#assistant-map")
+            assert svg.get_attribute("data-kind") == "route_with_markers"
+            assert svg.get_attribute("data-route") == "EGTF-LFMD"
+            markers = int(svg.get_attribute("data-markers") or 0)
+            assert markers >= 5
+            assert tab.locator("#assistant-map .marker").count() == markers
+            assert tab.locator("#assistant-map line.route").count() == 1
+            assert tab.locator("#assistant-map .endpoint").count() == 2
+            # the route line joins the two endpoint markers, inside the map
+            line = tab.evaluate("""() => { const l = document.querySelector('#assistant-map line.route');
+                return ['x1','y1','x2','y2'].map((k) => Number(l.getAttribute(k))); }""")
+            assert all(0 <= v <= 640 for v in line) and line[0] < line[2]  # west (EGTF) to east (LFMD)
+            # thinking: folded, with the planner's reasoning
+            thinking = tab.locator(".a-entry.assistant .a-thinking").last
+            assert thinking.get_attribute("open") is None
+            thinking.locator("summary").click()
+            assert "find_airports_near_route" in (thinking.locator(".a-thinking-text").text_content() or "")
+
+            # a suggested query (a follow-up of the same conversation) gives a new answer
+            suggestion = tab.locator("#assistant-suggestions .suggestion", has_text="tower frequency")
+            suggestion.click()
+            tab.wait_for_function("window.livefreq.assistant.stats.answers >= 2")
+            second = tab.locator(".a-entry.assistant .a-answer").last.text_content() or ""
+            assert "LFMD" in second and second != answer, second
+            assert svg.get_attribute("data-kind") == "marker_with_details"
+            assert int(svg.get_attribute("data-runways") or 0) == 2  # Cannes: 17/35 and 04/22
+            assert tab.locator('#assistant-map .runway[data-runway="17/35"]').count() == 1
+            assert tab.locator("#assistant-map .runway text", has_text="04").count() == 1
+
+            tab.fill("#assistant-input", "airports near Lyon")
+            tab.press("#assistant-input", "Enter")
+            tab.wait_for_function("window.livefreq.assistant.stats.answers >= 3")
+            assert svg.get_attribute("data-kind") == "point_with_markers"
+            assert tab.locator("#assistant-map .centre").count() == 1
+            tab.screenshot(path=str(REPO_ROOT / "reports" / "browser-assistant.png"))
+        finally:
+            context.close()
+    assert not errors, f"errors in the page: {errors}"

@@ -180,6 +180,26 @@ def find_airports_near_route(
     }
 
 
+def runway_end_positions(a: dict[str, Any], r: dict[str, Any]) -> list[dict[str, Any]]:
+    """Both thresholds' lat/lon (OurAirports, via the gateway's dataset); where the data has none,
+    estimated from the reference point, the heading and the length (`estimated: true`)."""
+    ends = list(r.get("ends") or ())
+    if len(ends) == 2 and all(e.get("lat") is not None and e.get("lon") is not None for e in ends):
+        return [{"ident": e["ident"], "lat": e["lat"], "lon": e["lon"], "estimated": False} for e in ends]
+    hdg = next((e.get("heading_deg") for e in ends if e.get("heading_deg") is not None), None)
+    if hdg is None and ends:
+        digits = "".join(ch for ch in ends[0].get("ident", "") if ch.isdigit())
+        hdg = int(digits) * 10.0 if digits else None
+    if hdg is None or not r.get("length_ft"):
+        return []
+    half_nm = r["length_ft"] / FT_PER_M / 1852.0 / 2
+    out = []
+    for i, e in enumerate(ends[:2]):
+        lat, lon = geo.destination(a["lat"], a["lon"], (hdg + 180.0) % 360 if i == 0 else hdg, half_nm)
+        out.append({"ident": e.get("ident"), "lat": round(lat, 5), "lon": round(lon, 5), "estimated": True})
+    return out
+
+
 STATION_ORDER = ("atis", "delivery", "ground", "apron", "tower", "departure", "approach", "center", "other")
 
 
@@ -190,8 +210,10 @@ def get_airport_details(ctx: Any, icao_code: str, topic: str | None = None) -> d
     runways = [
         {
             "ends": [e.get("ident") for e in r.get("ends") or ()],
+            "end_positions": runway_end_positions(a, r),
             "length_ft": r.get("length_ft"),
             "length_m": round((r.get("length_ft") or 0) / FT_PER_M),
+            "width_ft": r.get("width_ft"),
             "surface": r.get("surface"),
             "lighted": r.get("lighted"),
         }

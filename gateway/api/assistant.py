@@ -22,8 +22,10 @@ from starlette.routing import BaseRoute, Route
 
 from assistant.context import AssistantContext
 from assistant.graph import build_agent, user_turns
+from assistant.llm import AssistantLlm, LlmConfig, sum_tokens
 from assistant.streaming import stream_agent
 from gateway.api.errors import ApiError, read_model
+from gateway.llm.chat import AssistantChat
 from gateway.assistant_log import ConversationLog, entry_from_state, log_dir
 from gateway.settings import Settings
 
@@ -81,7 +83,9 @@ class AssistantService:
     def __init__(self, settings: Settings, context: AssistantContext) -> None:
         self.settings = settings
         self.context = context
-        self.graph = build_agent(context)
+        self.chat = AssistantChat.from_settings(settings)
+        self.llm = AssistantLlm(self.chat, LlmConfig.load(settings.assistant_llm_config)) if self.chat else None
+        self.graph = build_agent(context, llm=self.llm)
         self.log = ConversationLog(log_dir(settings))
 
     @classmethod
@@ -142,6 +146,7 @@ def routes(assistant: AssistantService, max_body_bytes: int) -> list[BaseRoute]:
         from assistant.graph import to_messages
 
         state = await asyncio.to_thread(assistant.graph.invoke, {"messages": to_messages(msgs)})
+        state["tokens"] = sum_tokens(state.get("llm_calls"))
         assistant.write_log(session_id, _question(msgs), state, started)
         plan = state.get("plan")
         return JSONResponse({
@@ -152,7 +157,7 @@ def routes(assistant: AssistantService, max_body_bytes: int) -> list[BaseRoute]:
             "ui_payload": state.get("ui_payload"),
             "suggested_queries": state.get("suggested_queries") or [],
             "error": state.get("error"),
-            "tokens": {"input": 0, "output": 0, "total": 0},
+            "tokens": state["tokens"],
         })
 
     return [

@@ -58,10 +58,22 @@ class SessionResume(_Msg):
 
 class PttDown(_Msg):
     type: Literal["ptt.down"]
+    # extension: "ask" keys the briefing assistant's channel, not the frequency (gateway/ask.py)
+    channel: Literal["radio", "ask"] = "radio"
 
 
 class PttUp(_Msg):
     type: Literal["ptt.up"]
+    channel: Literal["radio", "ask"] | None = None  # optional: the key released is the one held
+
+
+class Ask(_Msg):
+    """Extension: a question to the briefing assistant, typed (gateway/ask.py)."""
+
+    type: Literal["ask"]
+    text: str = Field(min_length=1, max_length=2000)
+    ask_id: str | None = Field(default=None, min_length=1, max_length=64)
+    speak: bool = True  # speak the answer (with a session attached)
 
 
 class Text(_Msg):
@@ -116,12 +128,12 @@ class Ping(_Msg):
 
 
 ClientMessage = Annotated[
-    SessionStart | SessionResume | PttDown | PttUp | Text | Telemetry | Tune | AudioPlayed | Ping,
+    SessionStart | SessionResume | PttDown | PttUp | Text | Telemetry | Tune | AudioPlayed | Ping | Ask,
     Field(discriminator="type"),
 ]
 _ADAPTER: TypeAdapter[ClientMessage] = TypeAdapter(ClientMessage)
 KNOWN_TYPES = frozenset(
-    {"session.start", "session.resume", "ptt.down", "ptt.up", "text", "telemetry", "tune", "audio.played", "ping"}
+    {"session.start", "session.resume", "ptt.down", "ptt.up", "text", "telemetry", "tune", "audio.played", "ping", "ask"}
 )
 
 

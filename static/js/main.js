@@ -3,6 +3,7 @@
 // inspect is on `window.livefreq` (stats counters, the current session, the player).
 
 import { apiFetch } from "./access.js";
+import { AssistantPanel } from "./assistant.js";
 import { RadioConnection } from "./connection.js";
 import { WebRtcConnection } from "./webrtc.js";
 import { MicCapture, micErrorMessage } from "./capture.js";
@@ -64,7 +65,12 @@ const log = new MessageLog($("log"), {
   canReplay: (id) => !!player && player.canReplay(id),
 });
 
-window.livefreq = { stats, state, get player() { return player; }, get connection() { return conn; }, get audioContext() { return audioContext; } };
+const assistant = new AssistantPanel({
+  form: $("assistant-form"), input: $("assistant-input"), log: $("assistant-log"), map: $("assistant-map"),
+  mapNote: $("assistant-map-note"), suggestions: $("assistant-suggestions"),
+});
+
+window.livefreq = { stats, state, assistant, get player() { return player; }, get connection() { return conn; }, get audioContext() { return audioContext; } };
 
 // ------------------------------------------------------------------ banners
 
@@ -744,6 +750,13 @@ function bind() {
   });
   $("new-session").addEventListener("click", () => showStart());
   $("start-close").addEventListener("click", hideStart);
+  const openAssistant = () => {
+    hideStart();
+    $("assistant").scrollIntoView({ behavior: "smooth", block: "start" });
+    $("assistant-input").focus({ preventScroll: true });
+  };
+  $("start-briefing").addEventListener("click", openAssistant);
+  $("open-assistant").addEventListener("click", openAssistant);
   $("swap").addEventListener("click", swapFrequencies);
   $("freq-standby").addEventListener("keydown", (e) => {
     if (e.key === "Enter") {

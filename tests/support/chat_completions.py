@@ -14,6 +14,11 @@ Ollama do, and answers the way the test sets it (`mode`):
 is refused with ``refusal_status``: 400 like servers without structured output, or 500 with the
 validation error llama-cpp-python's server sends for ``json_schema``. Every request body is kept
 in `requests`; usage is `PROMPT_TOKENS` and `COMPLETION_TOKENS` per answer.
+
+For the briefing assistant (tests/test_assistant_llm.py): ``script``, a list of answers taken in
+order, one per request, before `mode` applies (each a text, or "!slow" / "!error"); and
+``stream: true`` requests are answered as OpenAI's server-sent ``chat.completion.chunk`` events,
+a word per chunk, usage in a last chunk when ``stream_options.include_usage`` asks for it.
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ from typing import Any, Literal
 import anyio
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, StreamingResponse
 from starlette.routing import Route
 
 PROMPT_TOKENS = 150
@@ -43,6 +48,7 @@ class ChatCompletionsServer:
         self.content: str = ""
         self.formats: frozenset[str] = ALL_FORMATS
         self.refusal_status = 400
+        self.script: list[str] = []
         self.release = threading.Event()  # set at teardown: a "slow" answer never comes before
         self.url = ""  # base URL once served
         self.app = Starlette(
@@ -57,6 +63,7 @@ class ChatCompletionsServer:
         self.authorizations.clear()
         self.mode, self.choice, self.content = "choose", None, ""
         self.formats, self.refusal_status = ALL_FORMATS, 400
+        self.script = []
 
     def _refuse(self, form: Any) -> JSONResponse:
         if self.refusal_status == 500:  # what llama-cpp-python's server says about a type it does not know
@@ -64,6 +71,27 @@ class ChatCompletionsServer:
             return JSONResponse({"error": {"message": f"1 validation error:\n  {detail}", "type": "internal_server_error"}}, status_code=500)
         message = f"response_format {form} is not supported"
         return JSONResponse({"error": {"message": message, "type": "invalid_request_error"}}, status_code=self.refusal_status)
+
+    def _stream(self, body: dict[str, Any], content: str) -> StreamingResponse:
+        import re
+
+        def chunk(delta: dict[str, Any], usage: dict[str, int] | None = None) -> str:
+            data: dict[str, Any] = {"id": "chatcmpl-s", "object": "chat.completion.chunk", "model": body["model"],
+                                    "choices": [{"index": 0, "delta": delta, "finish_reason": None}] if delta else []}
+            if usage is not None:
+                data["usage"] = usage
+            return f"data: {json.dumps(data)}\n\n"
+
+        async def events() -> Any:
+            yield chunk({"role": "assistant", "content": ""})
+            for piece in re.findall(r"\S+\s*|\s+", content):
+                yield chunk({"content": piece})
+            if (body.get("stream_options") or {}).get("include_usage"):
+                yield chunk({}, {"prompt_tokens": PROMPT_TOKENS, "completion_tokens": COMPLETION_TOKENS,
+                                 "total_tokens": PROMPT_TOKENS + COMPLETION_TOKENS})
+            yield "data: [DONE]\n\n"
+
+        return StreamingResponse(events(), media_type="text/event-stream")
 
     async def _health(self, request: Request) -> JSONResponse:
         return JSONResponse({"ok": True})
@@ -78,11 +106,17 @@ class ChatCompletionsServer:
         schema = form.get("json_schema", {}).get("schema") if form.get("type") == "json_schema" else form.get("schema")
         if form and form.get("type") not in self.formats:
             return self._refuse(form.get("type"))
-        if self.mode == "slow":
+        scripted = self.script.pop(0) if self.script else None
+        mode = {"!slow": "slow", "!error": "error"}.get(scripted or "", "raw" if scripted is not None else self.mode)
+        if mode == "slow":
             await anyio.to_thread.run_sync(self.release.wait)
-        if self.mode == "error":
+        if mode == "error":
             return JSONResponse({"error": {"message": "the model crashed", "type": "server_error"}}, status_code=500)
-        if self.mode == "raw":
+        if scripted is not None:
+            content = scripted
+            if body.get("stream"):
+                return self._stream(body, content)
+        elif mode == "raw":
             content = self.content
         else:
             allowed = schema["properties"]["candidate"]["enum"] if schema else None
