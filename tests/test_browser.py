@@ -362,26 +362,14 @@ def test_the_radio_page_with_an_api_key(browser: Browser) -> None:
             context.close()
 
 
-@pytest.fixture(scope="module")
-def light_browser() -> Iterator[Browser]:
-    """Chromium without the fake microphone's file (the briefing assistant needs no speech)."""
-    if CHROMIUM is None:
-        pytest.fail("chromium is not installed: run `make test` (or bash scripts/install-system-deps.sh) as root")
-    with sync_playwright() as pw:
-        instance = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        try:
-            yield instance
-        finally:
-            instance.close()
-
-
-def test_briefing_assistant_panel(light_browser: Browser) -> None:
-    """The briefing assistant in the radio page: a question streams its answer in, the thinking
+def test_briefing_assistant_panel(browser: Browser) -> None:
+    """The briefing assistant in the radio page (the module's one Chromium: a second sync
+    Playwright in the same thread is refused): a question streams its answer in, the thinking
     folds, the route is drawn on the offline map (SVG), a suggested query asks the follow-up, and
     an airport's runways are drawn from their thresholds."""
     settings = Settings(speech_preload=False, stt_engine="sphinx", tts_engine="espeak")
     with run_server(create_app(settings)) as base:
-        context = light_browser.new_context(viewport={"width": 1360, "height": 900})
+        context = browser.new_context(viewport={"width": 1360, "height": 900})
         errors: list[str] = []
         try:
             tab = context.new_page()

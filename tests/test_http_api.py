@@ -58,9 +58,13 @@ def assert_error(r: httpx.Response, status: int, code: str, field: str | None = 
     return error
 
 
-def test_health(client: httpx.Client) -> None:
-    body = client.get("/health").json()
-    # this server does not preload the speech models: it serves text, and says voice is not ready
+def test_health(serve) -> None:
+    # a server of its own (the session's shared one may have loaded its speech models for another
+    # test): it does not preload the speech models, serves text, and says voice is not ready
+    from gateway.app import create_app
+    from gateway.settings import Settings
+
+    body = httpx.get(serve(create_app(Settings(speech_preload=False))) + "/health", timeout=10).json()
     assert body["ok"] is True and body["ready"] is False
     assert body["speech"] == {"stt": "whisper", "tts": "piper", "voice": "en_US-joe-medium", "ready": False, "error": None}
     assert body["flows"] >= 1 and isinstance(body["sessions"], int) and body["version"]

@@ -145,7 +145,7 @@ def test_load_run_against_a_real_gateway(tiny_corpus: Corpus, tmp_path, monkeypa
         assert exchange["transcript"] and exchange["transmission_id"] and exchange["decision_ms"] is not None
         assert exchange["words"] > 0 and exchange["to_state"]
         if exchange["expected_readback"] is not None:
-            assert exchange["verdict"] in {"accepted", "rejected", "caught", "caught other field", "missed", "not judged"}
+            assert exchange["verdict"] in {"accepted", "rejected", "caught", "caught other field", "missed", "not judged", "say again"}
     assert any(e["expected_readback"] for e in exchanges)
     verdicts = report["verdicts"]
     assert verdicts["correct_readbacks"] + verdicts["wrong_readbacks"] >= 1 and verdicts["accuracy"] is not None

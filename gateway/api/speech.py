@@ -397,6 +397,7 @@ class SpeechApi:
             expected_phrases=[phrase] if phrase and phrase.strip() else [],
             vocabulary=traffic_vocabulary(body.context.callsigns or []) if body.context else [],
             speaker=body.sessionId,
+            callsign=_callsign_in(phrase),
         )
         try:
             result = await transcribe_result(self.speech.stt, pcm, context)
@@ -454,3 +455,15 @@ def cors_middleware(settings: Settings) -> Middleware:
         allow_private_network=True,
         max_age=600,
     )
+
+
+def _callsign_in(phrase: str | None) -> str | None:
+    """The pilot's own callsign as said ("Lufthansa 359"), from the expected phrase ("DLH359,
+    request taxi"): the recognizer's prompt carries it whole (it says who talks; the phrase's
+    values it never carries, see `gateway.speech.stt.whisper.build_prompt`)."""
+    if not phrase or not phrase.strip():
+        return None
+    from engine.phraseology import callsign_telephony, extract
+
+    found = extract("callsign", phrase)
+    return callsign_telephony(found[0]) if found else None
