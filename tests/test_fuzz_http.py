@@ -48,7 +48,11 @@ from tests.support.fuzz_report import ErrorLog, FuzzReport, budget
 
 EXAMPLES = 15
 SPEECH_EXAMPLES = 8
-SETTINGS = Settings(speech_preload=False, stt_engine="sphinx", tts_engine="espeak", max_transmission_s=5.0)
+# Bodies up to 8 MB: a schema-bounded body (50 assistant messages of 20,000 characters, escaped)
+# must meet the schema's verdict, not the body size limit (tests/test_limits.py tests that one).
+SETTINGS = Settings(
+    speech_preload=False, stt_engine="sphinx", tts_engine="espeak", max_transmission_s=5.0, max_body_bytes=8_000_000
+)
 CHECKS = [
     not_a_server_error,
     status_code_conformance,
