@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine.models import ReadbackResult
-from engine.phraseology import kind_for_variable, tokenize
+from engine.phraseology import callsign_hint, kind_for_variable, tokenize
 from engine.phraseology.callsigns import find as find_callsigns
 from engine.phraseology.callsigns import equal as callsign_equal
 from engine.phraseology.callsigns import parse_callsign
@@ -141,7 +141,7 @@ class ReadbackEvaluator:
     ) -> dict[str, tuple[Status, str, str]]:
         """name -> (status, expected shown, heard shown) for the required fields and for every
         issued value whose kind was heard."""
-        t = _tokenize(transcript, variables.get("callsign"))
+        t = tokenize(transcript, callsign=callsign_hint(variables))  # numbers after our callsign
         correction = max((i for i, w in enumerate(t.words) if w in CORRECTION_WORDS), default=-1)
         masked = _callsign_words(t, variables, traffic)
         out: dict[str, tuple[Status, str, str]] = {}
@@ -185,14 +185,6 @@ class ReadbackEvaluator:
             foreign = [v for v in heard if not any(handler.equal(a, v) for a in acceptable.get(k, []))]
             out[name] = ("wrong", _shown(handler, expected), _shown(handler, foreign[0])) if foreign else ("ok", "", "")
         return out
-
-
-def _tokenize(text: str, callsign: Any) -> Transcript:
-    """The tokenizer with the callsign hint where it takes one (numbers after a callsign)."""
-    try:
-        return tokenize(text, callsign=str(callsign) if callsign else None)  # type: ignore[call-arg]
-    except TypeError:
-        return tokenize(text)
 
 
 def _acceptable(required: list[str], variables: Mapping[str, Any], issued: Mapping[str, Any]) -> dict[str, list[str]]:

@@ -291,7 +291,7 @@ class SharedModels:
             return model
 
 
-class BufferedStream:
+class BufferedStream(ABC):
     """Shared plumbing of the engines' streams: the audio buffer, one decode at a time, metrics.
 
     `decode_s` adds up the time spent decoding in the pool (not waiting for a worker), so
@@ -325,8 +325,9 @@ class BufferedStream:
     async def final(self) -> str:
         return (await self.final_result()).text
 
+    @abstractmethod
     async def final_result(self) -> SttResult:
-        raise NotImplementedError
+        """The final transcript and what the recognizer was unsure of (each engine's own decode)."""
 
     def _new_partial(self, text: str) -> str | None:
         """`text` counted as the next partial, or None when it is empty or says what the last one said."""
