@@ -14,9 +14,9 @@ $(BIN)/python:
 	$(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 
-$(VENV)/.installed: pyproject.toml | $(BIN)/python
+$(VENV)/.installed: pyproject.toml constraints.txt | $(BIN)/python
 	@echo "livefreq: installing the package and its dependencies into $(VENV) (first run: a few minutes)"
-	$(BIN)/python -m pip install -q -e '.[test]'
+	$(BIN)/python -m pip install -q -c constraints.txt -e '.[test]'
 	touch $@
 
 install: $(VENV)/.installed

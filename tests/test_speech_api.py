@@ -249,8 +249,9 @@ def test_ptt_transcribes_a_wav_recording(client: httpx.Client, taxi_request: tup
     plain = client.post("/api/atc/ptt", json={"audio": audio, "format": "wav"})
     assert plain.json()["duration_s"] == pytest.approx(len(pcm) / 2 / rate, abs=0.05)
     heard = transcript_words(plain)
-    # tiny.en alone mishears "Lufthansa" and may write the number "3.59": the digits and the request count
-    assert "359" in re.sub(r"\D", "", heard) and "request taxi" in heard, heard
+    # With no expected phrase tiny.en mishears "Lufthansa", may write the number "3.59" and, on some
+    # CPUs, "request" ("a quest" on CI): the digits and the taxi are what a plain transcript must hold
+    assert "359" in re.sub(r"\D", "", heard) and heard.split()[-1] == "taxi", heard
     biased = client.post("/api/atc/ptt", json={"audio": audio, "format": "wav", "expected": EXPECTED})
     assert_heard_taxi_request(transcript_words(biased))
 
