@@ -24,7 +24,7 @@ from gateway.audio.resample import resample
 from gateway.speech.stt.base import SttContext
 from gateway.speech.stt.whisper import WhisperEngine, build_prompt
 from gateway.speech.tts.espeak import EspeakTts
-from gateway.voicekit import pilot_pcm
+from tooling.voicekit import pilot_pcm
 
 # (expected phrase as templates render it, vocabulary values, right readback, wrong readback,
 #  expected value as normalized, spoken wrong value as normalized)

@@ -16,7 +16,7 @@ from assistant.planning import plan
 from assistant.state import AviationPlan
 from assistant.tools import TOOLS, manifest
 from gateway.assistant_log import ConversationLog
-from gateway.bench_assistant import load_labels
+from tooling.bench.assistant import load_labels
 
 SEED_TOOLS = {
     "search_airports", "find_airports_near_location", "find_airports_near_route", "get_airport_details",

@@ -149,7 +149,7 @@ def test_over_http_with_the_gateway_settings(serve: Callable[[Any], str], llm_se
 
 
 def test_bench_with_the_llm_planner(ctx: AssistantContext, llm_server: ChatCompletionsServer, tmp_path: Any) -> None:
-    from gateway.bench_assistant import run_assistant_bench
+    from tooling.bench.assistant import run_assistant_bench
 
     labels = tmp_path / "q.tsv"
     labels.write_text("find_airports_near_route\tairports between EGTF and LFMD\nget_airport_details\ttower frequency at EDDM\n")

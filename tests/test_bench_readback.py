@@ -11,8 +11,8 @@ import subprocess
 
 import pytest
 
-from gateway.bench_readback import BAD_COLUMNS, CORRECT_COLUMNS
-from gateway.cli import main
+from tooling.bench.readback import BAD_COLUMNS, CORRECT_COLUMNS
+from tooling.cli import main
 
 
 def _sum(counter: dict) -> int:
@@ -74,7 +74,7 @@ def test_voice_bench_runs_with_and_without_bias(tmp_path):
     out = tmp_path / "voice.json"
     args = ["bench", "readback", "--mode", "voice", "--n", "3", "--bias", "both", "--wrong", "0.5", "--out", str(out)]
     done = subprocess.run(
-        [sys.executable, "-c", "from gateway.cli import main; raise SystemExit(main())", *args],
+        [sys.executable, "-c", "from tooling.cli import main; raise SystemExit(main())", *args],
         cwd=Path(__file__).resolve().parents[1], capture_output=True, text=True, timeout=230, check=False,
     )
     assert done.returncode == 0, done.stderr[-2000:]

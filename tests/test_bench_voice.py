@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import json
 
-from gateway.bench_voice import METRICS, flight_script, pick_varied, summarize
-from gateway.cli import main
+from tooling.bench.voice import METRICS, flight_script, pick_varied, summarize
+from tooling.cli import main
 from gateway.service import RadioService
 from gateway.settings import Settings
-from gateway.voicekit import wer, word_errors
+from tooling.voicekit import wer, word_errors
 
 N = 2
 

@@ -36,7 +36,7 @@ def livefreq(
     env = {**os.environ, "NO_COLOR": "1", "PYTHONPATH": str(ROOT), **(extra_env or {})}
     env.pop("LIVEFREQ_FLOWS_DIR", None)
     return subprocess.run(
-        [sys.executable, "-m", "gateway.cli", *args],
+        [sys.executable, "-m", "tooling.cli", *args],
         check=False,
         input=stdin,
         capture_output=True,
@@ -92,7 +92,7 @@ def test_bench_without_target_lists_the_benchmarks() -> None:
 
 
 def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
-    from gateway.cli import main
+    from tooling.cli import main
 
     assert main([]) == 2
     assert main(["flows"]) == 2
@@ -113,7 +113,7 @@ def test_serve_logs_its_url_and_answers(tmp_path: Path) -> None:
         port = probe.getsockname()[1]
     env = {**os.environ, "PYTHONPATH": str(ROOT), "LIVEFREQ_FLOWS_DIR": str(FLOWS)}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "gateway.cli", "serve", "--port", str(port), "--log-level", "info"],
+        [sys.executable, "-m", "tooling.cli", "serve", "--port", str(port), "--log-level", "info"],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
@@ -238,7 +238,7 @@ def run_main(
     args: list[str], stdin: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> tuple[int, str, str]:
     """`main` in this process (the airport data is loaded once per test run, not per command)."""
-    from gateway.cli import main
+    from tooling.cli import main
 
     monkeypatch.setattr(sys, "stdin", io.StringIO(stdin))
     monkeypatch.setenv("NO_COLOR", "1")
@@ -339,7 +339,7 @@ def test_bench_engine_writes_the_json_report(tmp_path: Path) -> None:
 
 def test_bench_http_loop_drives_a_real_server() -> None:
     """The `--http` mode: uvicorn in a thread on a free loopback port, one keep-alive client."""
-    from gateway.bench import Progress, bench_http
+    from tooling.bench.engine import Progress, bench_http
     from gateway.settings import Settings
 
     progress = io.StringIO()
@@ -365,7 +365,7 @@ def test_bench_router_measures_both_paths_and_says_when_no_llm_is_configured(
     """`livefreq bench router`: the textbook share (the 95 % target holds on the corpus) and the
     paraphrases; the LLM path against the tests' chat-completions server, which answers each
     question with its first candidate (a test of the plumbing, not of any model's accuracy)."""
-    from gateway.bench_router import load_paraphrases
+    from tooling.bench.router import load_paraphrases
 
     path = tmp_path / "router.json"
     args = ("bench", "router", "--seeds", "1", "--json", str(path))

@@ -1,6 +1,6 @@
 """A whole trip over HTTP against a real uvicorn server, as a new user would script it.
 
-The scripted pilot (gateway/fly.py) answers every pilot turn with the phrase the state expects,
+The scripted pilot (tooling/fly.py) answers every pilot turn with the phrase the state expects,
 spoken radio-style ("tree", "fife", "niner", "decimal", readback items reordered). The server runs
 with time compression so the controller's timed calls come quickly, on the real clock.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from gateway.app import create_app
-from gateway.fly import HttpPilot, spoken, wrong_value
+from tooling.fly import HttpPilot, spoken, wrong_value
 from gateway.settings import Settings
 
 

@@ -18,7 +18,7 @@ from engine.router_llm import judge
 from gateway.app import create_app
 from gateway.llm import ChatCompletionsProvider
 from gateway.llm.prompts import PromptError, PromptSet
-from gateway.metrics_scrape import parse
+from tooling.metrics_scrape import parse
 from gateway.service import RadioService
 from gateway.settings import REPO_ROOT, Settings
 from tests.conftest import run_server

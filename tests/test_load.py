@@ -15,10 +15,10 @@ import wave
 
 import pytest
 
-from gateway.cli import main
-from gateway.corpus import MANIFEST, Corpus, CorpusEntry, build_corpus, load_corpus
-from gateway.load import audio_gaps, capacity_steps, message_faults
-from gateway.voicekit import Received, pilot_pcm, pilot_voice_id
+from tooling.cli import main
+from tooling.corpus import MANIFEST, Corpus, CorpusEntry, build_corpus, load_corpus
+from tooling.load.run import audio_gaps, capacity_steps, message_faults
+from tooling.voicekit import Received, pilot_pcm, pilot_voice_id
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,7 @@ from __future__ import annotations
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 
 from gateway.metrics import LATENCY_BUCKETS
-from gateway.metrics_scrape import histogram_quantile, parse, stage_summary
+from tooling.metrics_scrape import histogram_quantile, parse, stage_summary
 
 
 def test_quantiles_interpolate_within_buckets() -> None:

@@ -626,7 +626,7 @@ async def _resume(
     base: str, session_id: str, token: str, cancel: str, replays: int = 2
 ) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any]]:
     """Resume over the WebSocket; returns session.started, the `replays` replayed calls, the state after `cancel`."""
-    from gateway.voicekit import RadioClient
+    from tooling.voicekit import RadioClient
 
     client = await RadioClient.connect(base)
     try:
@@ -731,7 +731,7 @@ async def _listen_on_b(
 ) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any], list[dict[str, Any]]]:
     """A pilot's socket on node B while node A decides: returns A's answer to the MAYDAY, the
     decision event B's socket got for it, the first silence prompt it heard, and every event."""
-    from gateway.voicekit import RadioClient
+    from tooling.voicekit import RadioClient
 
     client = await RadioClient.connect(base)
     try:

@@ -15,7 +15,7 @@ from engine.loader import load_registry
 from engine.models import Hearing, Session
 from engine.readback import ReadbackEvaluator, record_issued
 from engine.session import SessionEngine
-from gateway.flow_scripts import SCRIPT_SCENARIO
+from tooling.flow_scripts import SCRIPT_SCENARIO
 from gateway.flows_source import DirectoryFlowSource
 
 FLOWS_DIR = Path(__file__).resolve().parents[1] / "flows"

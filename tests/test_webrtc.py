@@ -33,7 +33,7 @@ from gateway.client.webrtc import WebRTCRadioClient
 from gateway.settings import REPO_ROOT, Settings
 from gateway.speech.stack import SpeechStack
 from gateway.webrtc.fragments import FragmentError, Reassembler, fragment
-from gateway.voicekit import pilot_pcm
+from tooling.voicekit import pilot_pcm
 from tests.conftest import run_server
 from tests.support.inloop import serve_in_loop
 

@@ -298,7 +298,7 @@ def test_sessions_choose_their_controller_voice(server):
 
 def test_fly_the_clearance_by_voice_with_the_scripted_pilot(server):
     """`livefreq fly --voice`: every transmission spoken, recognized, decided; readbacks correct."""
-    from gateway.fly import fly_by_voice
+    from tooling.fly import fly_by_voice
 
     lines: list[str] = []
     # a SID tiny.en hears without the value in its prompt (see test_voice_readbacks_correct_and_wrong)

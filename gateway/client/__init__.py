@@ -14,7 +14,7 @@
 `connect` opens a WebSocket (`transport="ws"`, gateway/client/ws.py) or a WebRTC peer
 (`transport="webrtc"`, gateway/client/webrtc.py); both are `ClientBase`s (gateway/client/base.py):
 the same verbs, the same recording of every event and audio frame in arrival order, the same
-waiting by index. `livefreq client` (gateway/client/command.py) is this library as a command.
+waiting by index. `livefreq client` (tooling/cli/client.py) is this library as a command.
 The protocol itself is docs/protocol-v1.md; a whole flight for plugin authors is
 docs/sim-plugins.md.
 """

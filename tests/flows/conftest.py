@@ -1,5 +1,5 @@
 """Fixtures for the curriculum scripts: the real `flows/` directory and the scripts' fixed scenario
-(`gateway.flow_scripts.SCRIPT_SCENARIO`, Frankfurt to Munich)."""
+(`tooling.flow_scripts.SCRIPT_SCENARIO`, Frankfurt to Munich)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 
 from engine.loader import load_registry
 from engine.registry import FlowRegistry
-from gateway.flow_scripts import SCRIPT_SCENARIO
+from tooling.flow_scripts import SCRIPT_SCENARIO
 from gateway.flows_source import DirectoryFlowSource
 
 FLOWS_DIR = Path(__file__).resolve().parents[2] / "flows"

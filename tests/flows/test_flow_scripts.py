@@ -1,6 +1,6 @@
 """Data-driven scripts that fly the real curriculum in `flows/` through the session engine.
 
-The scripts are YAML files in `scripts/`, played by `gateway.flow_scripts` (which documents their
+The scripts are YAML files in `scripts/`, played by `tooling.flow_scripts` (which documents their
 format; the router benchmark replays them too). No per-flow test code: adding a flow means adding
 a script. The coverage tests below make sure every flow is played and every readback state has
 had a wrong value caught by some script.
@@ -15,7 +15,7 @@ import pytest
 
 from engine.loader import lint_registry
 from engine.registry import FlowRegistry
-from gateway.flow_scripts import SCRIPTS_DIR, ScriptFailure, ScriptRun, load_scripts, run_script
+from tooling.flow_scripts import SCRIPTS_DIR, ScriptFailure, ScriptRun, load_scripts, run_script
 
 SCRIPTS = load_scripts()
 

@@ -1,6 +1,6 @@
 """Shared set-up of the readback property tests and regressions: the repository's flows on a real
 `SessionEngine`, seeded scenarios, and sessions brought to each readback state by playing the
-flow (`gateway.readback_pilot.StateDriver`), cached and copied per example."""
+flow (`tooling.readback_pilot.phrasing.StateDriver`), cached and copied per example."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typing import Any
 from engine.models import Decision, Session
 from engine.registry import FlowRegistry
 from engine.session import SessionEngine
-from gateway.readback_pilot import (
+from tooling.readback_pilot.phrasing import (
     Readback,
     StateDriver,
     carrier_of,

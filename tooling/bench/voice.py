@@ -1,7 +1,7 @@
 """`livefreq bench voice`: how fast the voice path is on this machine, with the configured engines.
 
 Three groups, each measured with real engines on real audio (the synthetic pilot of
-`gateway.voicekit`: piper voice, radio effect, band noise):
+`tooling.voicekit`: piper voice, radio effect, band noise):
 
 1. Speech to text, in process: real-time factor (decode time / audio duration) of a whole
    recording, the final transcript's delay after the end of the audio when 20 ms frames arrive in
@@ -38,10 +38,10 @@ from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 import websockets
 
-from gateway.bench import BackgroundServer, BenchError, Progress
-from gateway.metrics_scrape import scrape, stage_summary
+from tooling.bench.engine import BackgroundServer, BenchError, Progress
+from tooling.metrics_scrape import scrape, stage_summary
 from gateway.speech.stt.base import SttContext, SttEngine, start_engine
-from gateway.voicekit import (
+from tooling.voicekit import (
     FRAME_MS,
     Exchange,
     VoicePilot,

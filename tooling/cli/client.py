@@ -138,7 +138,7 @@ def _expected(client: ClientBase, started: dict[str, Any]) -> str:
 
 
 def _synthesize(phrase: str) -> tuple[bytes, int]:
-    from gateway.voicekit import pilot_pcm  # piper: only when asked for
+    from tooling.voicekit import pilot_pcm  # piper: only when asked for
 
     return pilot_pcm(phrase, 16000), 16000
 

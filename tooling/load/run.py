@@ -2,7 +2,7 @@
 
 Each simulated pilot is a `voicekit.VoicePilot` (the same timed client as `livefreq bench voice`)
 flying its own seeded scenario. At every pilot turn it takes the corpus recording made for that
-scenario and state (`gateway.corpus`), streams it as 20 ms frames in real time between `ptt.down`
+scenario and state (`tooling.corpus`), streams it as 20 ms frames in real time between `ptt.down`
 and `ptt.up`, and waits for the controller like a person: until every controller message of the
 answer has ended, then a human delay before the next call.
 
@@ -55,13 +55,13 @@ from typing import Any, TextIO
 
 import websockets
 
-from gateway.bench import BenchError, Progress
-from gateway.bench_voice import latency_histogram, load_average, summarize, wait_ready
-from gateway.corpus import Corpus, CorpusEntry
-from gateway.metrics_scrape import Scrape, scrape, stage_summary
+from tooling.bench.engine import BenchError, Progress
+from tooling.bench.voice import latency_histogram, load_average, summarize, wait_ready
+from tooling.corpus import Corpus, CorpusEntry
+from tooling.metrics_scrape import Scrape, scrape, stage_summary
 from gateway.settings import REPO_ROOT
 from gateway.client.base import ProtocolRefused
-from gateway.voicekit import Exchange, RadioClient, Received, VoicePilot
+from tooling.voicekit import Exchange, RadioClient, Received, VoicePilot
 
 __all__ = [
     "CAPACITY_P95_MS",
@@ -142,7 +142,7 @@ def gateway_process(log_path: Path, env: dict[str, str] | None = None, ready_tim
     url = f"http://127.0.0.1:{port}"
     log_path.parent.mkdir(parents=True, exist_ok=True)
     environment = {**os.environ, "LIVEFREQ_STORE": "memory", "LIVEFREQ_SPEECH_PRELOAD": "true", **(env or {})}
-    command = [sys.executable, "-m", "gateway.cli", "serve", "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"]
+    command = [sys.executable, "-m", "tooling.cli", "serve", "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"]
     with log_path.open("wb") as log:
         process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=environment, cwd=REPO_ROOT)
         # a SIGTERM to the load tester unwinds through here too: its gateway never outlives it

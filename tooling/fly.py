@@ -254,7 +254,7 @@ async def fly_by_voice(
     """The same trip by voice over the WebSocket radio: each expected phrase is spoken by the
     piper voice through a radio effect and streamed in real time with push-to-talk; the pilot
     waits for the controller when the scenario makes it wait. Stops at `until_flow` or the end."""
-    from gateway.voicekit import VoicePilot
+    from tooling.voicekit import VoicePilot
 
     turns = readbacks = readbacks_ok = 0
     async with VoicePilot(base_url, flow=flow, seed=seed, scenario=scenario, timeout_s=180) as pilot:

@@ -341,7 +341,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def cmd_client(args: argparse.Namespace) -> int:
-    from gateway.client.command import cmd_client as run
+    from tooling.cli.client import cmd_client as run
 
     return run(args)
 
@@ -352,7 +352,7 @@ def cmd_fly(args: argparse.Namespace) -> int:
     if args.voice:
         import asyncio
 
-        from gateway.fly import fly_by_voice
+        from tooling.fly import fly_by_voice
 
         try:
             result = asyncio.run(
@@ -369,7 +369,7 @@ def cmd_fly(args: argparse.Namespace) -> int:
         )
         return 0
 
-    from gateway.fly import FlightError, HttpPilot
+    from tooling.fly import FlightError, HttpPilot
 
     pilot = HttpPilot(args.url, seed=args.seed, wrong_readbacks=args.wrong_readbacks, echo=None if args.quiet else print)
     try:
@@ -429,7 +429,7 @@ def _usage(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace], in
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Console entry point (`livefreq = "gateway.cli:main"`); returns the exit code."""
+    """Console entry point (`livefreq = "tooling.cli:main"`); returns the exit code."""
     parser = build_parser()
     args = parser.parse_args(argv)
     handler = getattr(args, "handler", None)
@@ -620,7 +620,7 @@ def _table(head: tuple[str, ...], rows: list[tuple[str, ...]], out: TextIO, righ
 
 def cmd_chat(args: argparse.Namespace) -> int:
     """The terminal trainer on an in-process service whose clock only `:wait` moves."""
-    from gateway.chat import BAR, ChatTrainer, Style, VirtualClock, input_lines
+    from tooling.chat import BAR, ChatTrainer, Style, VirtualClock, input_lines
     from gateway.service import RadioService, ServiceError
 
     out = sys.stdout
@@ -660,7 +660,7 @@ def cmd_bench_list(args: argparse.Namespace) -> int:
 
 def cmd_bench_engine(args: argparse.Namespace) -> int:
     """Measure every mode, print the table (and the profile), write the JSON report."""
-    from gateway.bench import (
+    from tooling.bench.engine import (
         TARGET_TX_PER_S,
         BenchError,
         Progress,
@@ -723,8 +723,8 @@ def cmd_bench_engine(args: argparse.Namespace) -> int:
 
 def cmd_bench_voice(args: argparse.Namespace) -> int:
     """Measure the voice path, print the table, write the JSON report and the PNG histogram."""
-    from gateway.bench import BenchError
-    from gateway.bench_voice import format_table, run_voice_bench, write_histogram
+    from tooling.bench.engine import BenchError
+    from tooling.bench.voice import format_table, run_voice_bench, write_histogram
     from gateway.speech.stt.base import SttError
     from gateway.speech.tts.base import TtsError
 
@@ -749,7 +749,7 @@ def cmd_bench_voice(args: argparse.Namespace) -> int:
 
 def cmd_bench_router(args: argparse.Namespace) -> int:
     """Measure both router paths, print the tables, write the JSON report."""
-    from gateway.bench_router import RouterBenchError, format_tables, run_router_bench
+    from tooling.bench.router import RouterBenchError, format_tables, run_router_bench
     from gateway.llm import ChatCompletionsProvider
     from gateway.llm.prompts import PromptError
 
@@ -797,7 +797,7 @@ def cmd_bench_router(args: argparse.Namespace) -> int:
 
 
 def cmd_bench_assistant(args: argparse.Namespace) -> int:
-    from gateway.bench_assistant import run_assistant_bench
+    from tooling.bench.assistant import run_assistant_bench
 
     llm = None
     if args.llm_url:
@@ -873,8 +873,8 @@ def cmd_ask(args: argparse.Namespace) -> int:
 
 def cmd_bench_readback(args: argparse.Namespace) -> int:
     """Run the readback benchmark, print the confusion tables and headlines, write the JSON report."""
-    from gateway.bench import Progress
-    from gateway.bench_readback import (
+    from tooling.bench.engine import Progress
+    from tooling.bench.readback import (
         CONFUSION_HEAD,
         ReadbackBenchError,
         confusion_rows,
@@ -885,7 +885,7 @@ def cmd_bench_readback(args: argparse.Namespace) -> int:
         run_voice_bench,
         tables,
     )
-    from gateway.readback_pilot import DriveError
+    from tooling.readback_pilot.phrasing import DriveError
     from gateway.speech.stt.base import SttError
 
     if not 0.0 <= args.wrong <= 1.0:
@@ -924,13 +924,13 @@ def _ms(value: float | None) -> str:
 
 
 def _default_corpus_dir() -> Path:
-    from gateway.corpus import DEFAULT_CORPUS_DIR
+    from tooling.corpus import DEFAULT_CORPUS_DIR
 
     return DEFAULT_CORPUS_DIR
 
 
 def _corpus_progress(label: str) -> Callable[[int, int], None]:
-    from gateway.bench import Progress
+    from tooling.bench.engine import Progress
 
     bar: dict[int, Progress] = {}
 
@@ -945,7 +945,7 @@ def _corpus_progress(label: str) -> Callable[[int, int], None]:
 
 def cmd_corpus_build(args: argparse.Namespace) -> int:
     """Build (or refresh) the corpus and say what it holds."""
-    from gateway.corpus import CorpusError, build_corpus
+    from tooling.corpus import CorpusError, build_corpus
 
     if not 0.0 <= args.wrong_share <= 1.0:
         raise CliError("--wrong-share must be between 0 and 1")
@@ -982,7 +982,7 @@ def _range(text: str, option: str) -> tuple[float, float]:
 
 def _load_corpus_for(args: argparse.Namespace, scenarios: int) -> Any:
     """The corpus of --audio, or the default one, built or extended to `scenarios` scenarios."""
-    from gateway.corpus import CorpusError, build_corpus, load_corpus
+    from tooling.corpus import CorpusError, build_corpus, load_corpus
 
     try:
         if args.audio:
@@ -1004,8 +1004,8 @@ def cmd_load(args: argparse.Namespace) -> int:
     """One load run, or --find-capacity's steps; table, JSON and PNG per run."""
     import contextlib
 
-    from gateway.bench import BenchError
-    from gateway.load import (
+    from tooling.bench.engine import BenchError
+    from tooling.load.run import (
         CAPACITY_P95_MS,
         LoadConfig,
         capacity_steps,

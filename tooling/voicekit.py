@@ -94,7 +94,7 @@ def pilot_pcm(
 
     `length_scale` sets the speaking speed (piper's: 0.85 fast, 1.2 slow), `radio_level` the
     readability of the radio effect (1-5), `noise_dbfs` the band noise under it; the corpus
-    (`gateway.corpus`) varies all three. The same arguments give the same audio (piper's own
+    (`tooling.corpus`) varies all three. The same arguments give the same audio (piper's own
     randomness is off, the noise is seeded by `seed`). Blocking (piper synthesis, ~0.1-0.5 s): callable inside
     or outside an event loop; cached per phrase and options, so a test or benchmark pays each
     phrase once.

@@ -1,7 +1,7 @@
 """`livefreq bench readback`: how often the readback check accepts a wrong value or refuses a
 correct readback, over every readback state of every flow.
 
-Readbacks come from the independent pilot of `gateway.readback_pilot` (its own words, not the
+Readbacks come from the independent pilot of `tooling.readback_pilot.phrasing` (its own words, not the
 engine's): N readbacks spread over all readback states, a share `wrong` of them with one value
 changed (half) or dropped (half). Each goes to a fresh engine session standing at its state
 (brought there by playing the flow with a seeded scenario) and its outcome is classified:
@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Any
 from engine.models import Decision, Session
 from engine.registry import FlowRegistry
 from engine.session import SessionEngine
-from gateway.readback_pilot import (
+from tooling.readback_pilot.phrasing import (
     Readback,
     StateDriver,
     carrier_of,
@@ -55,7 +55,7 @@ from gateway.readback_pilot import (
 )
 
 if TYPE_CHECKING:
-    from gateway.bench import Progress
+    from tooling.bench.engine import Progress
     from gateway.settings import Settings
 
 SCENARIO_SEEDS = 12  # scenarios the readbacks are spread over (airports, callsigns, values)
@@ -428,7 +428,7 @@ def run_voice_bench(
     `channel`: band (VHF band-pass) or radio (the full readability effect)."""
     from gateway.speech.stack import SpeechStack, stt_context
     from gateway.speech.stt.base import SttContext, start_engine
-    from gateway.voicekit import word_errors
+    from tooling.voicekit import word_errors
 
     if bias not in ("on", "off", "both"):
         raise ReadbackBenchError(f"--bias must be on, off or both, not {bias!r}")

@@ -4,7 +4,7 @@ many free-form paraphrases each path resolves.
 Two measurements (README "The LLM router"):
 
 - **Textbook phraseology**: every pilot transmission of the curriculum's scripts
-  (tests/flows/scripts, played by `gateway.flow_scripts`) and of the scripted pilot (`livefreq
+  (tests/flows/scripts, played by `tooling.flow_scripts`) and of the scripted pilot (`livefreq
   fly`, spoken radio-style with shuffled readbacks, with and without one wrong value per
   readback, over HTTP against an in-process gateway). A transmission is decided without an LLM
   when the deterministic router is neither ambiguous nor below threshold (the engine would not
@@ -33,8 +33,8 @@ import yaml
 
 from engine.models import Decision
 from engine.router_llm import USED_OUTCOMES, LlmExchange, RouterQuery, offered
-from gateway.bench import percentile
-from gateway.flow_scripts import SCRIPT_SCENARIO, SCRIPTS_DIR, load_scripts, run_script
+from tooling.bench.engine import percentile
+from tooling.flow_scripts import SCRIPT_SCENARIO, SCRIPTS_DIR, load_scripts, run_script
 from gateway.llm import RouterProvider
 from gateway.service import Evaluation, RadioService
 from gateway.settings import REPO_ROOT, Settings
@@ -109,8 +109,8 @@ def pilot_corpus(settings: Settings, seeds: int, echo: Callable[[str], None] | N
     correct readbacks and again with one wrong value per readback, over HTTP to an in-process
     gateway (memory store, compressed clock, no speech models)."""
     from gateway.app import create_app
-    from gateway.bench import BackgroundServer
-    from gateway.fly import FlightError, HttpPilot
+    from tooling.bench.engine import BackgroundServer
+    from tooling.fly import FlightError, HttpPilot
 
     tally = Tally(f"scripted pilot (livefreq fly), {seeds} seed(s), with and without wrong readbacks")
     app_settings = settings.model_copy(

@@ -6,7 +6,7 @@ project's own pieces, offline:
 
 - **What is said.** For each of K seeded scenarios, a session is flown by text from the main
   flow on a virtual clock (timers fire when due, without waiting): at every pilot turn the
-  scripted pilot of `gateway.fly` says the state's expected phrase the way a pilot on the radio
+  scripted pilot of `tooling.fly` says the state's expected phrase the way a pilot on the radio
   does (`spoken`: ICAO words, readback items in another order). Live sessions with the same seed
   reach the same states and expect the same phrases, so the load tester finds each recording by
   (seed, flow, state).
@@ -205,14 +205,14 @@ def script_scenario(
     wrong_share: float = WRONG_SHARE,
 ) -> list[ScriptTurn]:
     """Fly scenario `seed` by text from `flow` (default: the main flow) on `service`, whose clock
-    must be a `gateway.chat.VirtualClock`: the pilot turns, at most `turns` of them.
+    must be a `tooling.chat.VirtualClock`: the pilot turns, at most `turns` of them.
 
     A turn with nothing to say waits for the next timer (the clock jumps to it); the script ends
     when the session completes, stalls, or after `turns`.
     """
-    from gateway.fly import spoken, wrong_readback
+    from tooling.fly import spoken, wrong_readback
 
-    from gateway.chat import VirtualClock
+    from tooling.chat import VirtualClock
 
     clock = service.clock
     if not isinstance(clock, VirtualClock):
@@ -282,7 +282,7 @@ def build_corpus(
     """Write the recordings of `scenarios` seeded scenarios (seeds `first_seed`...) to `out`
     with `manifest.jsonl`; WAVs whose manifest line is unchanged are kept, not synthesized
     again. `progress(done, total)` is called after each recording."""
-    from gateway.chat import VirtualClock
+    from tooling.chat import VirtualClock
     from gateway.service import RadioService
     from gateway.settings import Settings
 
@@ -344,7 +344,7 @@ def _entries(turn: ScriptTurn) -> list[CorpusEntry]:
 
 
 def _sound(rng: random.Random) -> dict[str, Any]:
-    from gateway.voicekit import pilot_voice_id
+    from tooling.voicekit import pilot_voice_id
 
     return {
         "length_scale": round(rng.uniform(*SPEED_RANGE), 2),
@@ -356,7 +356,7 @@ def _sound(rng: random.Random) -> dict[str, Any]:
 
 def _record(out: Path, entry: CorpusEntry) -> CorpusEntry:
     """Synthesize `entry` with the pilot voice and write its WAV; the entry with its duration."""
-    from gateway.voicekit import pilot_pcm
+    from tooling.voicekit import pilot_pcm
 
     pcm = pilot_pcm(
         entry.text,
