@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import json
 
-from tooling.bench.voice import METRICS, flight_script, pick_varied, summarize
+from tooling.bench.figures import summarize
+from tooling.bench.voice import METRICS, flight_script, pick_varied
 from tooling.cli import main
 from gateway.service import RadioService
 from gateway.settings import Settings

@@ -339,7 +339,8 @@ def test_bench_engine_writes_the_json_report(tmp_path: Path) -> None:
 
 def test_bench_http_loop_drives_a_real_server() -> None:
     """The `--http` mode: uvicorn in a thread on a free loopback port, one keep-alive client."""
-    from tooling.bench.engine import Progress, bench_http
+    from tooling.bench.common import Progress
+    from tooling.bench.engine import bench_http
     from gateway.settings import Settings
 
     progress = io.StringIO()

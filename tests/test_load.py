@@ -17,7 +17,8 @@ import pytest
 
 from tooling.cli import main
 from tooling.corpus import MANIFEST, Corpus, CorpusEntry, build_corpus, load_corpus
-from tooling.load.run import audio_gaps, capacity_steps, message_faults
+from tooling.load.report import audio_gaps, message_faults
+from tooling.load.run import capacity_steps
 from tooling.voicekit import Received, pilot_pcm, pilot_voice_id
 
 

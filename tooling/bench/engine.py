@@ -11,16 +11,14 @@ from __future__ import annotations
 
 import cProfile
 import io
-import math
 import pstats
-import socket
 import statistics
-import sys
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, NamedTuple, Self, TextIO, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
+
+from tooling.bench.common import BackgroundServer, BenchError, Progress, percentile
 
 if TYPE_CHECKING:
     from engine.models import Decision, Session
@@ -29,10 +27,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "TARGET_TX_PER_S",
-    "BackgroundServer",
-    "BenchError",
     "BenchRun",
-    "Progress",
     "bench_engine",
     "bench_http",
     "bench_service",
@@ -46,10 +41,6 @@ MAX_IDLE_SESSIONS = 20
 TX_CLOCK_STEP_S = 4.0  # virtual seconds between two transmissions in the engine loop
 
 R = TypeVar("R")
-
-
-class BenchError(Exception):
-    """The benchmark could not run (server did not start, the API answered an error)."""
 
 
 @dataclass
@@ -97,39 +88,6 @@ class BenchRun:
             "mean_ms": round(statistics.fmean(ms), 4) if ms else None,
             "max_ms": round(ms[-1], 4) if ms else None,
         }
-
-
-def percentile(sorted_values: list[float], pct: float) -> float:
-    """Nearest-rank percentile of an ascending list."""
-    rank = max(1, math.ceil(pct / 100.0 * len(sorted_values)))
-    return sorted_values[rank - 1]
-
-
-class Progress:
-    """One progress line on stderr: rewritten in place on a terminal, every 10 % in a log."""
-
-    def __init__(self, label: str, total: int, stream: TextIO | None = None, unit: str = "transmissions") -> None:
-        self.label, self.total, self.unit = label, total, unit
-        self.stream = stream or sys.stderr
-        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
-        self._next_step = 1  # in tenths of the total
-        self._last = 0.0
-
-    def update(self, done: int, note: str = "") -> None:
-        """`done` of the total so far; `note` (e.g. running figures) follows on the same line."""
-        tail = f"  {note}" if note else ""
-        if self.tty:
-            now = time.monotonic()
-            if now - self._last >= 0.1 or done >= self.total:
-                self._last = now
-                print(f"\r{self.label}: {done}/{self.total} {self.unit}{tail}\033[K", end="", file=self.stream, flush=True)
-        elif done * 10 >= self._next_step * self.total:
-            print(f"{self.label}: {done}/{self.total} {self.unit}{tail}", file=self.stream, flush=True)
-            self._next_step = done * 10 // self.total + 1
-
-    def done(self) -> None:
-        if self.tty:
-            print(file=self.stream, flush=True)
 
 
 def scenario_pool(service: RadioService, flow: str | None, size: int = 8) -> list[dict[str, Any]]:
@@ -296,42 +254,6 @@ def bench_service_sqlite(settings: Settings, n: int, flow: str | None, progress:
             return bench_service(service, n, flow, progress, mode=f"service-sqlite-{settings.sqlite_synchronous.lower()}")
         finally:
             repository.close()
-
-
-class BackgroundServer:
-    """uvicorn serving `app` on a free loopback port, in a daemon thread (bench, tests)."""
-
-    def __init__(self, app: Any) -> None:
-        import uvicorn
-
-        # proto=IPPROTO_TCP matters: asyncio sets TCP_NODELAY on accepted connections only for
-        # sockets that say they are TCP, and without it every response waits ~40 ms for a
-        # delayed ACK (Nagle), which would measure the kernel instead of the gateway.
-        self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-        self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self._sock.bind(("127.0.0.1", 0))
-        self.port: int = self._sock.getsockname()[1]
-        config = uvicorn.Config(app, log_level="warning", lifespan="on", access_log=False, ws_per_message_deflate=False)
-        self.server = uvicorn.Server(config)
-        self._thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self._sock]}, daemon=True)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def __enter__(self) -> Self:
-        self._thread.start()
-        deadline = time.monotonic() + 15.0
-        while not self.server.started:  # uvicorn offers no event to wait on
-            if not self._thread.is_alive() or time.monotonic() > deadline:
-                raise BenchError("the benchmark server did not start")
-            time.sleep(0.01)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.should_exit = True
-        self._thread.join(timeout=10.0)
-        self._sock.close()
 
 
 def bench_http(settings: Settings, n: int, flow: str | None, progress: Progress) -> BenchRun:

@@ -55,7 +55,7 @@ from tooling.readback_pilot.phrasing import (
 )
 
 if TYPE_CHECKING:
-    from tooling.bench.engine import Progress
+    from tooling.bench.common import Progress
     from gateway.settings import Settings
 
 SCENARIO_SEEDS = 12  # scenarios the readbacks are spread over (airports, callsigns, values)

@@ -33,7 +33,7 @@ import yaml
 
 from engine.models import Decision
 from engine.router_llm import USED_OUTCOMES, LlmExchange, RouterQuery, offered
-from tooling.bench.engine import percentile
+from tooling.bench.common import percentile
 from tooling.flow_scripts import SCRIPT_SCENARIO, SCRIPTS_DIR, load_scripts, run_script
 from gateway.llm import RouterProvider
 from gateway.service import Evaluation, RadioService
@@ -109,7 +109,7 @@ def pilot_corpus(settings: Settings, seeds: int, echo: Callable[[str], None] | N
     correct readbacks and again with one wrong value per readback, over HTTP to an in-process
     gateway (memory store, compressed clock, no speech models)."""
     from gateway.app import create_app
-    from tooling.bench.engine import BackgroundServer
+    from tooling.bench.common import BackgroundServer
     from tooling.fly import FlightError, HttpPilot
 
     tally = Tally(f"scripted pilot (livefreq fly), {seeds} seed(s), with and without wrong readbacks")
