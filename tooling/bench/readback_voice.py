@@ -1,0 +1,218 @@
+"""`livefreq bench readback --mode voice`: the readbacks spoken by voices the product never answers
+with (espeak-ng or flite), through headset noise and the VHF channel, recognized by the gateway's
+own STT as a live transmission is, then decided as in text mode (see `tooling.bench.readback`)."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import shutil
+import subprocess
+import time
+from typing import TYPE_CHECKING, Any
+
+from tooling.bench.readback import Bench, ReadbackBenchError, Tally, report_head, verdict
+
+if TYPE_CHECKING:
+    from gateway.settings import Settings
+    from tooling.bench.common import Progress
+
+__all__ = ["CHANNELS", "espeak_available", "pilot_recording", "pilot_voices", "run_voice_bench"]
+
+ESPEAK_VOICES = ("en-us", "en-gb", "en-gb-scotland", "en-029", "en-gb-x-rp", "en-us-nyc")
+ESPEAK_VARIANTS = ("", "+m1", "+m2", "+m3", "+m4", "+m5", "+m6", "+m7", "+f1", "+f2", "+f3")
+STT_RATE = 16000
+FLITE_VOICES = ("awb", "rms", "slt", "kal16")  # flite's built-in English voices (Scottish, US male, US female, US male)
+SNR_DB = (15.0, 30.0)  # headset microphone noise; the VHF radio effect adds its own band noise
+
+
+def espeak_available() -> bool:
+    return shutil.which("espeak-ng") is not None
+
+
+def flite_available() -> bool:
+    return shutil.which("flite") is not None
+
+
+def _synthesize(program: str, args: list[str], text: str | None = None) -> tuple[bytes, int]:
+    """Run a command-line synthesizer that writes a WAV to stdout: (PCM16 mono, its rate)."""
+    from gateway.audio.pcm import read_wav
+
+    exe = shutil.which(program)
+    if exe is None:
+        raise ReadbackBenchError(f"{program} is not installed (apt-get install {program}; scripts/install-system-deps.sh)")
+    done = subprocess.run([exe, *args], input=text.encode() if text is not None else None, capture_output=True, timeout=60, check=False)
+    if done.returncode != 0 or not done.stdout:
+        raise ReadbackBenchError(f"{program} {' '.join(args[:2])} failed: {done.stderr.decode(errors='replace').strip()}")
+    return read_wav(done.stdout)
+
+
+def speak_espeak(text: str, voice: str, wpm: int) -> tuple[bytes, int]:
+    """`text` spoken by espeak-ng `voice` at `wpm`."""
+    return _synthesize("espeak-ng", ["-v", voice, "-s", str(wpm), "--stdout"], text)
+
+
+def speak_flite(text: str, voice: str, wpm: int) -> tuple[bytes, int]:
+    """`text` spoken by flite `voice`, at about `wpm` by its duration stretch."""
+    return _synthesize("flite", ["-voice", voice, "--setf", f"duration_stretch={170 / wpm:.2f}", "-t", text, "-o", "/dev/stdout"])
+
+
+def pilot_voices() -> list[str]:
+    """Every pilot voice this machine has: "espeak:<voice>" and "flite:<voice>" (never piper,
+    the controller's own voice)."""
+    voices = [f"espeak:{v}" for v in ESPEAK_VOICES] if espeak_available() else []
+    voices += [f"flite:{v}" for v in FLITE_VOICES] if flite_available() else []
+    if not voices:
+        raise ReadbackBenchError("no pilot voice: install espeak-ng or flite (scripts/install-system-deps.sh)")
+    return voices
+
+
+CHANNELS = ("band", "radio")  # VHF band-pass only, or the full radio effect at readability 3-5
+
+
+def pilot_recording(
+    text: str, rng: random.Random, voices: list[str] | None = None, channel: str = "band"
+) -> tuple[bytes, dict[str, Any]]:
+    """A pilot transmission at 16 kHz: an espeak-ng or flite voice, headset noise at 15-30 dB
+    SNR, then the channel: "band" the VHF voice band (300-3400 Hz), "radio" the gateway's full
+    radio effect at readability 3-5 (compressor, fading, static: what the controller's voice gets,
+    harsher than a pilot's microphone); resampled, with silence around it. Returns the PCM and
+    how it was made."""
+    import numpy as np
+
+    from gateway.audio.radio import apply_radio, band_pass
+    from gateway.audio.resample import resample
+
+    engine, _, voice = rng.choice(voices or pilot_voices()).partition(":")
+    if engine == "espeak":
+        voice += rng.choice(ESPEAK_VARIANTS)
+    wpm = rng.randint(150, 190)
+    snr = rng.uniform(*SNR_DB)
+    level = rng.choice((3, 4, 4, 5))
+    pcm, rate = speak_espeak(text, voice, wpm) if engine == "espeak" else speak_flite(text, voice, wpm)
+    speech = np.frombuffer(pcm, dtype=np.int16).astype(np.float32)
+    noise_rng = np.random.default_rng(rng.randrange(2**32))
+    lead, trail = np.zeros(int(0.3 * rate), np.float32), np.zeros(int(0.5 * rate), np.float32)
+    voiced = speech[np.abs(speech) > 0.02 * (np.abs(speech).max() or 1.0)]
+    rms = float(np.sqrt(np.mean(voiced**2))) if voiced.size else 1000.0
+    samples = np.concatenate([lead, speech, trail])
+    samples += noise_rng.normal(0.0, rms / 10 ** (snr / 20), samples.size)  # headset / cockpit noise
+    mixed = np.clip(samples, -32768, 32767).astype(np.int16).tobytes()
+    seed = rng.randrange(2**31)
+    radio = apply_radio(mixed, rate, level=level, seed=seed, squelch=False) if channel == "radio" else band_pass(mixed, rate)
+    made = {"voice": f"{engine}:{voice}", "wpm": wpm, "snr_db": round(snr, 1), "channel": channel}
+    if channel == "radio":
+        made["radio_level"] = level
+    return resample(radio, rate, STT_RATE), made
+
+
+async def _recognize(stt: Any, pcm: bytes, context: Any) -> tuple[str, Any]:
+    """The final transcript and the recognizer's hearing, as the WS radio path gets them (open,
+    feed, final)."""
+    from gateway.speech.stt.base import final_result
+
+    stream = stt.open(context)
+    try:
+        stream.feed(pcm)
+        result = await final_result(stream)
+        return result.text.strip(), result.hearing
+    finally:
+        await stream.aclose()
+
+
+def run_voice_bench(
+    bench: Bench,
+    settings: Settings,
+    n: int,
+    seed: int,
+    wrong: float,
+    progress: Progress,
+    bias: str = "on",
+    channel: str = "band",
+) -> dict[str, Any]:
+    """Speak, recognize and decide `n` readbacks; `bias`: on, off or both (see the module doc);
+    `channel`: band (VHF band-pass) or radio (the full readability effect)."""
+    from gateway.speech.stack import SpeechStack, stt_context
+    from gateway.speech.stt.base import SttContext, start_engine
+    from tooling.voicekit import word_errors
+
+    if bias not in ("on", "off", "both"):
+        raise ReadbackBenchError(f"--bias must be on, off or both, not {bias!r}")
+    started = time.monotonic()
+    cases = bench.cases(n, seed, wrong, forms="speech")
+    voices = pilot_voices()
+    settings_list = ["on", "off"] if bias == "both" else [bias]
+    tallies = {b: Tally() for b in settings_list}
+    edits = {b: 0 for b in settings_list}
+    rows: dict[str, list[dict[str, Any]]] = {b: [] for b in settings_list}  # one row per transmission
+    words = 0
+    flips: list[dict[str, Any]] = []  # wrong readbacks accepted with bias but not without
+    stt = SpeechStack(settings).stt
+
+    async def main() -> None:
+        nonlocal words
+        await start_engine(stt)
+        for done, case in enumerate(cases, start=1):
+            pcm, made = await asyncio.to_thread(pilot_recording, case.readback.text, random.Random(f"{seed}:voice:{case.index}"), voices, channel)
+            session, _ = bench.at_state(case.flow, case.state, case.seed)
+            heard: dict[str, str] = {}
+            accepted: dict[str, bool] = {}
+            for b in settings_list:
+                context = stt_context(session, bench.engine.expected_pilot(session)) if b == "on" else SttContext(speaker=session.session_id)
+                text, hearing = await _recognize(stt, pcm, context)
+                e, w = word_errors(case.readback.text, text)
+                edits[b] += e
+                decision, _s, forward = bench.decide(case, text, hearing)
+                conf = getattr(hearing, "confidence", None)
+                tallies[b].add(case, decision, forward, heard=text, extra={"audio": made, "confidence": conf})
+                rows[b].append({
+                    "index": case.index, "mode": case.readback.mode, "verdict": verdict(decision), "forward": forward,
+                    "voice": made["voice"], "snr_db": made["snr_db"], "confidence": None if conf is None else round(conf, 3),
+                    "alternatives": len(getattr(hearing, "alternatives", []) or []), "said": case.readback.text, "heard": text,
+                })
+                heard[b] = text
+                accepted[b] = case.readback.mode != "correct" and (verdict(decision) == "accepted" or forward)
+            words += w
+            if bias == "both" and accepted["on"] and not accepted["off"]:
+                flips.append({"index": case.index, "flow": case.flow, "state": case.state, "transcript": case.readback.text, "heard": heard, "audio": made})
+            progress.update(done, "  ".join(f"bias {b}: wrong accepted {t.wrong_accepted}, correct refused {t.correct_refused}, said again {t.correct_said_again}" for b, t in tallies.items()))
+        progress.done()
+
+    asyncio.run(main())
+    report = report_head("voice", n, seed, wrong, bench, started)
+    report["stt"] = {"engine": settings.stt_engine, "name": getattr(stt, "name", None), "repr": repr(stt)}
+    report["voices"] = {"pilot_voices": voices, "espeak_variants": list(ESPEAK_VARIANTS), "wpm": [150, 190], "snr_db": list(SNR_DB), "channel": channel}
+    report["bias"] = bias
+    report["words"] = words
+    for b in settings_list:
+        result = tallies[b].result()
+        result["wer"] = round(edits[b] / words, 4) if words else None
+        result["by_voice"] = _by_voice(rows[b])
+        result["transmissions"] = rows[b]
+        report[f"bias_{b}"] = result
+    primary = report[f"bias_{settings_list[0]}"]
+    for key in (
+        "n", "correct", "bad", "changed", "dropped", "wrong_accepted", "correct_refused", "correct_said_again",
+        "wrong_accepted_rate", "correct_refused_rate", "correct_said_again_rate", "wer",
+    ):
+        report[key] = primary[key]
+    if bias == "both":
+        report["wrong_accepted_with_bias"] = tallies["on"].wrong_accepted
+        report["wrong_accepted_without_bias"] = tallies["off"].wrong_accepted
+        report["accepted_only_with_bias"] = flips
+    return report
+
+
+def _by_voice(rows: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
+    """voice -> verdict counts of correct readbacks (accepted, wrong, missing, say_again) and the
+    number of wrong readbacks accepted: which pilot voices the recognizer struggles with."""
+    out: dict[str, dict[str, int]] = {}
+    for row in rows:
+        counts = out.setdefault(row["voice"].split("+")[0], {"correct": 0, "accepted": 0, "refused": 0, "say_again": 0, "wrong_accepted": 0})
+        if row["mode"] == "correct":
+            counts["correct"] += 1
+            key = "accepted" if row["verdict"] == "accepted" else "say_again" if row["verdict"] == "say_again" else "refused"
+            counts[key] += 1
+        elif row["verdict"] == "accepted" or row["forward"]:
+            counts["wrong_accepted"] += 1
+    return out
