@@ -1,6 +1,6 @@
 """Readback safety, as properties over every flow state with a `readback:` list.
 
-An independent pilot (`tooling.readback_pilot.phrasing`: its own word tables, not the engine's) reads the
+An independent pilot (`tooling.readback_pilot`: its own word tables, not the engine's) reads the
 controller's values back in random ways, on a real `SessionEngine` session brought to the state by
 playing the flow with a seeded scenario. For every readback state:
 
@@ -29,7 +29,7 @@ import random
 import pytest
 
 from engine.phraseology import kind_for_variable, normalize_transcript
-from tooling.readback_pilot.phrasing import AIRPORT_NAMES
+from tooling.readback_pilot.words import AIRPORT_NAMES
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 

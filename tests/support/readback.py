@@ -1,6 +1,6 @@
 """Shared set-up of the readback property tests and regressions: the repository's flows on a real
 `SessionEngine`, seeded scenarios, and sessions brought to each readback state by playing the
-flow (`tooling.readback_pilot.phrasing.StateDriver`), cached and copied per example."""
+flow (`tooling.readback_pilot.driver.StateDriver`), cached and copied per example."""
 
 from __future__ import annotations
 
@@ -12,16 +12,9 @@ from typing import Any
 from engine.models import Decision, Session
 from engine.registry import FlowRegistry
 from engine.session import SessionEngine
-from tooling.readback_pilot.phrasing import (
-    Readback,
-    StateDriver,
-    carrier_of,
-    moved_forward,
-    phrase_readback,
-    readback_states,
-    render_context,
-    took_ok_route as took_ok,
-)
+from tooling.readback_pilot.driver import StateDriver, moved_forward, render_context
+from tooling.readback_pilot.driver import took_ok_route as took_ok
+from tooling.readback_pilot.phrasing import Readback, carrier_of, phrase_readback, readback_states
 
 __all__ = ["SEEDS", "Outcome", "at_state", "carrier_of", "describe", "engine", "generate", "phrase_readback",
            "registry", "render_context", "required", "run", "scenario", "states", "took_ok", "transmit"]

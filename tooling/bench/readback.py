@@ -1,7 +1,7 @@
 """`livefreq bench readback`: how often the readback check accepts a wrong value or refuses a
 correct readback, over every readback state of every flow.
 
-Readbacks come from the independent pilot of `tooling.readback_pilot.phrasing` (its own words, not the
+Readbacks come from the independent pilot of `tooling.readback_pilot` (its own words, not the
 engine's): N readbacks spread over all readback states, a share `wrong` of them with one value
 changed (half) or dropped (half). Each goes to a fresh engine session standing at its state
 (brought there by playing the flow with a seeded scenario) and its outcome is classified:
@@ -41,16 +41,9 @@ from typing import TYPE_CHECKING, Any
 from engine.models import Decision, Session
 from engine.registry import FlowRegistry
 from engine.session import SessionEngine
-from tooling.readback_pilot.phrasing import (
-    Readback,
-    StateDriver,
-    carrier_of,
-    kind_of,
-    moved_forward,
-    phrase_readback,
-    readback_states,
-    render_context,
-)
+from tooling.readback_pilot.driver import StateDriver, moved_forward, render_context
+from tooling.readback_pilot.phrasing import Readback, carrier_of, phrase_readback, readback_states
+from tooling.readback_pilot.words import kind_of
 
 if TYPE_CHECKING:
     from tooling.bench.common import Progress

@@ -885,7 +885,7 @@ def cmd_bench_readback(args: argparse.Namespace) -> int:
         run_voice_bench,
         tables,
     )
-    from tooling.readback_pilot.phrasing import DriveError
+    from tooling.readback_pilot.driver import DriveError
     from gateway.speech.stt.base import SttError
 
     if not 0.0 <= args.wrong <= 1.0:
