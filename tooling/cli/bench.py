@@ -1,0 +1,256 @@
+"""`livefreq bench [engine|voice|router|assistant|readback]`: run one benchmark, print its table,
+write its JSON report."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from tooling.cli.common import EXIT_FAILED, EXIT_OK, CliError, load_settings, print_table, write_report
+from tooling.cli.parser import BENCHMARKS
+
+__all__ = [
+    "cmd_bench_assistant",
+    "cmd_bench_engine",
+    "cmd_bench_list",
+    "cmd_bench_readback",
+    "cmd_bench_router",
+    "cmd_bench_voice",
+]
+
+PROFILE_MAX_TX = 1000  # a profiled run is ~3x slower; this many transmissions show the picture
+
+
+def cmd_bench_list(args: argparse.Namespace) -> int:
+    """`livefreq bench` without a target: what can be measured."""
+    print("available benchmarks:")
+    for name, text in BENCHMARKS.items():
+        print(f"  {name:<8} {text}")
+    print("run one with `livefreq bench NAME --help` for its options")
+    return EXIT_OK
+
+
+def cmd_bench_engine(args: argparse.Namespace) -> int:
+    """Measure every mode, print the table (and the profile), write the JSON report."""
+    from gateway.service import RadioService
+    from tooling.bench.common import BenchError, Progress
+    from tooling.bench.engine import (
+        TARGET_TX_PER_S,
+        bench_engine,
+        bench_http,
+        bench_service,
+        bench_service_sqlite,
+        profile_engine,
+    )
+
+    settings = load_settings(flows_dir=args.flows_dir)
+    service = RadioService(settings)
+    if args.flow is not None and args.flow not in service.registry:
+        raise CliError(f"unknown flow {args.flow!r} (known: {', '.join(f.slug for f in service.registry)})")
+    try:
+        runs = [
+            bench_engine(service, args.n, args.flow, Progress("engine", args.n)),
+            bench_service(service, args.n, args.flow, Progress("service", args.n)),
+            bench_service_sqlite(settings, args.n, args.flow, Progress("service-sqlite", args.n)),
+        ]
+        if args.http:
+            runs.append(bench_http(settings, args.n, args.flow, Progress("http", args.n)))
+    except BenchError as exc:
+        raise CliError(str(exc)) from None
+    results = [run.result() for run in runs]
+    rows = [
+        (r["mode"], str(r["transmissions"]), f"{r['tx_per_s']:.0f}", f"{r['p50_ms']:.3f}", f"{r['p99_ms']:.3f}")
+        for r in results
+    ]
+    print_table(("mode", "transmissions", "tx/s", "p50 ms", "p99 ms"), rows, sys.stdout, right=(1, 2, 3, 4))
+    engine_rate = results[0]["tx_per_s"] or 0.0
+    meets = engine_rate >= TARGET_TX_PER_S
+    print(
+        f"in-process engine: {engine_rate:.0f} tx/s {'meets' if meets else 'is below'} the target of {TARGET_TX_PER_S:.0f} tx/s on one core"
+    )
+    report: dict[str, Any] = {
+        "benchmark": "engine",
+        "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "n": args.n,
+        "flow": args.flow or service.registry.main_flow,
+        "target_tx_per_s": TARGET_TX_PER_S,
+        "meets_target": meets,
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "cpu_count": os.cpu_count(),
+        "results": results,
+    }
+    if args.profile:
+        n = min(args.n, PROFILE_MAX_TX)
+        own, cumulative = profile_engine(service, n, args.flow)
+        _print_profile(f"profile of {n} in-process transmissions, by own time", own, "tottime_s")
+        _print_profile("by cumulative time", cumulative, "cumtime_s")
+        report["profile"] = own
+        report["profile_cumulative"] = cumulative
+    path = write_report(args.json_path, report)
+    print(f"wrote {path}")
+    return EXIT_OK
+
+
+def cmd_bench_voice(args: argparse.Namespace) -> int:
+    """Measure the voice path, print the table, write the JSON report and the PNG histogram."""
+    from gateway.speech.stt.base import SttError
+    from gateway.speech.tts.base import TtsError
+    from tooling.bench.common import BenchError
+    from tooling.bench.voice import format_table, run_voice_bench, write_histogram
+
+    settings = load_settings(flows_dir=args.flows_dir, stt_engine=args.stt, tts_engine=args.tts)
+    try:
+        report = run_voice_bench(settings, args.n, url=args.url)
+    except (BenchError, SttError, TtsError, ValueError) as exc:
+        raise CliError(str(exc)) from None
+    print_table(("metric", "n", "p50", "p95", "mean"), format_table(report), sys.stdout, right=(1, 2, 3, 4))
+    first_audio = report["metrics"]["ptt_up_to_first_audio_ms"]
+    if first_audio["n"]:
+        print(
+            f"PTT release -> first ATC audio byte, one session: p50 {first_audio['p50']:.0f} ms, "
+            f"p95 {first_audio['p95']:.0f} ms over {first_audio['n']} controller replies"
+        )
+    png = write_histogram(report, Path(args.png_path))
+    report["png"] = str(png)
+    path = write_report(args.json_path, report)
+    print(f"wrote {path} and {png}")
+    return EXIT_OK
+
+
+def cmd_bench_router(args: argparse.Namespace) -> int:
+    """Measure both router paths, print the tables, write the JSON report."""
+    from gateway.llm import ChatCompletionsProvider
+    from gateway.llm.prompts import PromptError
+    from tooling.bench.router import RouterBenchError, format_tables, run_router_bench
+
+    settings = load_settings(flows_dir=args.flows_dir, llm_url=args.llm_url, llm_model=args.llm_model)
+    try:
+        provider = ChatCompletionsProvider.from_settings(settings)
+        report = run_router_bench(settings, seeds=args.seeds, provider=provider, echo=lambda line: print(line, file=sys.stderr))
+    except (RouterBenchError, PromptError) as exc:
+        raise CliError(str(exc)) from None
+    corpus, paraphrases = format_tables(report)
+    print_table(("textbook corpus", "transmissions", "without LLM", "ambiguous", "below threshold", "share"), corpus, sys.stdout, right=(1, 2, 3, 4, 5))
+    share, target = report["share_without_llm"], report["target_share_without_llm"]
+    print(
+        f"decided without an LLM: {100 * share:.1f}% of textbook transmissions "
+        f"({'meets' if report['meets_target'] else 'misses'} the target of {100 * target:.0f}%)\n"
+    )
+    print_table(("state", "expected", "deterministic (consulted because)", "LLM path (outcome)", "right"), paraphrases, sys.stdout)
+    s = report["paraphrase_summary"]
+    print(
+        f"paraphrases: {s['paraphrases']}; the deterministic router decides {s['deterministic_decided']} alone "
+        f"({s['deterministic_correct']} right, {s['deterministic_wrong']} wrong) and leaves {s['left_to_llm']} to the LLM "
+        f"({s['left_to_llm_ambiguous']} near ties, {s['left_to_llm_below_threshold']} below threshold); "
+        f"without an LLM the engine answers {s['deterministic_only_correct']} of {s['paraphrases']} as expected"
+    )
+    offered = ", ".join(f"{count} offer {n}" for n, count in s["left_to_llm_offered"].items())
+    print(
+        f"left to the LLM: {offered} candidate(s) besides 'none'; 'none' is right for {s['left_to_llm_expect_none']}; "
+        f"reference (always the first offered candidate, no model): {s['first_candidate_resolved_correctly']} "
+        f"of {s['left_to_llm']} resolved correctly"
+    )
+    if s["llm"] is None:
+        print("LLM path: not measured (no LLM configured: --llm-url URL --llm-model NAME, or LIVEFREQ_LLM_URL/_MODEL)")
+    else:
+        print(
+            f"LLM path ({s['llm']['model']} at {s['llm']['url']}): {s['llm_resolved_correctly']} of the {s['left_to_llm']} "
+            f"left to it resolved correctly ({s['llm_answered_correctly']} by the model's answer, of "
+            f"{s['llm_answered']} answers; the rest by a fallback); {s['llm_fallbacks']} fallbacks; "
+            f"{s['llm_path_correct']} of {s['paraphrases']} right in all; outcomes {s['llm_outcomes']}; "
+            f"latency p50 {_ms(s['llm_latency_ms_p50'])}, p95 {_ms(s['llm_latency_ms_p95'])}; "
+            f"{s['llm_tokens']} tokens ({s['llm_tokens_per_call']} per call)"
+        )
+    path = write_report(args.json_path, report)
+    print(f"wrote {path}")
+    return EXIT_OK
+
+
+def cmd_bench_assistant(args: argparse.Namespace) -> int:
+    from tooling.bench.assistant import run_assistant_bench
+
+    llm = None
+    if args.llm_url:
+        if not args.llm_model:
+            print("--llm-model is required with --llm-url", file=sys.stderr)
+            return EXIT_FAILED
+        from assistant.llm import AssistantLlm, LlmConfig
+        from gateway.llm.chat import AssistantChat
+
+        llm = AssistantLlm(AssistantChat(args.llm_url, args.llm_model, timeout_s=args.llm_timeout), LlmConfig.load())
+    report = run_assistant_bench(repeat=args.repeat, llm=llm)
+    rows = [(tool, str(v["n"]), str(v["right"]), f"{100 * v['accuracy']:.0f}%") for tool, v in report["per_tool"].items()]
+    rows.append(("all", str(report["questions"]), str(report["correct"]), f"{100 * report['accuracy']:.1f}%"))
+    print_table(("tool", "questions", "right", "accuracy"), rows, sys.stdout, right=(1, 2, 3))
+    f, d = report["first_event_ms"], report["done_ms"]
+    print(f"first event p50 {f['p50']:.1f} ms, p95 {f['p95']:.1f} ms; done p50 {d['p50']:.1f} ms, p95 {d['p95']:.1f} ms "
+          f"(index warm-up {report['warm_s']:.2f} s, once)")
+    if report.get("llm_planner"):
+        lp = report["llm_planner"]
+        print(f"planner: {report['planner']}: {lp['used']}/{lp['calls']} plans used, {len(lp['fallbacks'])} fell back; "
+              f"tokens {lp['tokens']['total']} (p50 {lp['latency_ms_p50']} ms per planner call)")
+    for w in report["wrong"]:
+        print(f"  wrong: {w['question']!r}: {w['got']} (expected {w['expected']})")
+    print(f"wrote {write_report(args.json_path, report)}")
+    return EXIT_OK
+
+
+def cmd_bench_readback(args: argparse.Namespace) -> int:
+    """Run the readback benchmark, print the confusion tables and headlines, write the JSON report."""
+    from gateway.speech.stt.base import SttError
+    from tooling.bench.common import Progress
+    from tooling.bench.readback import (
+        CONFUSION_HEAD,
+        ReadbackBenchError,
+        confusion_rows,
+        default_bench,
+        headline,
+        run_text_bench,
+        tables,
+    )
+    from tooling.bench.readback_voice import espeak_available, run_voice_bench
+    from tooling.readback_pilot.driver import DriveError
+
+    if not 0.0 <= args.wrong <= 1.0:
+        raise CliError("--wrong must be between 0 and 1")
+    n = args.n or (2000 if args.mode == "text" else 300)
+    settings = load_settings(flows_dir=args.flows_dir, stt_engine=args.stt)
+    try:
+        bench = default_bench(settings)
+        if args.mode == "text":
+            report = run_text_bench(bench, n, args.seed, args.wrong, Progress("readback text", n, unit="readbacks"))
+        else:
+            if not espeak_available():
+                raise CliError("voice mode needs espeak-ng (apt-get install espeak-ng, or scripts/install-system-deps.sh)")
+            report = run_voice_bench(
+                bench, settings, n, args.seed, args.wrong, Progress("readback voice", n, unit="readbacks"), bias=args.bias, channel=args.channel
+            )
+    except (ReadbackBenchError, DriveError, SttError) as exc:
+        raise CliError(str(exc)) from None
+    right = tuple(range(1, len(CONFUSION_HEAD)))
+    for title, result in tables(report):
+        print(f"{title}: {result['n']} readbacks ({result['correct']} correct, {result['changed']} with a value changed, {result['dropped']} with one dropped)")
+        print_table(CONFUSION_HEAD, confusion_rows(result), sys.stdout, right=right)
+        print()
+    for line in headline(report):
+        print(line)
+    path = write_report(args.json_path or f"reports/bench-readback-{args.mode}.json", report)
+    print(f"wrote {path}")
+    return EXIT_OK
+
+
+def _ms(value: float | None) -> str:
+    return "-" if value is None else f"{value:.0f} ms"
+
+
+def _print_profile(title: str, rows: list[dict[str, Any]], key: str) -> None:
+    print(f"\n{title} (top {len(rows)}):")
+    for r in rows:
+        share = f" {r['share_pct']:5.1f}%" if key == "tottime_s" else ""
+        print(f"  {r[key]:8.3f}s{share} {r['calls']:>9}  {r['function']}")
