@@ -6,14 +6,14 @@ Three groups, each measured with real engines on real audio (the synthetic pilot
 1. Speech to text, in process: real-time factor (decode time / audio duration) of a whole
    recording, the final transcript's delay after the end of the audio when 20 ms frames arrive in
    real time with partials running (as the WebSocket handler does), and the word error rate
-   against the phrase spoken.
+   against the phrase spoken (`tooling.bench.speech`).
 2. Text to speech, in process: time to the first audio piece and real-time factor for controller
    messages, cold (an engine without any cache, so every piece is synthesized) and warm (the same
-   messages through a primed `CachedTts`).
+   messages through a primed `CachedTts`) (`tooling.bench.speech`).
 3. The gateway end to end: ONE pilot on `WS /v1/radio` of a real uvicorn server on loopback
    (started here, or `--url`), flying the clearance -> startup -> taxi -> tower flows by voice in
    real time; from the release of the PTT key to the final transcript, the decision and the first
-   byte of the controller's spoken reply.
+   byte of the controller's spoken reply (`tooling.bench.radio`).
 
 The phrases are the flows' own: a text walk of seeded sessions collects every state's first
 expected pilot phrase (with the recognizer context that state gives) and every controller

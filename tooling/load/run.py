@@ -67,7 +67,7 @@ def run_load(
     label: str = "load",
 ) -> dict[str, Any]:
     """One run of `config.sessions` pilots against the gateway at `url` (`pid`: it was started
-    here, see `gateway_process`); the report. Sessions of the run are deleted at its end."""
+    here, see `tooling.load.gateway.gateway_process`); the report. Sessions of the run are deleted at its end."""
     config.check()
     return asyncio.run(_run(config, corpus, url.rstrip("/"), pid, err or sys.stderr, label))
 
