@@ -94,3 +94,21 @@ def test_serving_code_never_imports_tooling() -> None:
         for line, name in tooling_imports(path.read_text(encoding="utf-8"), str(path))
     ]
     assert not offenders, "serving code imports tooling (move the function it needs into serving code):\n" + "\n".join(offenders)
+
+
+def test_the_command_tree_is_built_without_importing_any_command() -> None:
+    """`livefreq serve` must not pay for the benchmarks: the parser names handlers, `main` imports
+    the one module a command lives in. Checked in a fresh interpreter (this one has imported
+    everything already)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from tooling.cli.parser import build_parser; build_parser(); "
+        "print(' '.join(sorted(m for m in sys.modules if m.startswith('tooling.'))))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60, check=True)
+    loaded = set(done.stdout.split())
+    assert {"tooling.cli.common", "tooling.cli.parser"} <= loaded
+    commands = {m for m in loaded if m.startswith(("tooling.cli.", "tooling.bench", "tooling.load"))} - {"tooling.cli.common", "tooling.cli.parser"}
+    assert not commands, f"building the parser imported {sorted(commands)}"
