@@ -210,9 +210,8 @@ def script_scenario(
     A turn with nothing to say waits for the next timer (the clock jumps to it); the script ends
     when the session completes, stalls, or after `turns`.
     """
-    from tooling.fly import spoken, wrong_readback
-
     from tooling.chat import VirtualClock
+    from tooling.fly import spoken, wrong_readback
 
     clock = service.clock
     if not isinstance(clock, VirtualClock):
@@ -282,9 +281,9 @@ def build_corpus(
     """Write the recordings of `scenarios` seeded scenarios (seeds `first_seed`...) to `out`
     with `manifest.jsonl`; WAVs whose manifest line is unchanged are kept, not synthesized
     again. `progress(done, total)` is called after each recording."""
-    from tooling.chat import VirtualClock
     from gateway.service import RadioService
     from gateway.settings import Settings
+    from tooling.chat import VirtualClock
 
     service = RadioService(settings or Settings(), clock=VirtualClock())
     script: list[ScriptTurn] = []

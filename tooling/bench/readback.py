@@ -46,8 +46,8 @@ from tooling.readback_pilot.phrasing import Readback, carrier_of, phrase_readbac
 from tooling.readback_pilot.words import kind_of
 
 if TYPE_CHECKING:
-    from tooling.bench.common import Progress
     from gateway.settings import Settings
+    from tooling.bench.common import Progress
 
 SCENARIO_SEEDS = 12  # scenarios the readbacks are spread over (airports, callsigns, values)
 EXAMPLES_PER_CLASS = 50

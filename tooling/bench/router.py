@@ -33,11 +33,11 @@ import yaml
 
 from engine.models import Decision
 from engine.router_llm import USED_OUTCOMES, LlmExchange, RouterQuery, offered
-from tooling.bench.common import percentile
-from tooling.flow_scripts import SCRIPT_SCENARIO, SCRIPTS_DIR, load_scripts, run_script
 from gateway.llm import RouterProvider
 from gateway.service import Evaluation, RadioService
 from gateway.settings import REPO_ROOT, Settings
+from tooling.bench.common import percentile
+from tooling.flow_scripts import SCRIPT_SCENARIO, SCRIPTS_DIR, load_scripts, run_script
 
 PARAPHRASES = REPO_ROOT / "tests" / "flows" / "paraphrases.yaml"
 TARGET_SHARE = 0.95

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 from tooling.bench.common import BenchError, Progress
 from tooling.bench.figures import latency_histogram, load_average, summarize
-from tooling.bench.radio import BENCH_FLOWS, check_reachable, served_gateway, measure_radio, wait_ready
+from tooling.bench.radio import BENCH_FLOWS, check_reachable, measure_radio, served_gateway, wait_ready
 from tooling.bench.speech import Utterance, measure_stt, measure_tts
 from tooling.metrics_scrape import scrape, stage_summary
 

@@ -15,7 +15,6 @@ def cmd_ask(args: argparse.Namespace) -> int:
 
     from assistant.context import AssistantContext
     from assistant.graph import build_agent, run_agent
-
     from gateway.providers import DataProviders
 
     settings = load_settings()

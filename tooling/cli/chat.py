@@ -14,8 +14,8 @@ CHAT_SESSION_TTL_S = 10.0 * 365 * 24 * 3600
 
 def cmd_chat(args: argparse.Namespace) -> int:
     """The terminal trainer on an in-process service whose clock only `:wait` moves."""
-    from tooling.chat import BAR, ChatTrainer, Style, VirtualClock, input_lines
     from gateway.service import RadioService, ServiceError
+    from tooling.chat import BAR, ChatTrainer, Style, VirtualClock, input_lines
 
     out = sys.stdout
     # A trainer session lives as long as the terminal does, however far `:wait` moves the clock.

@@ -32,7 +32,6 @@ from typing import Any
 
 from engine.models import Role, TransitionKind
 from engine.registry import FlowRegistry
-
 from tooling.readback_pilot.values import say_callsign, say_value
 from tooling.readback_pilot.words import (
     CARRIERS,
