@@ -33,9 +33,12 @@ import ast
 import operator
 from collections.abc import Callable, Mapping
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["Guard", "GuardError", "compile_guard", "guard_names", "holds", "NAMESPACES", "MAX_GUARD_LENGTH"]
+if TYPE_CHECKING:
+    from engine.models import Session
+
+__all__ = ["Guard", "GuardError", "compile_guard", "guard_names", "holds", "session_holds", "NAMESPACES", "MAX_GUARD_LENGTH"]
 
 NAMESPACES = frozenset({"flags", "telemetry", "vars"})
 MAX_GUARD_LENGTH = 2000  # guards are one-liners; the cap keeps the parser away from pathological input
@@ -406,3 +409,10 @@ _DESCRIPTIONS: dict[type[ast.AST], str] = {
 
 def _describe(node: ast.AST) -> str:
     return _DESCRIPTIONS.get(type(node), type(node).__name__)
+
+
+def session_holds(session: Session, guard: str | None) -> bool:
+    """A transition's guard on a session's variables, flags and telemetry; no guard always holds."""
+    if not guard:
+        return True
+    return holds(guard, session.variables, session.flags, session.telemetry)
