@@ -95,7 +95,12 @@ class LlmConsultation:
             chosen = by_id[llm.choice]
             d.trace.add("llm", f"{why}; the LLM chose {llm.choice}", choice=llm.choice, tokens=view["tokens"])
             return RouteResult(
-                chosen, "llm", result.scores, f"LLM chose {llm.choice} ({query.reason})", llm=view, updates=dict(llm.updates)
+                chosen,
+                "llm",
+                result.scores,
+                f"LLM chose {llm.choice} ({query.reason})",
+                llm=view,
+                updates=dict(llm.updates),
             )
         if llm.outcome == "none":
             d.trace.add("llm", f"{why}; the LLM found no candidate that fits", tokens=view["tokens"])
@@ -120,7 +125,9 @@ class LlmConsultation:
                 llm=view,
                 fallback=fallback,
             )
-        return RouteResult(None, "fallback", result.scores, f"LLM fallback ({reason}): say again", llm=view, fallback=fallback)
+        return RouteResult(
+            None, "fallback", result.scores, f"LLM fallback ({reason}): say again", llm=view, fallback=fallback
+        )
 
     @staticmethod
     def unused(session: Session, d: Decision, llm: RouterVerdict | None, why: str) -> None:

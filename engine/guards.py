@@ -38,7 +38,16 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from engine.models import Session
 
-__all__ = ["Guard", "GuardError", "compile_guard", "guard_names", "holds", "session_holds", "NAMESPACES", "MAX_GUARD_LENGTH"]
+__all__ = [
+    "Guard",
+    "GuardError",
+    "compile_guard",
+    "guard_names",
+    "holds",
+    "session_holds",
+    "NAMESPACES",
+    "MAX_GUARD_LENGTH",
+]
 
 NAMESPACES = frozenset({"flags", "telemetry", "vars"})
 MAX_GUARD_LENGTH = 2000  # guards are one-liners; the cap keeps the parser away from pathological input
@@ -287,9 +296,7 @@ class _Compiler:
     def _Attribute(self, node: ast.Attribute) -> _Eval:
         base = node.value
         if not isinstance(base, ast.Name) or base.id not in NAMESPACES:
-            raise self.fail(
-                node, "attribute access is only allowed as flags.<name>, telemetry.<name> or vars.<name>"
-            )
+            raise self.fail(node, "attribute access is only allowed as flags.<name>, telemetry.<name> or vars.<name>")
         attr = node.attr
         if attr.startswith("_"):
             raise self.fail(node, f"attribute {attr!r} is not allowed (names may not start with '_')")
@@ -346,7 +353,7 @@ class _Compiler:
     def _Compare(self, node: ast.Compare) -> _Eval:
         left = self.compile(node.left)
         steps: list[tuple[Callable[[Any, Any], bool], _Eval]] = []
-        for op, comparator in zip(node.ops, node.comparators):
+        for op, comparator in zip(node.ops, node.comparators, strict=False):
             if isinstance(op, (ast.Is, ast.IsNot)):
                 if not (isinstance(comparator, ast.Constant) and comparator.value is None):
                     raise self.fail(comparator, "'is' and 'is not' may only compare with None")

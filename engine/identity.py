@@ -115,7 +115,9 @@ def own_codes(callsign: Any, callsign_spoken: Any = None) -> tuple[ParsedCallsig
     codes: set[str] = set()
     if own is not None:
         codes.add(own.letters)
-        spoken = parse_callsign(callsign_spoken) if isinstance(callsign_spoken, str) and callsign_spoken.strip() else None
+        spoken = (
+            parse_callsign(callsign_spoken) if isinstance(callsign_spoken, str) and callsign_spoken.strip() else None
+        )
         if spoken is not None and spoken.flight == own.flight:
             codes.add(spoken.letters)
     return own, frozenset(codes)
@@ -335,9 +337,7 @@ def _interrupts(registry: FlowRegistry, text: str) -> bool:
     )
 
 
-def screen(
-    session: Session, registry: FlowRegistry, text: str, hearing: Hearing | None = None
-) -> Screening:
+def screen(session: Session, registry: FlowRegistry, text: str, hearing: Hearing | None = None) -> Screening:
     """`identify` on the session's transmission `text`, and whether the controller refuses it:
     always for another aircraft's callsign, for a missing one on first contact only."""
     variables = session.variables
@@ -360,7 +360,9 @@ def screen(
                     who.named,
                 )
                 break
-    first = opening_state(registry, session.active.flow, session.active.state) and not _addressed_here(session, registry)
+    first = opening_state(registry, session.active.flow, session.active.state) and not _addressed_here(
+        session, registry
+    )
     if first and who.verdict is Verdict.MISSING and _interrupts(registry, text):
         return Screening(who, first, False, f"{who.reason}; a distress, urgency or radio check call is answered")
     if who.verdict is Verdict.OTHER:

@@ -57,9 +57,7 @@ class FlowOrchestrator:
 
     # ------------------------------------------------------------------ the session's frames
 
-    def open(
-        self, *, session_id: str, flow: str, variables: dict[str, Any], now: float, seed: int | None
-    ) -> Session:
+    def open(self, *, session_id: str, flow: str, variables: dict[str, Any], now: float, seed: int | None) -> Session:
         """A new session at the start state of `flow` (nothing entered yet: see `restart`)."""
         return Session(
             session_id=session_id,
@@ -362,7 +360,9 @@ class FlowOrchestrator:
     def _handoff(
         session: Session, d: Decision, flow: Flow, station: str, freq: str | None, ctx: dict[str, Any] | None = None
     ) -> None:
-        value = render_text(freq, ctx or session.variables) if freq else session.variables.get(frequency_var(flow, station))
+        value = (
+            render_text(freq, ctx or session.variables) if freq else session.variables.get(frequency_var(flow, station))
+        )
         session.station = station
         session.frequency = str(value) if value is not None else None
         d.trace.add("handoff", f"pilot now on {station} {session.frequency}")

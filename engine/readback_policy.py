@@ -132,17 +132,20 @@ class ReadbackPolicy:
             rb = rb.model_copy(update={"fields": fields, "unsure": [*rb.unsure, *rb.missing], "missing": []})
         if not state.readback_required and rb.ok:
             if rb.fields:
-                d.trace.add("readback", f"issued values heard and consistent: {sorted(rb.fields)}", fields=dict(rb.fields))
+                d.trace.add(
+                    "readback", f"issued values heard and consistent: {sorted(rb.fields)}", fields=dict(rb.fields)
+                )
             return None  # nothing required, nothing contradicted: routing as usual
         d.readback = rb
         d.trace.readback = rb
         heard = sum(1 for v in rb.fields.values() if v != "missing")
         share = heard / max(1, len(rb.fields))
+        wrong = [w["field"] for w in rb.wrong]
         d.trace.add(
             "readback",
             "readback correct"
             if rb.ok
-            else f"readback not correct: missing {rb.missing}, wrong {[w['field'] for w in rb.wrong]}, unsure {rb.unsure}",
+            else f"readback not correct: missing {rb.missing}, wrong {wrong}, unsure {rb.unsure}",
             fields=dict(rb.fields),
             alternatives=len(hearing.alternatives) if hearing else 0,
         )
@@ -208,12 +211,16 @@ class ReadbackPolicy:
         corrections = correction_text(state.readback_required, session.variables, rb, everything=everything)
         session.variables["corrections"] = corrections
         explicit = chosen.transition.to != state.id or chosen.transition.label != "controller correction"
-        d.trace.add("readback", f"bad readback {session.bad_readbacks}/{policy.max_bad_readbacks} at {key}: {corrections}")
+        d.trace.add(
+            "readback", f"bad readback {session.bad_readbacks}/{policy.max_bad_readbacks} at {key}: {corrections}"
+        )
         if not at_max or policy.on_max_bad != "end":
             if explicit and not at_max:
                 return BadReadback.FLOW_ROUTE
             if at_max:
-                d.trace.add("policy", f"on_max_bad={policy.on_max_bad} after {session.bad_readbacks} bad readbacks: state kept")
+                d.trace.add(
+                    "policy", f"on_max_bad={policy.on_max_bad} after {session.bad_readbacks} bad readbacks: state kept"
+                )
                 session.bad_readbacks = 0
             return BadReadback.CORRECT
         d.trace.add("policy", f"on_max_bad=end after {session.bad_readbacks} bad readbacks")

@@ -137,7 +137,10 @@ class DeterministicRouter:
         remaining = [c for c in live if c.status == "remains"]
         if not remaining:
             best = max(live, key=lambda c: c.score)  # max keeps the first of equals
-            reason = f"no candidate remains; best uncertain {best.id} scored {best.score:.0f} < threshold {request.threshold:.0f}"
+            reason = (
+                f"no candidate remains; best uncertain {best.id} scored {best.score:.0f}"
+                f" < threshold {request.threshold:.0f}"
+            )
             return RouteResult(None, self.name, scores, reason, rule="uncertain")
         best = max(remaining, key=lambda c: c.score)
         if len(remaining) == 1:

@@ -290,7 +290,9 @@ def fingerprint(query: RouterQuery) -> str:
 def judge(query: RouterQuery, exchange: LlmExchange) -> RouterVerdict:
     """Strictly validate the model's answer to `query` (no JSON fished out of prose)."""
 
-    def verdict(outcome: Outcome, detail: str, choice: str | None = None, updates: dict[str, Any] | None = None) -> RouterVerdict:
+    def verdict(
+        outcome: Outcome, detail: str, choice: str | None = None, updates: dict[str, Any] | None = None
+    ) -> RouterVerdict:
         return RouterVerdict(
             fingerprint=query.fingerprint,
             outcome=outcome,

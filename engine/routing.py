@@ -15,10 +15,20 @@ from engine import readback_policy
 from engine.candidates import Candidate, build_candidates
 from engine.guards import session_holds
 from engine.messages import render_text
-from engine.models import CandidateTrace, Decision, Flow, Hearing, ReadbackResult, Session, State, Transition, TransitionKind
+from engine.models import (
+    CandidateTrace,
+    Decision,
+    Flow,
+    Hearing,
+    ReadbackResult,
+    Session,
+    State,
+    Transition,
+    TransitionKind,
+)
 from engine.readback_policy import ReadbackPolicy
 from engine.registry import FlowRegistry
-from engine.router import DeterministicRouter, RouteRequest, RouteResult, Router
+from engine.router import DeterministicRouter, Router, RouteRequest, RouteResult
 from engine.speaking import Speaker
 from engine.triggers import first_word_hit, intent_hit, word_triggers
 
@@ -138,10 +148,17 @@ class RouteChooser:
         unless nothing of it was heard at all (None: say again)."""
         chosen = result.chosen
         bad = next((c for c in cands if c.transition.kind is TransitionKind.BAD and not c.eliminated), None)
-        if rb is not None and (rb.wrong or rb.unsure) and bad is not None and (chosen is None or chosen.origin != "interrupt"):
+        if (
+            rb is not None
+            and (rb.wrong or rb.unsure)
+            and bad is not None
+            and (chosen is None or chosen.origin != "interrupt")
+        ):
             if chosen is not bad:  # a wrong or unsure value is never accepted, whatever else was said
                 what = "a wrong value" if rb.wrong else "a value heard unsure"
-                d.trace.add("select", f"{what} outranks {chosen.id if chosen else 'no route'}: correction, no state change")
+                d.trace.add(
+                    "select", f"{what} outranks {chosen.id if chosen else 'no route'}: correction, no state change"
+                )
             chosen = bad
         elif chosen is None and rb is not None and not rb.ok:
             noise = readback_policy.noise_words(ctx)

@@ -36,28 +36,63 @@ import math
 import random
 import re
 import string
-from datetime import datetime
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Any
 
 from engine.airport import AirportInfo, RunwayEnd, best_runway_for_wind, end_heading, short_name
-from engine.weather import WeatherReport, generated_report, weather_variables
 from engine.phraseology.callsigns import AIRLINES, callsign_telephony, parse_callsign
+from engine.weather import WeatherReport, generated_report, weather_variables
 
 # Names from ARCHITECTURE.md "Scenario variables".
 SCENARIO_VARIABLES: tuple[str, ...] = (
-    "callsign", "callsign_spoken", "airport", "destination", "runway", "sid", "initial_altitude_ft",
-    "squawk", "stand", "taxi_route", "holding_point", "qnh", "atis_letter", "wind",
-    "delivery_freq", "ground_freq", "tower_freq", "departure_freq", "approach_freq", "center_freq",
+    "callsign",
+    "callsign_spoken",
+    "airport",
+    "destination",
+    "runway",
+    "sid",
+    "initial_altitude_ft",
+    "squawk",
+    "stand",
+    "taxi_route",
+    "holding_point",
+    "qnh",
+    "atis_letter",
+    "wind",
+    "delivery_freq",
+    "ground_freq",
+    "tower_freq",
+    "departure_freq",
+    "approach_freq",
+    "center_freq",
 )
 # Filled as well, for flows that go beyond the departure.
 DERIVED_VARIABLES: tuple[str, ...] = (
-    "airport_name", "destination_name", "atis_freq", "heading", "cleared_altitude_ft",
-    "cruise_level", "approach_type", "arrival_runway", "arrival_wind", "arrival_qnh",
-    "arrival_altitude_ft", "arrival_stand", "arrival_taxi_route", "arrival_holding_point",
-    "dest_approach_freq", "dest_tower_freq", "dest_ground_freq",
-    "elevation_ft", "dest_elevation_ft",
-    "metar", "weather_source", "arrival_metar", "arrival_atis_letter", "dest_atis_freq",
+    "airport_name",
+    "destination_name",
+    "atis_freq",
+    "heading",
+    "cleared_altitude_ft",
+    "cruise_level",
+    "approach_type",
+    "arrival_runway",
+    "arrival_wind",
+    "arrival_qnh",
+    "arrival_altitude_ft",
+    "arrival_stand",
+    "arrival_taxi_route",
+    "arrival_holding_point",
+    "dest_approach_freq",
+    "dest_tower_freq",
+    "dest_ground_freq",
+    "elevation_ft",
+    "dest_elevation_ft",
+    "metar",
+    "weather_source",
+    "arrival_metar",
+    "arrival_atis_letter",
+    "dest_atis_freq",
 )
 # Set from a filed flight plan when a session starts from one (gateway/vatsim); absent otherwise.
 FLIGHT_PLAN_VARIABLES: tuple[str, ...] = ("filed_route", "aircraft_type", "flight_rules")
@@ -66,8 +101,28 @@ DEFAULT_AIRPORT = "EDDF"
 DEFAULT_DESTINATION = "EDDM"
 # Seeded destinations when none is given: busy European airports with full data in the dataset.
 DESTINATIONS: tuple[str, ...] = (
-    "EDDM", "EDDH", "EDDB", "EDDL", "EGLL", "EGKK", "LFPG", "EHAM", "LSZH", "LOWW", "EKCH",
-    "ENGM", "ESSA", "EFHK", "EPWA", "LKPR", "EBBR", "LEMD", "LEBL", "LIRF", "LPPT", "EIDW",
+    "EDDM",
+    "EDDH",
+    "EDDB",
+    "EDDL",
+    "EGLL",
+    "EGKK",
+    "LFPG",
+    "EHAM",
+    "LSZH",
+    "LOWW",
+    "EKCH",
+    "ENGM",
+    "ESSA",
+    "EFHK",
+    "EPWA",
+    "LKPR",
+    "EBBR",
+    "LEMD",
+    "LEBL",
+    "LIRF",
+    "LPPT",
+    "EIDW",
 )
 
 # Codes a controller never assigns: hijack, radio failure, emergency, conspicuity/VFR.
@@ -75,10 +130,46 @@ RESERVED_SQUAWKS = frozenset({"7500", "7600", "7700", "7000", "2000", "1200", "0
 
 # Invented, pronounceable five-letter fixes for SIDs when the airport has no usable navaid name.
 FIXES: tuple[str, ...] = (
-    "ABRIX", "BALOK", "BETRU", "DELKA", "DOMUS", "EKLOR", "ELMAR", "FARUN", "GALEX", "GONAT",
-    "HAMOR", "HELIX", "IBERO", "IMKAT", "KALDO", "KERUN", "KOVAN", "LAMUR", "LIPSO", "LUMEX",
-    "MARTO", "MIKOS", "NABEL", "NORVI", "OBLAN", "OKTAL", "PELIX", "PODER", "RANOS", "RELUK",
-    "SAPOR", "SIRKA", "SOVEL", "TABIR", "TELOS", "TORGA", "ULMAR", "UVENO", "VAKOS", "WILDO",
+    "ABRIX",
+    "BALOK",
+    "BETRU",
+    "DELKA",
+    "DOMUS",
+    "EKLOR",
+    "ELMAR",
+    "FARUN",
+    "GALEX",
+    "GONAT",
+    "HAMOR",
+    "HELIX",
+    "IBERO",
+    "IMKAT",
+    "KALDO",
+    "KERUN",
+    "KOVAN",
+    "LAMUR",
+    "LIPSO",
+    "LUMEX",
+    "MARTO",
+    "MIKOS",
+    "NABEL",
+    "NORVI",
+    "OBLAN",
+    "OKTAL",
+    "PELIX",
+    "PODER",
+    "RANOS",
+    "RELUK",
+    "SAPOR",
+    "SIRKA",
+    "SOVEL",
+    "TABIR",
+    "TELOS",
+    "TORGA",
+    "ULMAR",
+    "UVENO",
+    "VAKOS",
+    "WILDO",
 )
 SID_LETTERS = "ABCDEFGHJKLMNPQRSTUVWXYZ"  # I and O are not used in procedure names
 TAXIWAY_LETTERS = "ABCDEFGHJKLMNPRSTUVWYZ"  # ICAO avoids I, O, Q and X for taxiways
@@ -133,8 +224,10 @@ def resolve_scenario(
     """
     g = {k: v for k, v in given.items() if v is not None and v != ""}
     dep_code, dest_code = resolve_airports(
-        {"airport": g.get("airport") or (airport.icao if airport else None),
-         "destination": g.get("destination") or (destination.icao if destination else None)},
+        {
+            "airport": g.get("airport") or (airport.icao if airport else None),
+            "destination": g.get("destination") or (destination.icao if destination else None),
+        },
         seed,
     )
     out: dict[str, Any] = {"airport": dep_code, "destination": dest_code}
@@ -164,10 +257,17 @@ def resolve_scenario(
     out["qnh"] = live.get("qnh", _qnh(_rng(seed, "qnh")))
     out["atis_letter"] = live.get("atis_letter") or _rng(seed, "atis_letter").choice(string.ascii_uppercase)
     out["weather_source"] = weather.source if weather is not None else "generated"
-    out["metar"] = live.get("metar") or generated_report(
-        dep_code, seed, wind=str(g.get("wind", wind)), qnh=_int(g.get("qnh"), out["qnh"]),
-        letter=out["atis_letter"], observed_at=observed_at,
-    ).raw
+    out["metar"] = (
+        live.get("metar")
+        or generated_report(
+            dep_code,
+            seed,
+            wind=str(g.get("wind", wind)),
+            qnh=_int(g.get("qnh"), out["qnh"]),
+            letter=out["atis_letter"],
+            observed_at=observed_at,
+        ).raw
+    )
 
     used = {str(g[k]) for k in g if k.endswith("_freq")}  # generated ones never clash with these
     center_source = next((a for a in (airport, destination) if a and a.frequencies.get("center")), None)
@@ -199,17 +299,22 @@ def resolve_scenario(
     out["approach_type"] = "ILS"
     dest_elevation = destination.elevation_ft if destination else 0
     out["dest_elevation_ft"] = dest_elevation
-    out["arrival_altitude_ft"] = _altitude(
-        _rng(seed, "arrival_altitude_ft"), (3000, 4000, 5000), dest_elevation + 2000
-    )
+    out["arrival_altitude_ft"] = _altitude(_rng(seed, "arrival_altitude_ft"), (3000, 4000, 5000), dest_elevation + 2000)
     out["arrival_qnh"] = arrival_live.get("arrival_qnh", _qnh(_rng(seed, "arrival_qnh")))
     out["arrival_atis_letter"] = arrival_live.get("arrival_atis_letter") or _rng(seed, "arrival_atis_letter").choice(
         string.ascii_uppercase
     )
-    out["arrival_metar"] = arrival_live.get("arrival_metar") or generated_report(
-        dest_code, f"{seed}:arrival", wind=str(g.get("arrival_wind", arrival_wind)),
-        qnh=_int(g.get("arrival_qnh"), out["arrival_qnh"]), letter=out["arrival_atis_letter"], observed_at=observed_at,
-    ).raw
+    out["arrival_metar"] = (
+        arrival_live.get("arrival_metar")
+        or generated_report(
+            dest_code,
+            f"{seed}:arrival",
+            wind=str(g.get("arrival_wind", arrival_wind)),
+            qnh=_int(g.get("arrival_qnh"), out["arrival_qnh"]),
+            letter=out["arrival_atis_letter"],
+            observed_at=observed_at,
+        ).raw
+    )
     out["arrival_stand"] = _stand(_rng(seed, "arrival_stand"))
     out["arrival_taxi_route"] = _taxi_route(_rng(seed, "arrival_taxi_route"))
     out["arrival_holding_point"] = _taxiway(_rng(seed, "arrival_holding_point"))
@@ -271,7 +376,7 @@ def _callsign(g: dict[str, Any], seed: int) -> tuple[str, str]:
 
 
 def _parse_wind(value: Any) -> tuple[int | None, int] | None:
-    """"250/12", "25012KT", "250 12", "VRB/03" -> (direction or None for variable, speed)."""
+    """ "250/12", "25012KT", "250 12", "VRB/03" -> (direction or None for variable, speed)."""
     if value is None:
         return None
     match = re.match(r"\s*(\d{3}|VRB)\s*/?\s*(\d{1,3})", str(value).upper())
@@ -346,13 +451,15 @@ def _fix_from_name(name: str) -> str | None:
 
 
 def _sid(airport: AirportInfo | None, rng: random.Random) -> str:
-    """"MARUN 7F": a fix named after a navaid a little way out (half the time), else invented."""
+    """ "MARUN 7F": a fix named after a navaid a little way out (half the time), else invented."""
     local = set()
     if airport:
         home = {w.upper() for w in f"{airport.city} {airport.name}".split()}
         local = {
-            fix for nav in airport.navaids
-            if (nav.distance_nm or 0) >= 8 and (fix := _fix_from_name(nav.name))
+            fix
+            for nav in airport.navaids
+            if (nav.distance_nm or 0) >= 8
+            and (fix := _fix_from_name(nav.name))
             and nav.name.split()[0].upper() not in home
         }
     pool = sorted(local) if local and rng.random() < 0.5 else list(FIXES)
@@ -390,9 +497,7 @@ def _stand(rng: random.Random) -> str:
     return f"{letter}{rng.randint(101, 299) if letter == 'V' else rng.randint(1, 60)}"
 
 
-def _frequency(
-    airport: AirportInfo | None, station: str, used: set[str], rng: random.Random
-) -> str:
+def _frequency(airport: AirportInfo | None, station: str, used: set[str], rng: random.Random) -> str:
     """The airport's own frequency for `station` when known, else a free channel in its band."""
     real = (airport.frequencies.get(station) if airport else None) or []
     if real:
@@ -429,8 +534,14 @@ def flight_plan_variables(plan: Mapping[str, Any]) -> dict[str, Any]:
     departure, arrival, route, altitude, aircraft, flight_rules), so the session flies the trip
     the pilot filed. Empty fields set nothing."""
     out: dict[str, Any] = {}
-    for key, var in (("callsign", "callsign"), ("departure", "airport"), ("arrival", "destination"),
-                     ("route", "filed_route"), ("aircraft", "aircraft_type"), ("flight_rules", "flight_rules")):
+    for key, var in (
+        ("callsign", "callsign"),
+        ("departure", "airport"),
+        ("arrival", "destination"),
+        ("route", "filed_route"),
+        ("aircraft", "aircraft_type"),
+        ("flight_rules", "flight_rules"),
+    ):
         value = " ".join(str(plan.get(key) or "").split())
         if value:
             out[var] = value.upper() if var != "filed_route" else value

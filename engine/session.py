@@ -288,7 +288,9 @@ class SessionEngine:
         if chosen.transition.kind not in (TransitionKind.OK, TransitionKind.BAD):
             d.readback = None  # not answered as a readback (e.g. a radio check); the trace keeps it
         d.intent = chosen.transition.intent or chosen.transition.label or chosen.transition.kind.value
-        d.trace.add("select", f"selected {chosen.id} ({chosen.transition.kind.value}, {chosen.origin}) score {chosen.score:g}")
+        d.trace.add(
+            "select", f"selected {chosen.id} ({chosen.transition.kind.value}, {chosen.origin}) score {chosen.score:g}"
+        )
         if chosen.origin == "interrupt":
             self.orchestrator.interrupt(session, d, chosen, now)
             return routing

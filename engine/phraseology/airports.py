@@ -15,8 +15,8 @@ from typing import Any
 from rapidfuzz import fuzz, process
 
 from engine.phraseology.alphabet import spell
-from engine.phraseology.context import Context
 from engine.phraseology.callsigns import TELEPHONY_WORDS
+from engine.phraseology.context import Context
 from engine.phraseology.kinds import kind_for_variable
 from engine.phraseology.places import CODES, PLACES
 from engine.phraseology.transcript import Transcript, tokenize
@@ -55,11 +55,13 @@ def known_airports(variables: Mapping[str, Any]) -> dict[str, str]:
 
 
 # "cleared to X" names a clearance limit unless X is one of these ("cleared to land").
-_NOT_LIMITS = frozenset("""
+_NOT_LIMITS = frozenset(
+    """
     land landing takeoff take off cross enter line push pushback start startup taxi climb descend
     leave the a runway ils approach for flight level altitude feet via hold holding position stand
     gate contact join proceed continue enter and then maintain squawk after behind touch go again
-""".split())
+""".split()
+)
 _LIMIT_LEAD = (("cleared", "to"), ("clearance", "limit"), ("cleared", "for"))
 
 
