@@ -232,9 +232,9 @@ class FlowOrchestrator:
                 return
             if state.role is Role.PILOT:
                 return
-            for t in state.transitions:  # fork: parallel launches are taken alongside the main route
-                if t.flow and t.mode is FlowMode.PARALLEL and session_holds(session, t.guard):
-                    change = self.enter(session, t.flow, t.to, FlowMode.PARALLEL)
+            for fork in state.transitions:  # parallel launches are taken alongside the main route
+                if fork.flow and fork.mode is FlowMode.PARALLEL and session_holds(session, fork.guard):
+                    change = self.enter(session, fork.flow, fork.to, FlowMode.PARALLEL)
                     self.after_change(session, d, change, now)
             t = self.first_open(session, state)
             if t is None:

@@ -141,7 +141,7 @@ class ReadbackEvaluator:
                     fields[name] = "unsure"
                     unsure.append(name)
         ok = all(s == "ok" for s in fields.values())
-        return ReadbackResult(ok=ok, fields=fields, missing=missing, wrong=wrong, unsure=unsure)  # type: ignore[arg-type]
+        return ReadbackResult(ok=ok, fields=fields, missing=missing, wrong=wrong, unsure=unsure)
 
     # ------------------------------------------------------------------ one transcript
 

@@ -128,8 +128,8 @@ class DeterministicRouter:
             if cand.trigger_hit:
                 cand.score = max(cand.score, TRIGGER_SCORE + cand.transition.priority)
             elif cand.examples and cand.score < TRIGGER_SCORE:
-                best = max(similarity(request.transcript, ex, request.noise_words) for ex in cand.examples)
-                cand.score = max(cand.score, round(best, 1))
+                similar = max(similarity(request.transcript, ex, request.noise_words) for ex in cand.examples)
+                cand.score = max(cand.score, round(similar, 1))
             scores[cand.id] = cand.score
             cand.status, cand.evidence = classify(cand, request.threshold)
         if not live:

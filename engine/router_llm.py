@@ -307,7 +307,7 @@ def judge(query: RouterQuery, exchange: LlmExchange) -> RouterVerdict:
     text = (exchange.content or "").strip()
     try:
         data = json.loads(text)
-    except ValueError as exc:
+    except json.JSONDecodeError as exc:
         return verdict("malformed_json", f"not JSON ({exc.msg} at {exc.pos}): {text[:80]!r}")
     if not isinstance(data, dict):
         return verdict("malformed_json", f"a JSON {type(data).__name__}, not an object")

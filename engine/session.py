@@ -24,7 +24,7 @@ from engine.models import TELEMETRY_KEYS, Decision, DecisionRecord, Flow, Hearin
 from engine.orchestrator import MAX_HOPS, FlowOrchestrator
 from engine.readback import ReadbackEvaluator
 from engine.readback_policy import BadReadback, ReadbackPolicy
-from engine.registry import FlowRegistry
+from engine.registry import FlowRegistry, UnknownFlow
 from engine.router import Router, Routing
 from engine.router_llm import FallbackPolicy, RouterQuery, RouterVerdict, consult_reason
 from engine.routing import RouteChooser, is_say_again, trace_candidate
@@ -101,6 +101,8 @@ class SessionEngine:
         """Create a session at the start of `flow` (default: the registry's main flow) and play
         the controller's opening messages, if any."""
         slug = flow or self.registry.main_flow
+        if slug is None:  # a registry without a main flow, and none named
+            raise UnknownFlow(slug)  # type: ignore[arg-type]  # as FlowRegistry.get(None) did
         session = self.orchestrator.open(session_id=session_id, flow=slug, variables=variables, now=now, seed=seed)
         return session, self._restart(session, now, "start")
 
@@ -332,7 +334,7 @@ class SessionEngine:
 
     @staticmethod
     def _begin(session: Session, cause: str, now: float) -> Decision:
-        return Decision(cause=cause, from_flow=session.active.flow, from_state=session.active.state, at=now)  # type: ignore[arg-type]
+        return Decision(cause=cause, from_flow=session.active.flow, from_state=session.active.state, at=now)
 
     def _finish(self, session: Session, d: Decision) -> Decision:
         d.to_flow, d.to_state = session.active.flow, session.active.state

@@ -90,9 +90,9 @@ def _limit_names(t: Transcript) -> list[tuple[int, str]]:
         if words[i] not in ("to", "destination", "cleared", "limit") or i + 1 in taken:
             continue
         for size in (3, 2, 1):
-            name = " ".join(words[i + 1 : i + 1 + size])
-            if len(name.split()) == size and name in PLACES and name not in _NOT_PLACES:
-                out.append((i + 1, name.upper()))
+            place = " ".join(words[i + 1 : i + 1 + size])
+            if len(place.split()) == size and place in PLACES and place not in _NOT_PLACES:
+                out.append((i + 1, place.upper()))
                 break
         else:
             if len(words[i + 1]) == 4 and words[i + 1].upper() in CODES:

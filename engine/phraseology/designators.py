@@ -210,7 +210,7 @@ def position_find(t: Transcript, ctx: Context) -> Found:
             if t.word(j) not in follow:
                 continue
             j += 1
-        value = _position_at(t, j, suffix=bool(ctx.expected) and ctx.expected[-1:].isalpha())
+        value = _position_at(t, j, suffix=bool(ctx.expected and ctx.expected[-1:].isalpha()))
         if value:
             found.append((j, value))
     return found

@@ -58,7 +58,7 @@ def _text_find(t: Transcript, ctx: Context) -> Found:
     return []
 
 
-_PROCEDURE = dict(
+_PROCEDURE: dict[str, Any] = dict(
     canonical=designators.procedure_canonical,
     display=_same,
     speak=designators.procedure_speak,

@@ -231,8 +231,8 @@ def expand_repeats(words: Sequence[str]) -> list[str]:
     while i < len(words):
         times = _REPEATS.get(words[i])
         digit = _REPEATABLE.get(words[i + 1]) if times and i + 1 < len(words) else None
-        if digit is not None:
-            out.extend([digit] * times)  # type: ignore[list-item]
+        if digit is not None and times is not None:  # a digit is only looked up after a repeat word
+            out.extend([digit] * times)
             i += 2
         else:
             out.append(words[i])
