@@ -96,8 +96,7 @@ class RouteChooser:
         ctx = self.speaker.render_ctx(session, flow, state)
         for c in cands:
             self.screen(session, c, norm, ctx)
-        rb_ctx = self.speaker.render_ctx(session, flow, state)
-        rb = self.readback.check(session, d, flow, state, text, cands, rb_ctx, hearing)
+        rb = self.readback.check(session, d, flow, state, text, cands, ctx, hearing)  # reads ctx, never writes it
         request = RouteRequest(norm, cands, flow.policies.match_threshold, readback_policy.noise_words(ctx))
         return cands, rb, self.router.route(request), ctx
 
