@@ -17,7 +17,7 @@ from engine import timers
 from engine.candidates import Candidate
 from engine.consult import LlmConsultation
 from engine.loader import MemoryFlowSource, load_registry
-from engine.models import Decision, FlowMode, Hearing, ReadbackResult, Session, Transition, TransitionKind
+from engine.models import Decision, FlowMode, Hearing, ReadbackResult, Session, State, Transition, TransitionKind
 from engine.orchestrator import FlowOrchestrator
 from engine.readback_policy import BadReadback, ReadbackPolicy, exchange_words, noise_words, unheard
 from engine.registry import FlowRegistry
@@ -241,9 +241,9 @@ def _flow_writes(source: str) -> list[int]:
             if isinstance(owner, ast.Name) and (
                 (owner.id == "session" and t.attr in FLOW_FIELDS) or (owner.id == "frame" and t.attr == "state")
             ):
-                lines.append(node.lineno)
+                lines.append(t.lineno)
             elif isinstance(owner, ast.Attribute) and owner.attr == "active":
-                lines.append(node.lineno)
+                lines.append(t.lineno)
         if (
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Attribute)
@@ -268,7 +268,7 @@ def test_the_orchestrator_is_the_only_engine_module_that_changes_the_flow() -> N
 # --------------------------------------------------------------------------- readback policy
 
 
-def _state(registry: FlowRegistry, flow: str, state: str):  # noqa: ANN202 - a State
+def _state(registry: FlowRegistry, flow: str, state: str) -> State:
     return registry.get(flow).states[state]
 
 
