@@ -15,7 +15,15 @@ from pydantic import BaseModel, ConfigDict, Field
 
 # Stations a frequency can belong to; "other" collects unicom/CTAF/information services.
 STATIONS: tuple[str, ...] = (
-    "delivery", "ground", "tower", "departure", "approach", "center", "atis", "apron", "other",
+    "delivery",
+    "ground",
+    "tower",
+    "departure",
+    "approach",
+    "center",
+    "atis",
+    "apron",
+    "other",
 )
 
 # With no wind given, the end facing this true direction wins: the prevailing wind at most of the

@@ -26,7 +26,10 @@ LETTERS = string.ascii_uppercase
 # The parts of an ATIS in broadcast order: (template, variables it needs). A part whose variables
 # are not all known is left out (no present weather, no approach type).
 PARTS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("This is {{airport_name}} information {{atis_letter}}, time {{atis_time}}", ("airport_name", "atis_letter", "atis_time")),
+    (
+        "This is {{airport_name}} information {{atis_letter}}, time {{atis_time}}",
+        ("airport_name", "atis_letter", "atis_time"),
+    ),
     ("Expect {{approach_type}} approach", ("approach_type",)),
     ("Runway in use {{runway}}", ("runway",)),
     ("Wind {{wind}}", ("wind",)),
@@ -69,8 +72,9 @@ def first_letter(report: WeatherReport) -> str:
     return LETTERS[(observed.hour * 2 + (observed.minute >= 30)) % len(LETTERS)]
 
 
-def atis_variables(report: WeatherReport, *, airport_name: str, letter: str, runway: str | None,
-                   approach_type: str | None = "ILS") -> dict[str, Any]:
+def atis_variables(
+    report: WeatherReport, *, airport_name: str, letter: str, runway: str | None, approach_type: str | None = "ILS"
+) -> dict[str, Any]:
     """The values of an ATIS's parts (see `PARTS`), from a report; unknown ones are absent."""
     out: dict[str, Any] = {
         "airport_name": airport_name,
@@ -100,10 +104,13 @@ def atis_variables(report: WeatherReport, *, airport_name: str, letter: str, run
     return out
 
 
-def build_atis(report: WeatherReport, *, airport_name: str, letter: str, runway: str | None,
-               approach_type: str | None = "ILS") -> Atis:
+def build_atis(
+    report: WeatherReport, *, airport_name: str, letter: str, runway: str | None, approach_type: str | None = "ILS"
+) -> Atis:
     """The ATIS for `report` broadcast as information `letter` with `runway` in use."""
-    values = atis_variables(report, airport_name=airport_name, letter=letter, runway=runway, approach_type=approach_type)
+    values = atis_variables(
+        report, airport_name=airport_name, letter=letter, runway=runway, approach_type=approach_type
+    )
     texts: list[str] = []
     spoken: list[str] = []
     for template, needs in PARTS:

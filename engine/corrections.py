@@ -76,6 +76,6 @@ def item_name(name: str) -> str:
 
 
 def say_again_text(names: list[str]) -> str:
-    """"squawk", "runway and squawk", "heading, runway and squawk"."""
+    """ "squawk", "runway and squawk", "heading, runway and squawk"."""
     items = list(dict.fromkeys(item_name(n) for n in names))
     return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"

@@ -33,9 +33,21 @@ import ast
 import operator
 from collections.abc import Callable, Mapping
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["Guard", "GuardError", "compile_guard", "guard_names", "holds", "NAMESPACES", "MAX_GUARD_LENGTH"]
+if TYPE_CHECKING:
+    from engine.models import Session
+
+__all__ = [
+    "Guard",
+    "GuardError",
+    "compile_guard",
+    "guard_names",
+    "holds",
+    "session_holds",
+    "NAMESPACES",
+    "MAX_GUARD_LENGTH",
+]
 
 NAMESPACES = frozenset({"flags", "telemetry", "vars"})
 MAX_GUARD_LENGTH = 2000  # guards are one-liners; the cap keeps the parser away from pathological input
@@ -284,9 +296,7 @@ class _Compiler:
     def _Attribute(self, node: ast.Attribute) -> _Eval:
         base = node.value
         if not isinstance(base, ast.Name) or base.id not in NAMESPACES:
-            raise self.fail(
-                node, "attribute access is only allowed as flags.<name>, telemetry.<name> or vars.<name>"
-            )
+            raise self.fail(node, "attribute access is only allowed as flags.<name>, telemetry.<name> or vars.<name>")
         attr = node.attr
         if attr.startswith("_"):
             raise self.fail(node, f"attribute {attr!r} is not allowed (names may not start with '_')")
@@ -343,7 +353,7 @@ class _Compiler:
     def _Compare(self, node: ast.Compare) -> _Eval:
         left = self.compile(node.left)
         steps: list[tuple[Callable[[Any, Any], bool], _Eval]] = []
-        for op, comparator in zip(node.ops, node.comparators):
+        for op, comparator in zip(node.ops, node.comparators, strict=False):
             if isinstance(op, (ast.Is, ast.IsNot)):
                 if not (isinstance(comparator, ast.Constant) and comparator.value is None):
                     raise self.fail(comparator, "'is' and 'is not' may only compare with None")
@@ -406,3 +416,10 @@ _DESCRIPTIONS: dict[type[ast.AST], str] = {
 
 def _describe(node: ast.AST) -> str:
     return _DESCRIPTIONS.get(type(node), type(node).__name__)
+
+
+def session_holds(session: Session, guard: str | None) -> bool:
+    """A transition's guard on a session's variables, flags and telemetry; no guard always holds."""
+    if not guard:
+        return True
+    return holds(guard, session.variables, session.flags, session.telemetry)

@@ -115,7 +115,9 @@ def own_codes(callsign: Any, callsign_spoken: Any = None) -> tuple[ParsedCallsig
     codes: set[str] = set()
     if own is not None:
         codes.add(own.letters)
-        spoken = parse_callsign(callsign_spoken) if isinstance(callsign_spoken, str) and callsign_spoken.strip() else None
+        spoken = (
+            parse_callsign(callsign_spoken) if isinstance(callsign_spoken, str) and callsign_spoken.strip() else None
+        )
         if spoken is not None and spoken.flight == own.flight:
             codes.add(spoken.letters)
     return own, frozenset(codes)
@@ -152,8 +154,8 @@ def identify(
             if _letters(code) == _letters(parsed.code):
                 found[i] = code
     for j in sorted(found):  # "nor shuttle 359" names NAX359, not also SHT359 from its second word
-        parsed = parse_callsign(found[j]) if j in found else None
-        words = len(parsed.telephony.split()) if parsed is not None and parsed.telephony else 1
+        heard = parse_callsign(found[j]) if j in found else None
+        words = len(heard.telephony.split()) if heard is not None and heard.telephony else 1
         for i in range(j + 1, j + words):
             found.pop(i, None)
             exact_own.discard(i)
@@ -274,15 +276,15 @@ def opening_states(flows: Iterable[Flow]) -> frozenset[tuple[str, str]]:
         if key in seen:
             continue
         seen.add(key)
-        flow = by_slug.get(key[0])
-        state = flow.states.get(key[1]) if flow else None
-        if flow is None or state is None:
+        here = by_slug.get(key[0])
+        at = here.states.get(key[1]) if here else None
+        if here is None or at is None:
             continue
-        if state.role is Role.PILOT:
-            if state.station or flow.station:  # no station, no 'station calling'
+        if at.role is Role.PILOT:
+            if at.station or here.station:  # no station, no 'station calling'
                 out.add(key)
-        elif not state.say_tpl:  # the controller says nothing here: the way in goes on
-            entries.extend((flow.slug, t.to) for t in state.transitions if t.to and not t.flow)
+        elif not at.say_tpl:  # the controller says nothing here: the way in goes on
+            entries.extend((here.slug, t.to) for t in at.transitions if t.to and not t.flow)
     return frozenset(out)
 
 
@@ -335,9 +337,7 @@ def _interrupts(registry: FlowRegistry, text: str) -> bool:
     )
 
 
-def screen(
-    session: Session, registry: FlowRegistry, text: str, hearing: Hearing | None = None
-) -> Screening:
+def screen(session: Session, registry: FlowRegistry, text: str, hearing: Hearing | None = None) -> Screening:
     """`identify` on the session's transmission `text`, and whether the controller refuses it:
     always for another aircraft's callsign, for a missing one on first contact only."""
     variables = session.variables
@@ -360,7 +360,9 @@ def screen(
                     who.named,
                 )
                 break
-    first = opening_state(registry, session.active.flow, session.active.state) and not _addressed_here(session, registry)
+    first = opening_state(registry, session.active.flow, session.active.state) and not _addressed_here(
+        session, registry
+    )
     if first and who.verdict is Verdict.MISSING and _interrupts(registry, text):
         return Screening(who, first, False, f"{who.reason}; a distress, urgency or radio check call is answered")
     if who.verdict is Verdict.OTHER:

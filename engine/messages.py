@@ -75,7 +75,9 @@ def station_context(flow: Flow, station: str | None, variables: dict[str, Any]) 
     }
 
 
-def speaking_context(session: Session, flow: Flow, state: State | None, host: Flow) -> tuple[str | None, dict[str, Any]]:
+def speaking_context(
+    session: Session, flow: Flow, state: State | None, host: Flow
+) -> tuple[str | None, dict[str, Any]]:
     """Station and derived variables for a message. Flows that name no station (radio check,
     emergency) speak for the station the pilot is on, at the airport of the flow they interrupted
     (`host`)."""

@@ -279,7 +279,7 @@ class Flow(_Model):
     states: dict[str, State]
 
     @model_validator(mode="after")
-    def _ids(self) -> "Flow":
+    def _ids(self) -> Flow:
         for sid, state in self.states.items():
             state.id = sid
         if not self.phases:

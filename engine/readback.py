@@ -31,8 +31,8 @@ from typing import Any
 
 from engine.models import ReadbackResult
 from engine.phraseology import callsign_hint, kind_for_variable, tokenize
-from engine.phraseology.callsigns import find as find_callsigns
 from engine.phraseology.callsigns import equal as callsign_equal
+from engine.phraseology.callsigns import find as find_callsigns
 from engine.phraseology.callsigns import parse_callsign
 from engine.phraseology.context import Context
 from engine.phraseology.handlers import Kind, canonical_of, kind
@@ -41,10 +41,24 @@ from engine.phraseology.transcript import Transcript
 CORRECTION_WORDS = frozenset({"correction"})
 
 # Kinds the controller issues as instructions or clearances: they are checked whenever heard.
-ISSUED_KINDS = frozenset({
-    "runway", "heading", "altitude", "flight_level", "speed", "squawk", "frequency", "qnh",
-    "designator", "route", "sid", "star", "airport", "waypoint",
-})
+ISSUED_KINDS = frozenset(
+    {
+        "runway",
+        "heading",
+        "altitude",
+        "flight_level",
+        "speed",
+        "squawk",
+        "frequency",
+        "qnh",
+        "designator",
+        "route",
+        "sid",
+        "star",
+        "airport",
+        "waypoint",
+    }
+)
 # Kinds of which several values stand side by side (the ground and the tower frequency, a stand
 # and a holding point): a new one supersedes only the same variable. For the others a new value
 # supersedes every earlier one of its group (one runway, one vertical clearance at a time).
@@ -127,7 +141,7 @@ class ReadbackEvaluator:
                     fields[name] = "unsure"
                     unsure.append(name)
         ok = all(s == "ok" for s in fields.values())
-        return ReadbackResult(ok=ok, fields=fields, missing=missing, wrong=wrong, unsure=unsure)  # type: ignore[arg-type]
+        return ReadbackResult(ok=ok, fields=fields, missing=missing, wrong=wrong, unsure=unsure)
 
     # ------------------------------------------------------------------ one transcript
 
@@ -179,7 +193,11 @@ class ReadbackEvaluator:
             if expected is None:
                 continue
             checked.add(k)
-            heard = [v for v in _heard(handler, t, Context(expected, variables, name), correction, masked) if not _report(t, v, handler)]
+            heard = [
+                v
+                for v in _heard(handler, t, Context(expected, variables, name), correction, masked)
+                if not _report(t, v, handler)
+            ]
             if not heard:
                 continue
             foreign = [v for v in heard if not any(handler.equal(a, v) for a in acceptable.get(k, []))]
@@ -221,7 +239,9 @@ def _callsign_words(t: Transcript, variables: Mapping[str, Any], traffic: tuple[
     for code, ctx_vars in [(variables.get("callsign"), variables), *((c, {}) for c in traffic)]:
         parsed = parse_callsign(str(code)) if code else None
         if parsed is not None:  # that callsign only, found with the tolerance its finder allows
-            found += [(i, v) for i, v in find_callsigns(t, Context(parsed.code, ctx_vars)) if callsign_equal(v, parsed.code)]
+            found += [
+                (i, v) for i, v in find_callsigns(t, Context(parsed.code, ctx_vars)) if callsign_equal(v, parsed.code)
+            ]
     # Any other airline callsign, except one whose telephony is a phonetic letter: "delta two" is
     # taxiway D2 far more often than Delta Air Lines 2.
     found += [(i, v) for i, v in find_callsigns(t, Context()) if t.letter(i) is None]

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
 
-from engine.scenario import DERIVED_VARIABLES, SCENARIO_VARIABLES
 from engine.models import SCHEMA_VERSION, TELEMETRY_KEYS, Flow, FlowMode, InterruptSpec
+from engine.scenario import DERIVED_VARIABLES, SCENARIO_VARIABLES
 
 __all__ = [
     "FlowRegistry",

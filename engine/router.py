@@ -128,8 +128,8 @@ class DeterministicRouter:
             if cand.trigger_hit:
                 cand.score = max(cand.score, TRIGGER_SCORE + cand.transition.priority)
             elif cand.examples and cand.score < TRIGGER_SCORE:
-                best = max(similarity(request.transcript, ex, request.noise_words) for ex in cand.examples)
-                cand.score = max(cand.score, round(best, 1))
+                similar = max(similarity(request.transcript, ex, request.noise_words) for ex in cand.examples)
+                cand.score = max(cand.score, round(similar, 1))
             scores[cand.id] = cand.score
             cand.status, cand.evidence = classify(cand, request.threshold)
         if not live:
@@ -137,7 +137,10 @@ class DeterministicRouter:
         remaining = [c for c in live if c.status == "remains"]
         if not remaining:
             best = max(live, key=lambda c: c.score)  # max keeps the first of equals
-            reason = f"no candidate remains; best uncertain {best.id} scored {best.score:.0f} < threshold {request.threshold:.0f}"
+            reason = (
+                f"no candidate remains; best uncertain {best.id} scored {best.score:.0f}"
+                f" < threshold {request.threshold:.0f}"
+            )
             return RouteResult(None, self.name, scores, reason, rule="uncertain")
         best = max(remaining, key=lambda c: c.score)
         if len(remaining) == 1:

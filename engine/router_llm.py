@@ -290,7 +290,9 @@ def fingerprint(query: RouterQuery) -> str:
 def judge(query: RouterQuery, exchange: LlmExchange) -> RouterVerdict:
     """Strictly validate the model's answer to `query` (no JSON fished out of prose)."""
 
-    def verdict(outcome: Outcome, detail: str, choice: str | None = None, updates: dict[str, Any] | None = None) -> RouterVerdict:
+    def verdict(
+        outcome: Outcome, detail: str, choice: str | None = None, updates: dict[str, Any] | None = None
+    ) -> RouterVerdict:
         return RouterVerdict(
             fingerprint=query.fingerprint,
             outcome=outcome,
@@ -305,7 +307,7 @@ def judge(query: RouterQuery, exchange: LlmExchange) -> RouterVerdict:
     text = (exchange.content or "").strip()
     try:
         data = json.loads(text)
-    except ValueError as exc:
+    except json.JSONDecodeError as exc:
         return verdict("malformed_json", f"not JSON ({exc.msg} at {exc.pos}): {text[:80]!r}")
     if not isinstance(data, dict):
         return verdict("malformed_json", f"a JSON {type(data).__name__}, not an object")

@@ -32,32 +32,70 @@ plain strings and ints only.
 
 from __future__ import annotations
 
-import math
 import random
 import re
 import string
-from datetime import datetime
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Any
 
+from engine import scenario_values as draw
 from engine.airport import AirportInfo, RunwayEnd, best_runway_for_wind, end_heading, short_name
-from engine.weather import WeatherReport, generated_report, weather_variables
 from engine.phraseology.callsigns import AIRLINES, callsign_telephony, parse_callsign
+from engine.scenario_values import FIXES as FIXES  # callers read the tables here
+from engine.scenario_values import RESERVED_SQUAWKS as RESERVED_SQUAWKS
+from engine.scenario_values import SID_LETTERS as SID_LETTERS
+from engine.weather import WeatherReport, generated_report, weather_variables
 
 # Names from ARCHITECTURE.md "Scenario variables".
 SCENARIO_VARIABLES: tuple[str, ...] = (
-    "callsign", "callsign_spoken", "airport", "destination", "runway", "sid", "initial_altitude_ft",
-    "squawk", "stand", "taxi_route", "holding_point", "qnh", "atis_letter", "wind",
-    "delivery_freq", "ground_freq", "tower_freq", "departure_freq", "approach_freq", "center_freq",
+    "callsign",
+    "callsign_spoken",
+    "airport",
+    "destination",
+    "runway",
+    "sid",
+    "initial_altitude_ft",
+    "squawk",
+    "stand",
+    "taxi_route",
+    "holding_point",
+    "qnh",
+    "atis_letter",
+    "wind",
+    "delivery_freq",
+    "ground_freq",
+    "tower_freq",
+    "departure_freq",
+    "approach_freq",
+    "center_freq",
 )
 # Filled as well, for flows that go beyond the departure.
 DERIVED_VARIABLES: tuple[str, ...] = (
-    "airport_name", "destination_name", "atis_freq", "heading", "cleared_altitude_ft",
-    "cruise_level", "approach_type", "arrival_runway", "arrival_wind", "arrival_qnh",
-    "arrival_altitude_ft", "arrival_stand", "arrival_taxi_route", "arrival_holding_point",
-    "dest_approach_freq", "dest_tower_freq", "dest_ground_freq",
-    "elevation_ft", "dest_elevation_ft",
-    "metar", "weather_source", "arrival_metar", "arrival_atis_letter", "dest_atis_freq",
+    "airport_name",
+    "destination_name",
+    "atis_freq",
+    "heading",
+    "cleared_altitude_ft",
+    "cruise_level",
+    "approach_type",
+    "arrival_runway",
+    "arrival_wind",
+    "arrival_qnh",
+    "arrival_altitude_ft",
+    "arrival_stand",
+    "arrival_taxi_route",
+    "arrival_holding_point",
+    "dest_approach_freq",
+    "dest_tower_freq",
+    "dest_ground_freq",
+    "elevation_ft",
+    "dest_elevation_ft",
+    "metar",
+    "weather_source",
+    "arrival_metar",
+    "arrival_atis_letter",
+    "dest_atis_freq",
 )
 # Set from a filed flight plan when a session starts from one (gateway/vatsim); absent otherwise.
 FLIGHT_PLAN_VARIABLES: tuple[str, ...] = ("filed_route", "aircraft_type", "flight_rules")
@@ -66,36 +104,29 @@ DEFAULT_AIRPORT = "EDDF"
 DEFAULT_DESTINATION = "EDDM"
 # Seeded destinations when none is given: busy European airports with full data in the dataset.
 DESTINATIONS: tuple[str, ...] = (
-    "EDDM", "EDDH", "EDDB", "EDDL", "EGLL", "EGKK", "LFPG", "EHAM", "LSZH", "LOWW", "EKCH",
-    "ENGM", "ESSA", "EFHK", "EPWA", "LKPR", "EBBR", "LEMD", "LEBL", "LIRF", "LPPT", "EIDW",
+    "EDDM",
+    "EDDH",
+    "EDDB",
+    "EDDL",
+    "EGLL",
+    "EGKK",
+    "LFPG",
+    "EHAM",
+    "LSZH",
+    "LOWW",
+    "EKCH",
+    "ENGM",
+    "ESSA",
+    "EFHK",
+    "EPWA",
+    "LKPR",
+    "EBBR",
+    "LEMD",
+    "LEBL",
+    "LIRF",
+    "LPPT",
+    "EIDW",
 )
-
-# Codes a controller never assigns: hijack, radio failure, emergency, conspicuity/VFR.
-RESERVED_SQUAWKS = frozenset({"7500", "7600", "7700", "7000", "2000", "1200", "0000"})
-
-# Invented, pronounceable five-letter fixes for SIDs when the airport has no usable navaid name.
-FIXES: tuple[str, ...] = (
-    "ABRIX", "BALOK", "BETRU", "DELKA", "DOMUS", "EKLOR", "ELMAR", "FARUN", "GALEX", "GONAT",
-    "HAMOR", "HELIX", "IBERO", "IMKAT", "KALDO", "KERUN", "KOVAN", "LAMUR", "LIPSO", "LUMEX",
-    "MARTO", "MIKOS", "NABEL", "NORVI", "OBLAN", "OKTAL", "PELIX", "PODER", "RANOS", "RELUK",
-    "SAPOR", "SIRKA", "SOVEL", "TABIR", "TELOS", "TORGA", "ULMAR", "UVENO", "VAKOS", "WILDO",
-)
-SID_LETTERS = "ABCDEFGHJKLMNPQRSTUVWXYZ"  # I and O are not used in procedure names
-TAXIWAY_LETTERS = "ABCDEFGHJKLMNPRSTUVWYZ"  # ICAO avoids I, O, Q and X for taxiways
-STAND_LETTERS = "ABCDEFGHKV"
-
-# Usual band of each station (MHz); every value is inside the 118.000-136.975 airband.
-FREQ_BANDS: dict[str, tuple[float, float]] = {
-    "delivery": (121.600, 122.000),
-    "ground": (121.600, 121.975),
-    "tower": (118.000, 120.975),
-    "departure": (119.000, 127.975),
-    "approach": (118.500, 128.975),
-    "center": (124.000, 136.975),
-    "atis": (126.000, 128.975),
-}
-# 8.33 kHz channel names end in these two digits (the 25 kHz channels are among them).
-CHANNEL_ENDINGS = frozenset({0, 5, 10, 15, 25, 30, 35, 40, 50, 55, 60, 65, 75, 80, 85, 90})
 
 
 def resolve_airports(given: dict[str, Any], seed: int | None = None) -> tuple[str, str]:
@@ -133,8 +164,10 @@ def resolve_scenario(
     """
     g = {k: v for k, v in given.items() if v is not None and v != ""}
     dep_code, dest_code = resolve_airports(
-        {"airport": g.get("airport") or (airport.icao if airport else None),
-         "destination": g.get("destination") or (destination.icao if destination else None)},
+        {
+            "airport": g.get("airport") or (airport.icao if airport else None),
+            "destination": g.get("destination") or (destination.icao if destination else None),
+        },
         seed,
     )
     out: dict[str, Any] = {"airport": dep_code, "destination": dest_code}
@@ -149,25 +182,32 @@ def resolve_scenario(
     )
     out["runway"], out["wind"] = runway, wind
     out["heading"] = _radar_heading(runway, airport)
-    out["sid"] = _sid(airport, _rng(seed, "sid"))
+    out["sid"] = draw.sid(airport, _rng(seed, "sid"))
     elevation = airport.elevation_ft if airport else 0
     out["elevation_ft"] = elevation  # field elevation: telemetry triggers compare altitude_ft with it
-    initial = _altitude(_rng(seed, "initial_altitude_ft"), (4000, 5000, 6000, 7000), elevation + 2500)
+    initial = draw.altitude(_rng(seed, "initial_altitude_ft"), (4000, 5000, 6000, 7000), elevation + 2500)
     out["initial_altitude_ft"] = initial
     climb_from = _int(g.get("initial_altitude_ft"), initial)
     out["cleared_altitude_ft"] = climb_from + 1000 * _rng(seed, "cleared_altitude_ft").randint(3, 9)
     out["cruise_level"] = f"FL{_rng(seed, 'cruise_level').randrange(280, 400, 10)}"
-    out["squawk"] = _squawk(_rng(seed, "squawk"))
-    out["stand"] = _stand(_rng(seed, "stand"))
-    out["taxi_route"] = _taxi_route(_rng(seed, "taxi_route"))
-    out["holding_point"] = _taxiway(_rng(seed, "holding_point"))
-    out["qnh"] = live.get("qnh", _qnh(_rng(seed, "qnh")))
+    out["squawk"] = draw.squawk(_rng(seed, "squawk"))
+    out["stand"] = draw.stand(_rng(seed, "stand"))
+    out["taxi_route"] = draw.taxi_route(_rng(seed, "taxi_route"))
+    out["holding_point"] = draw.taxiway(_rng(seed, "holding_point"))
+    out["qnh"] = live.get("qnh", draw.qnh(_rng(seed, "qnh")))
     out["atis_letter"] = live.get("atis_letter") or _rng(seed, "atis_letter").choice(string.ascii_uppercase)
     out["weather_source"] = weather.source if weather is not None else "generated"
-    out["metar"] = live.get("metar") or generated_report(
-        dep_code, seed, wind=str(g.get("wind", wind)), qnh=_int(g.get("qnh"), out["qnh"]),
-        letter=out["atis_letter"], observed_at=observed_at,
-    ).raw
+    out["metar"] = (
+        live.get("metar")
+        or generated_report(
+            dep_code,
+            seed,
+            wind=str(g.get("wind", wind)),
+            qnh=_int(g.get("qnh"), out["qnh"]),
+            letter=out["atis_letter"],
+            observed_at=observed_at,
+        ).raw
+    )
 
     used = {str(g[k]) for k in g if k.endswith("_freq")}  # generated ones never clash with these
     center_source = next((a for a in (airport, destination) if a and a.frequencies.get("center")), None)
@@ -183,7 +223,7 @@ def resolve_scenario(
         ("dest_ground_freq", "ground", destination),
         ("dest_atis_freq", "atis", destination),
     ):
-        out[var] = g.get(var) or _frequency(source, station, used, _rng(seed, var))
+        out[var] = g.get(var) or draw.frequency(source, station, used, _rng(seed, var))
         used.add(str(out[var]))
     # arrival flows name the destination's stations `dest_<station>_freq` (engine.messages)
     out["dest_approach_freq"] = g.get("dest_approach_freq") or out["approach_freq"]
@@ -199,20 +239,27 @@ def resolve_scenario(
     out["approach_type"] = "ILS"
     dest_elevation = destination.elevation_ft if destination else 0
     out["dest_elevation_ft"] = dest_elevation
-    out["arrival_altitude_ft"] = _altitude(
+    out["arrival_altitude_ft"] = draw.altitude(
         _rng(seed, "arrival_altitude_ft"), (3000, 4000, 5000), dest_elevation + 2000
     )
-    out["arrival_qnh"] = arrival_live.get("arrival_qnh", _qnh(_rng(seed, "arrival_qnh")))
+    out["arrival_qnh"] = arrival_live.get("arrival_qnh", draw.qnh(_rng(seed, "arrival_qnh")))
     out["arrival_atis_letter"] = arrival_live.get("arrival_atis_letter") or _rng(seed, "arrival_atis_letter").choice(
         string.ascii_uppercase
     )
-    out["arrival_metar"] = arrival_live.get("arrival_metar") or generated_report(
-        dest_code, f"{seed}:arrival", wind=str(g.get("arrival_wind", arrival_wind)),
-        qnh=_int(g.get("arrival_qnh"), out["arrival_qnh"]), letter=out["arrival_atis_letter"], observed_at=observed_at,
-    ).raw
-    out["arrival_stand"] = _stand(_rng(seed, "arrival_stand"))
-    out["arrival_taxi_route"] = _taxi_route(_rng(seed, "arrival_taxi_route"))
-    out["arrival_holding_point"] = _taxiway(_rng(seed, "arrival_holding_point"))
+    out["arrival_metar"] = (
+        arrival_live.get("arrival_metar")
+        or generated_report(
+            dest_code,
+            f"{seed}:arrival",
+            wind=str(g.get("arrival_wind", arrival_wind)),
+            qnh=_int(g.get("arrival_qnh"), out["arrival_qnh"]),
+            letter=out["arrival_atis_letter"],
+            observed_at=observed_at,
+        ).raw
+    )
+    out["arrival_stand"] = draw.stand(_rng(seed, "arrival_stand"))
+    out["arrival_taxi_route"] = draw.taxi_route(_rng(seed, "arrival_taxi_route"))
+    out["arrival_holding_point"] = draw.taxiway(_rng(seed, "arrival_holding_point"))
 
     out.update(g)
     out["airport"], out["destination"] = dep_code, dest_code
@@ -271,7 +318,7 @@ def _callsign(g: dict[str, Any], seed: int) -> tuple[str, str]:
 
 
 def _parse_wind(value: Any) -> tuple[int | None, int] | None:
-    """"250/12", "25012KT", "250 12", "VRB/03" -> (direction or None for variable, speed)."""
+    """ "250/12", "25012KT", "250 12", "VRB/03" -> (direction or None for variable, speed)."""
     if value is None:
         return None
     match = re.match(r"\s*(\d{3}|VRB)\s*/?\s*(\d{1,3})", str(value).upper())
@@ -338,75 +385,6 @@ def _radar_heading(runway: str, airport: AirportInfo | None) -> str:
     return f"{int(5 * round((heading or 360) / 5)) % 360 or 360:03d}"
 
 
-def _fix_from_name(name: str) -> str | None:
-    """A navaid name as a five-letter fix: "Taunus" -> "TAUNU"; short or odd names give None."""
-    first = name.split()[0] if name.split() else ""
-    letters = first.upper()
-    return letters[:5] if len(letters) >= 5 and letters.isascii() and letters.isalpha() else None
-
-
-def _sid(airport: AirportInfo | None, rng: random.Random) -> str:
-    """"MARUN 7F": a fix named after a navaid a little way out (half the time), else invented."""
-    local = set()
-    if airport:
-        home = {w.upper() for w in f"{airport.city} {airport.name}".split()}
-        local = {
-            fix for nav in airport.navaids
-            if (nav.distance_nm or 0) >= 8 and (fix := _fix_from_name(nav.name))
-            and nav.name.split()[0].upper() not in home
-        }
-    pool = sorted(local) if local and rng.random() < 0.5 else list(FIXES)
-    return f"{rng.choice(pool)} {rng.randint(1, 9)}{rng.choice(SID_LETTERS)}"
-
-
-def _altitude(rng: random.Random, choices: tuple[int, ...], floor_ft: int) -> int:
-    """A usual level-off altitude, but never less than `floor_ft` (rounded up to 1000 ft)."""
-    return max(rng.choice(choices), int(math.ceil(floor_ft / 1000.0)) * 1000)
-
-
-def _squawk(rng: random.Random) -> str:
-    while True:
-        code = "".join(str(rng.randint(0, 7)) for _ in range(4))
-        if code not in RESERVED_SQUAWKS:
-            return code
-
-
-def _qnh(rng: random.Random) -> int:
-    return min(1035, max(990, round(rng.gauss(1013, 8))))
-
-
-def _taxiway(rng: random.Random) -> str:
-    return f"{rng.choice(TAXIWAY_LETTERS)}{rng.randint(1, 14)}"
-
-
-def _taxi_route(rng: random.Random) -> str:
-    """Two or three taxiway segments on different taxiways: "N3 U4"."""
-    letters = rng.sample(TAXIWAY_LETTERS, rng.choice((2, 2, 3)))
-    return " ".join(f"{letter}{rng.randint(1, 9)}" for letter in letters)
-
-
-def _stand(rng: random.Random) -> str:
-    letter = rng.choice(STAND_LETTERS)
-    return f"{letter}{rng.randint(101, 299) if letter == 'V' else rng.randint(1, 60)}"
-
-
-def _frequency(
-    airport: AirportInfo | None, station: str, used: set[str], rng: random.Random
-) -> str:
-    """The airport's own frequency for `station` when known, else a free channel in its band."""
-    real = (airport.frequencies.get(station) if airport else None) or []
-    if real:
-        return rng.choice(real)
-    low, high = FREQ_BANDS[station]
-    channels = [
-        f"{khz / 1000:.3f}"
-        for khz in range(round(low * 1000), round(high * 1000) + 1, 5)
-        if khz % 100 in CHANNEL_ENDINGS
-    ]
-    free = [c for c in channels if c not in used]
-    return rng.choice(free or channels)
-
-
 # --------------------------------------------------------------------------- flight plans
 
 
@@ -429,8 +407,14 @@ def flight_plan_variables(plan: Mapping[str, Any]) -> dict[str, Any]:
     departure, arrival, route, altitude, aircraft, flight_rules), so the session flies the trip
     the pilot filed. Empty fields set nothing."""
     out: dict[str, Any] = {}
-    for key, var in (("callsign", "callsign"), ("departure", "airport"), ("arrival", "destination"),
-                     ("route", "filed_route"), ("aircraft", "aircraft_type"), ("flight_rules", "flight_rules")):
+    for key, var in (
+        ("callsign", "callsign"),
+        ("departure", "airport"),
+        ("arrival", "destination"),
+        ("route", "filed_route"),
+        ("aircraft", "aircraft_type"),
+        ("flight_rules", "flight_rules"),
+    ):
         value = " ".join(str(plan.get(key) or "").split())
         if value:
             out[var] = value.upper() if var != "filed_route" else value

@@ -8,8 +8,9 @@ author writes `ready for departure` or `runway \\d\\d` and it matches "READY FOR
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from functools import lru_cache
-from typing import Any, Callable
+from typing import Any
 
 from engine.guards import holds
 from engine.models import Trigger
@@ -49,7 +50,9 @@ def intent_hit(intent: str, normalized: str) -> bool:
     return compile_regex(pattern).search(normalized) is not None
 
 
-def telemetry_true(trigger: Trigger, variables: dict[str, Any], flags: dict[str, bool], telemetry: dict[str, Any]) -> bool:
+def telemetry_true(
+    trigger: Trigger, variables: dict[str, Any], flags: dict[str, bool], telemetry: dict[str, Any]
+) -> bool:
     """A telemetry trigger's expression, evaluated now (hold time is the caller's concern)."""
     if trigger.kind != "telemetry" or not trigger.expr:
         return False

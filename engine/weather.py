@@ -31,7 +31,11 @@ TEN_KM = 9999
 
 # Cloud covers a METAR reports, in the words an ATIS uses.
 COVER_WORDS: dict[str, str] = {
-    "FEW": "few", "SCT": "scattered", "BKN": "broken", "OVC": "overcast", "VV": "vertical visibility",
+    "FEW": "few",
+    "SCT": "scattered",
+    "BKN": "broken",
+    "OVC": "overcast",
+    "VV": "vertical visibility",
 }
 
 
@@ -154,7 +158,9 @@ def generated_report(
     Without `observed_at` the observation time is drawn from the seed too.
     """
     rng = random.Random(f"{seed}:weather")
-    direction, speed, gust = _parse_wind(wind) if wind else (rng.randrange(10, 370, 10) % 360 or 360, rng.randint(3, 16), None)
+    direction, speed, gust = (
+        _parse_wind(wind) if wind else (rng.randrange(10, 370, 10) % 360 or 360, rng.randint(3, 16), None)
+    )
     if qnh is None:
         qnh = min(1035, max(990, round(rng.gauss(1013, 8))))
     if observed_at is None:
@@ -176,8 +182,10 @@ def generated_report(
     else:
         visibility = rng.choice((3000, 4000, 6000, 8000))
         present = [rng.choice(("light rain", "rain", "mist"))]
-        clouds = [CloudLayer(cover="BKN", base_ft=rng.choice((8, 10, 12, 15)) * 100),
-                  CloudLayer(cover="OVC", base_ft=rng.choice((20, 25, 30)) * 100)]
+        clouds = [
+            CloudLayer(cover="BKN", base_ft=rng.choice((8, 10, 12, 15)) * 100),
+            CloudLayer(cover="OVC", base_ft=rng.choice((20, 25, 30)) * 100),
+        ]
     report = WeatherReport(
         icao=icao.upper(),
         raw="",
@@ -204,8 +212,16 @@ def generated_letter(seed: Any) -> str:
 
 
 _WEATHER_CODES: dict[str, str] = {
-    "light rain": "-RA", "rain": "RA", "heavy rain": "+RA", "mist": "BR", "fog": "FG",
-    "light snow": "-SN", "snow": "SN", "drizzle": "DZ", "haze": "HZ", "thunderstorm": "TS",
+    "light rain": "-RA",
+    "rain": "RA",
+    "heavy rain": "+RA",
+    "mist": "BR",
+    "fog": "FG",
+    "light snow": "-SN",
+    "snow": "SN",
+    "drizzle": "DZ",
+    "haze": "HZ",
+    "thunderstorm": "TS",
 }
 
 
@@ -243,7 +259,7 @@ def _temp(celsius: int) -> str:
 
 
 def _parse_wind(wind: str) -> tuple[int | None, int, int | None]:
-    """"250/12", "250/12G25", "VRB/03", "25012KT" -> (direction, speed, gust)."""
+    """ "250/12", "250/12G25", "VRB/03", "25012KT" -> (direction, speed, gust)."""
     head, _, rest = (wind_canonical(wind) or "000/00").partition("/")
     speed, _, gust = rest.partition("G")
     direction = None if head == "VRB" or not head.isdigit() else int(head) % 360 or 360

@@ -15,8 +15,8 @@ from typing import Any
 from rapidfuzz import fuzz, process
 
 from engine.phraseology.alphabet import spell
-from engine.phraseology.context import Context
 from engine.phraseology.callsigns import TELEPHONY_WORDS
+from engine.phraseology.context import Context
 from engine.phraseology.kinds import kind_for_variable
 from engine.phraseology.places import CODES, PLACES
 from engine.phraseology.transcript import Transcript, tokenize
@@ -55,11 +55,13 @@ def known_airports(variables: Mapping[str, Any]) -> dict[str, str]:
 
 
 # "cleared to X" names a clearance limit unless X is one of these ("cleared to land").
-_NOT_LIMITS = frozenset("""
+_NOT_LIMITS = frozenset(
+    """
     land landing takeoff take off cross enter line push pushback start startup taxi climb descend
     leave the a runway ils approach for flight level altitude feet via hold holding position stand
     gate contact join proceed continue enter and then maintain squawk after behind touch go again
-""".split())
+""".split()
+)
 _LIMIT_LEAD = (("cleared", "to"), ("clearance", "limit"), ("cleared", "for"))
 
 
@@ -88,9 +90,9 @@ def _limit_names(t: Transcript) -> list[tuple[int, str]]:
         if words[i] not in ("to", "destination", "cleared", "limit") or i + 1 in taken:
             continue
         for size in (3, 2, 1):
-            name = " ".join(words[i + 1 : i + 1 + size])
-            if len(name.split()) == size and name in PLACES and name not in _NOT_PLACES:
-                out.append((i + 1, name.upper()))
+            place = " ".join(words[i + 1 : i + 1 + size])
+            if len(place.split()) == size and place in PLACES and place not in _NOT_PLACES:
+                out.append((i + 1, place.upper()))
                 break
         else:
             if len(words[i + 1]) == 4 and words[i + 1].upper() in CODES:

@@ -7,11 +7,32 @@ spellings a recognizer writes ("alpha", "juliet", "whisky", "x-ray").
 from __future__ import annotations
 
 LETTER_WORDS: dict[str, str] = {
-    "A": "Alfa", "B": "Bravo", "C": "Charlie", "D": "Delta", "E": "Echo", "F": "Foxtrot",
-    "G": "Golf", "H": "Hotel", "I": "India", "J": "Juliett", "K": "Kilo", "L": "Lima",
-    "M": "Mike", "N": "November", "O": "Oscar", "P": "Papa", "Q": "Quebec", "R": "Romeo",
-    "S": "Sierra", "T": "Tango", "U": "Uniform", "V": "Victor", "W": "Whiskey", "X": "Xray",
-    "Y": "Yankee", "Z": "Zulu",
+    "A": "Alfa",
+    "B": "Bravo",
+    "C": "Charlie",
+    "D": "Delta",
+    "E": "Echo",
+    "F": "Foxtrot",
+    "G": "Golf",
+    "H": "Hotel",
+    "I": "India",
+    "J": "Juliett",
+    "K": "Kilo",
+    "L": "Lima",
+    "M": "Mike",
+    "N": "November",
+    "O": "Oscar",
+    "P": "Papa",
+    "Q": "Quebec",
+    "R": "Romeo",
+    "S": "Sierra",
+    "T": "Tango",
+    "U": "Uniform",
+    "V": "Victor",
+    "W": "Whiskey",
+    "X": "Xray",
+    "Y": "Yankee",
+    "Z": "Zulu",
 }
 
 # Recognizer spellings folded onto the ICAO word (lower case), applied by the transcript tokenizer.
@@ -31,13 +52,13 @@ LOWER_LETTERS: dict[str, str] = {**WORD_LETTERS, **{letter.lower(): letter for l
 
 
 def spell(letters: str, *, capitalize: bool = True) -> str:
-    """"EDDM" -> "Echo Delta Delta Mike"; non-letters are skipped."""
+    """ "EDDM" -> "Echo Delta Delta Mike"; non-letters are skipped."""
     words = (LETTER_WORDS[ch] for ch in letters.upper() if ch in LETTER_WORDS)
     return " ".join(words if capitalize else (w.lower() for w in words))
 
 
 def letter_word(letter: str, *, capitalize: bool = True) -> str:
-    """"F" -> "Foxtrot" (or "foxtrot")."""
+    """ "F" -> "Foxtrot" (or "foxtrot")."""
     word = LETTER_WORDS[letter.upper()]
     return word if capitalize else word.lower()
 

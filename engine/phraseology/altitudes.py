@@ -21,10 +21,21 @@ from engine.phraseology.transcript import Transcript
 MAX_FEET = 60000
 _LEVEL = re.compile(r"^\s*(?:FL|FLIGHT\s*LEVEL)\s*(\d{1,3})\s*$", re.IGNORECASE)
 _FEET = re.compile(r"^\s*(\d{1,2}(?:,\d{3})|\d{2,5})\s*(?:FT|FEET)?\s*$", re.IGNORECASE)
-_ANCHORS = frozenset({
-    "climb", "climbing", "descend", "descending", "maintain", "maintaining", "altitude",
-    "initial", "initially", "passing", "leaving",
-})
+_ANCHORS = frozenset(
+    {
+        "climb",
+        "climbing",
+        "descend",
+        "descending",
+        "maintain",
+        "maintaining",
+        "altitude",
+        "initial",
+        "initially",
+        "passing",
+        "leaving",
+    }
+)
 _FILLER = frozenset({"to", "and", "via", "sid", "the", "maintain", "altitude", "initially", "climb", "descend", "of"})
 _NOT_ALTITUDE_BEFORE = frozenset({"squawk", "squawking", "code", "transponder", "qnh", "heading", "runway"})
 _NOT_ALTITUDE_AFTER = frozenset({"knots", "degrees", "decimal"})

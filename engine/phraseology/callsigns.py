@@ -13,6 +13,7 @@ spelled ("delta lima hotel tree fife niner", "DLH 359"). The number alone is nev
 from __future__ import annotations
 
 import re
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -155,7 +156,7 @@ class ParsedCallsign:
 
 @lru_cache(maxsize=1024)
 def parse_callsign(icao_code: str) -> ParsedCallsign | None:
-    """"DLH359" / "dlh 359" / "Lufthansa 359" / "D-EABC" -> ParsedCallsign; None if not a callsign."""
+    """ "DLH359" / "dlh 359" / "Lufthansa 359" / "D-EABC" -> ParsedCallsign; None if not a callsign."""
     text = str(icao_code).strip()
     compact = text.upper().replace(" ", "")
     match = _AIRLINE_CODE.match(compact)
@@ -203,7 +204,7 @@ def _speak_chars(chars: str, *, capitalize: bool) -> str:
 
 
 def speak_callsign(code: str, telephony: str | None = None) -> str:
-    """"DLH359" -> "Lufthansa tree fife niner"; "EZY12AB" -> "Easy one two alfa bravo";
+    """ "DLH359" -> "Lufthansa tree fife niner"; "EZY12AB" -> "Easy one two alfa bravo";
     "D-EABC" -> "Delta Echo Alfa Bravo Charlie". `telephony` overrides the airline's."""
     parsed = parse_callsign(code)
     if parsed is None:
@@ -235,7 +236,7 @@ def equal(a: str, b: str) -> bool:
 
 
 def _telephony_of(spoken: Any) -> str | None:
-    """"Lufthansa 359" -> "Lufthansa": the telephony of a scenario's `callsign_spoken`."""
+    """ "Lufthansa 359" -> "Lufthansa": the telephony of a scenario's `callsign_spoken`."""
     match = _SPOKEN.match(str(spoken or ""))
     return match.group(1) if match and match.group(1) else None
 
@@ -258,8 +259,12 @@ def _flight_at(t: Transcript, j: int, letters: int | None, digits: str = "") -> 
         if letters is None:
             # Not knowing the issued callsign: phonetic words, or letters glued to the number
             # in writing ("EZY12AB" -> "ezy 12 ab"), but not a short English word.
-            glued = word.isalpha() and word.isascii() and len(word) <= 2 and word not in _SHORT_WORDS
-            letter = word.upper() if glued and not flight[len(number):] else (letter_of(word) if len(word) > 1 else None)
+            glued_letters = word.isalpha() and word.isascii() and len(word) <= 2 and word not in _SHORT_WORDS
+            letter = (
+                word.upper()
+                if glued_letters and not flight[len(number) :]
+                else (letter_of(word) if len(word) > 1 else None)
+            )
         elif word.isalpha() and 1 < len(word) <= limit and letter_of(word) is None:
             letter = word.upper()[: limit - (len(flight) - len(number))]  # "12ab" split as "12 ab"
         else:
@@ -293,7 +298,7 @@ def _airline_at(
     if len(word) == 3 and word.upper() in designators:
         hits.append((word.upper(), i + 1))  # "dlh 359"
     spelled = _spelled_designator(t, i)
-    if spelled in designators:
+    if spelled is not None and spelled in designators:
         hits.append((spelled, i + 3))  # "delta lima hotel 359"
     return hits
 
@@ -311,7 +316,8 @@ def _find(t: Transcript, expected: ParsedCallsign | None, extra: str | None) -> 
         return _find_registration(t, expected)
     letters = sum(ch.isalpha() for ch in expected.flight) if expected else None
     digits = expected.flight if expected and expected.flight.isdigit() else ""
-    telephonies, prefixes, designators = _BY_TELEPHONY, _PREFIXES, AIRLINES.keys()
+    telephonies, prefixes = _BY_TELEPHONY, _PREFIXES
+    designators: AbstractSet[str] = AIRLINES.keys()
     if expected is not None and expected.airline:
         if expected.airline not in AIRLINES:
             designators = AIRLINES.keys() | {expected.airline}
@@ -342,9 +348,7 @@ def _spelled_designator(t: Transcript, i: int) -> str | None:
     return None
 
 
-def _fuzzy_telephony(
-    t: Transcript, expected: ParsedCallsign, extra: str | None, letters: int | None
-) -> dict[int, str]:
+def _fuzzy_telephony(t: Transcript, expected: ParsedCallsign, extra: str | None, letters: int | None) -> dict[int, str]:
     """A telephony the recognizer misspelled ("lufthanza 359"), compared with the issued one only."""
     found: dict[int, str] = {}
     for telephony in filter(None, (expected.telephony, extra)):

@@ -27,14 +27,16 @@ NAME_SCORE = 70.0  # rapidfuzz ratio from which a heard fix name is the issued o
 
 _PROCEDURE = re.compile(r"^\s*([A-Z]{2,7})\s*(\d)?\s*([A-Z])?\s*$")
 # Words that are never a fix name, so "climb 5 ..." or "runway 2 ..." are not taken for a SID.
-_NOT_NAMES = frozenset("""
+_NOT_NAMES = frozenset(
+    """
     climb climbing descend descending maintain runway runways squawk heading via to cleared
     contact tower ground delivery departure approach center radar apron information flight level
     feet knots qnh wind degrees holding point position stand gate taxi and then expect
     correction say again request ready for the of on in at number left right center decimal
     when after before report leaving passing speed reduce increase altitude sid star
     transition arrival direct hold short line up cross behind minutes minute wilco roger
-""".split())
+""".split()
+)
 
 
 def procedure_canonical(value: Any) -> str | None:
@@ -208,7 +210,7 @@ def position_find(t: Transcript, ctx: Context) -> Found:
             if t.word(j) not in follow:
                 continue
             j += 1
-        value = _position_at(t, j, suffix=bool(ctx.expected) and ctx.expected[-1:].isalpha())
+        value = _position_at(t, j, suffix=bool(ctx.expected and ctx.expected[-1:].isalpha()))
         if value:
             found.append((j, value))
     return found

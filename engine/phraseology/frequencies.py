@@ -24,10 +24,24 @@ from engine.phraseology.transcript import Transcript
 LOW_MHZ, HIGH_MHZ = 108.0, 137.0  # VHF aeronautical band
 _VALUE = re.compile(r"^\s*(\d{3})(?:[.,](\d{1,3}))?\s*(?:mhz)?\s*$", re.IGNORECASE)
 # Words after which a bare integer is read as a frequency said without "decimal" ("ground 1218").
-_ANCHORS = frozenset({
-    "contact", "frequency", "monitor", "delivery", "ground", "apron", "tower", "departure",
-    "approach", "director", "center", "radar", "information", "atis",
-})
+_ANCHORS = frozenset(
+    {
+        "contact",
+        "frequency",
+        "monitor",
+        "delivery",
+        "ground",
+        "apron",
+        "tower",
+        "departure",
+        "approach",
+        "director",
+        "center",
+        "radar",
+        "information",
+        "atis",
+    }
+)
 STATION_WORDS = _ANCHORS - {"contact", "frequency", "monitor"}
 # A number right after these is something else even next to a station name ("approach, squawk 1234").
 _OTHER_VALUES = frozenset({"squawk", "squawking", "code", "transponder", "qnh", "altimeter", "heading"})
@@ -60,7 +74,7 @@ def speak(canon: str) -> str:
 
 
 def _from_integer(digits: str) -> str | None:
-    """"1218" -> "121.800", "118705" -> "118.705": a frequency said without its decimal word."""
+    """ "1218" -> "121.800", "118705" -> "118.705": a frequency said without its decimal word."""
     if not 4 <= len(digits) <= 6:
         return None
     return _format(digits[:3], digits[3:])
@@ -106,7 +120,7 @@ def _anchored(t: Transcript, i: int) -> bool:
 
 
 def _station(name: str | None) -> str | None:
-    """"arrival_tower_freq" -> "tower"."""
+    """ "arrival_tower_freq" -> "tower"."""
     if not name or not name.endswith("_freq"):
         return None
     word = name.removesuffix("_freq").rsplit("_", 1)[-1]

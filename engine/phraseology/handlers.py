@@ -58,7 +58,7 @@ def _text_find(t: Transcript, ctx: Context) -> Found:
     return []
 
 
-_PROCEDURE = dict(
+_PROCEDURE: dict[str, Any] = dict(
     canonical=designators.procedure_canonical,
     display=_same,
     speak=designators.procedure_speak,
@@ -83,7 +83,9 @@ KINDS: dict[str, Kind] = {
         Kind("star", **_PROCEDURE),
         Kind("waypoint", **_PROCEDURE),
         Kind("route", designators.route_canonical, _same, designators.route_speak, designators.route_find),
-        Kind("designator", designators.position_canonical, _same, designators.position_speak, designators.position_find),
+        Kind(
+            "designator", designators.position_canonical, _same, designators.position_speak, designators.position_find
+        ),
         Kind("letter", designators.letter_canonical, _same, designators.letter_speak, designators.letter_find),
         Kind("text", _text_canonical, _same, speak_text, _text_find),
     )

@@ -23,7 +23,8 @@ recognizer writes for digits, but only where they cannot be ordinary words:
 A neighbour is looked for past one pause ("ze-ro, too"), and runs are decided together ("oh oh
 four", "too oh ten").
 
-Two word passes, which the tokenizer runs before the parser (fillers are dropped between them):
+Two word passes (engine/phraseology/number_passes.py), which the tokenizer runs before the parser
+(fillers are dropped between them):
 
 1. `join_syllables`: a number word split into syllables, by a hyphen or a space, as a recognizer
    or a written script gives it ("ze-ro", "fow er", "nin-er", "sev en", "hun-dred", "tou sand",
@@ -51,41 +52,39 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from engine.phraseology.alphabet import WORD_LETTERS
+from engine.phraseology.number_passes import DIGITS as _DIGITS
+from engine.phraseology.number_passes import REPEATS as _REPEATS
+from engine.phraseology.number_passes import expand_repeats as expand_repeats  # re-exported
+from engine.phraseology.number_passes import join_syllables as join_syllables  # re-exported
 
 DIGIT_WORDS: tuple[str, ...] = ("zero", "one", "two", "tree", "four", "fife", "six", "seven", "eight", "niner")
 DECIMAL_WORD = "decimal"
 
-_DIGITS: dict[str, int] = {
-    "zero": 0, "one": 1, "wun": 1, "two": 2, "three": 3, "tree": 3, "four": 4, "fower": 4,
-    "five": 5, "fife": 5, "six": 6, "seven": 7, "eight": 8, "ait": 8, "nine": 9, "niner": 9,
-}
 _TEENS: dict[str, int] = {
-    "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15,
-    "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "thirteen": 13,
+    "fourteen": 14,
+    "fifteen": 15,
+    "sixteen": 16,
+    "seventeen": 17,
+    "eighteen": 18,
+    "nineteen": 19,
 }
 _TENS: dict[str, int] = {
-    "twenty": 20, "thirty": 30, "forty": 40, "fourty": 40, "fifty": 50, "sixty": 60,
-    "seventy": 70, "eighty": 80, "ninety": 90,
+    "twenty": 20,
+    "thirty": 30,
+    "forty": 40,
+    "fourty": 40,
+    "fifty": 50,
+    "sixty": 60,
+    "seventy": 70,
+    "eighty": 80,
+    "ninety": 90,
 }
 _MULTIPLIERS: dict[str, int] = {"hundred": 100, "thousand": 1000}
 _DECIMAL_WORDS = frozenset({"decimal", "point", "dot"})
-# Number words of more than one syllable, as written whole, split ("ze ro", "day see mal") or
-# misspelled by a recognizer -> the word the parser reads.
-_SPELLINGS: dict[str, str] = {
-    "zero": "zero", "zeero": "zero", "seven": "seven", "sevven": "seven",
-    "fower": "fower", "fouer": "fower", "niner": "niner", "nineer": "niner", "niener": "niner",
-    "hundred": "hundred", "hundret": "hundred",
-    "thousand": "thousand", "tousand": "thousand", "tausand": "thousand", "thousend": "thousand",
-    "decimal": "decimal", "dayseemal": "decimal", "daysimal": "decimal", "dayseamal": "decimal",
-    "daysemal": "decimal", "deesimal": "decimal", "desimal": "decimal",
-}
-_MAX_SYLLABLES = 3
-_REPEATS: dict[str, int] = {"double": 2, "triple": 3}
-# Words "double"/"triple" repeat, and the digit word they stand for.
-_REPEATABLE: dict[str, str] = {
-    **{w: w for w in _DIGITS}, **{str(n): str(n) for n in range(10)},
-    "oh": "zero", "o": "zero", "too": "two",
-}
 # Marker the tokenizer leaves for punctuation that separates numbers ("4721, 5000").
 BREAK = "|"
 MAX_DECIMALS = 3  # the most decimals a spoken value has (a frequency: 118.705)
@@ -97,7 +96,7 @@ _NUMERIC = frozenset("DTXMN")
 
 
 def speak_digits(text: str) -> str:
-    """"118.705" -> "one one eight decimal seven zero fife"; other characters are dropped."""
+    """ "118.705" -> "one one eight decimal seven zero fife"; other characters are dropped."""
     words = []
     for ch in text:
         if ch.isdigit():
@@ -133,48 +132,27 @@ _HOMOPHONES: dict[str, int] = {"too": 2, "to": 2, "for": 4, "oh": 0, "o": 0, "ne
 # Every word that may be (part of) a number; the callsign matcher never takes one for a name.
 NUMBER_WORDS: frozenset[str] = frozenset(_WORD_CLASSES) | frozenset(_HOMOPHONES) | _DECIMAL_WORDS | frozenset(_REPEATS)
 # Keywords a number follows: "runway too" is runway 2.
-_VALUE_WORDS = frozenset({
-    "runway", "runways", "heading", "squawk", "squawking", "code", "transponder", "level", "qnh",
-    "altimeter", "speed", "climb", "descend", "maintain", "altitude",
-})
+_VALUE_WORDS = frozenset(
+    {
+        "runway",
+        "runways",
+        "heading",
+        "squawk",
+        "squawking",
+        "code",
+        "transponder",
+        "level",
+        "qnh",
+        "altimeter",
+        "speed",
+        "climb",
+        "descend",
+        "maintain",
+        "altitude",
+    }
+)
 
 
-def join_syllables(words: Sequence[str]) -> list[str]:
-    """"ze ro" -> "zero", "day see mal" -> "decimal", "tousand" -> "thousand" (see module docstring).
-
-    Two or three words are joined only when together they spell a number word of `_SPELLINGS`
-    ("fow er" -> "fower", "nine er" -> "niner"); no other words are ever glued."""
-    out: list[str] = []
-    i, n = 0, len(words)
-    while i < n:
-        for size in range(min(_MAX_SYLLABLES, n - i), 1, -1):
-            joined = "".join(words[i : i + size])
-            if joined in _SPELLINGS and all(w.isalpha() for w in words[i : i + size]):
-                out.append(_SPELLINGS[joined])
-                i += size
-                break
-        else:
-            out.append(_SPELLINGS.get(words[i], words[i]))
-            i += 1
-    return out
-
-
-def expand_repeats(words: Sequence[str]) -> list[str]:
-    """"double four" -> "four four", "triple zero" -> "zero zero zero"; "double check" stays."""
-    if "double" not in words and "triple" not in words:
-        return list(words)
-    out: list[str] = []
-    i = 0
-    while i < len(words):
-        times = _REPEATS.get(words[i])
-        digit = _REPEATABLE.get(words[i + 1]) if times and i + 1 < len(words) else None
-        if digit is not None:
-            out.extend([digit] * times)  # type: ignore[list-item]
-            i += 2
-        else:
-            out.append(words[i])
-            i += 1
-    return out
 # Words whose meaning depends on their neighbours (homophones, decimal words, "and", breaks).
 _CONTEXT_WORDS = frozenset({"too", "to", "for", "oh", "o", "near", "and", BREAK}) | _DECIMAL_WORDS
 
@@ -427,9 +405,7 @@ def _flight_ends(
     return ends
 
 
-def collapse_numbers(
-    words: Sequence[str], flights: Sequence[tuple[int, str]] = ()
-) -> tuple[list[str], frozenset[int]]:
+def collapse_numbers(words: Sequence[str], flights: Sequence[tuple[int, str]] = ()) -> tuple[list[str], frozenset[int]]:
     """Replace spoken numbers in a word list by digit strings.
 
     Returns the new words and the indexes of numbers that were said with "hundred"/"thousand"

@@ -44,7 +44,9 @@ def _after(t: Transcript, anchors: frozenset[str], skip: frozenset[str] = frozen
         if number is None:
             continue
         k = j + 1
-        while number.isdigit() and len(number) < length and (more := t.integer(k)) and len(number) + len(more) <= length:
+        while (
+            number.isdigit() and len(number) < length and (more := t.integer(k)) and len(number) + len(more) <= length
+        ):
             number, k = number + more, k + 1
         found.append((j, number))
     return found
@@ -124,11 +126,13 @@ def speed_find(t: Transcript, ctx: Context) -> Found:
 
 # --------------------------------------------------------------------------- wind
 
-_WIND_TEXT = re.compile(r"^\s*(\d{3}|VRB)\s*(?:/|\s|DEGREES)?\s*(\d{1,3})(?:\s*G(\d{2,3}))?\s*(?:KT|KTS|KNOTS)?\s*$", re.IGNORECASE)
+_WIND_TEXT = re.compile(
+    r"^\s*(\d{3}|VRB)\s*(?:/|\s|DEGREES)?\s*(\d{1,3})(?:\s*G(\d{2,3}))?\s*(?:KT|KTS|KNOTS)?\s*$", re.IGNORECASE
+)
 
 
 def wind_canonical(value: Any) -> str | None:
-    """"250/12", "25012KT", "250 12", "VRB/03", "250/12G25" -> "250/12" ("250/12G25", "VRB/03")."""
+    """ "250/12", "25012KT", "250 12", "VRB/03", "250/12G25" -> "250/12" ("250/12G25", "VRB/03")."""
     match = _WIND_TEXT.match(str(value))
     if not match:
         return None

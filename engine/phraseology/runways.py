@@ -15,7 +15,13 @@ from engine.phraseology.transcript import Transcript
 
 SIDE_WORDS: dict[str, str] = {"L": "left", "R": "right", "C": "center"}
 _SIDES: dict[str, str] = {
-    "left": "L", "l": "L", "right": "R", "r": "R", "center": "C", "centre": "C", "c": "C",
+    "left": "L",
+    "l": "L",
+    "right": "R",
+    "r": "R",
+    "center": "C",
+    "centre": "C",
+    "c": "C",
 }
 _VALUE = re.compile(r"^\s*(?:RWY|RUNWAY)?\s*(\d{1,2})\s*(LEFT|RIGHT|CENTER|CENTRE|L|R|C)?\s*$", re.IGNORECASE)
 _ANCHORS = frozenset({"runway", "runways"})

@@ -17,13 +17,23 @@ from engine.phraseology.alphabet import letter_word
 from engine.phraseology.numbers import speak_digits, speak_whole
 
 _ENGLISH_DIGITS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
-_ENGLISH_TEENS = ("ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen",
-                  "seventeen", "eighteen", "nineteen")
+_ENGLISH_TEENS = (
+    "ten",
+    "eleven",
+    "twelve",
+    "thirteen",
+    "fourteen",
+    "fifteen",
+    "sixteen",
+    "seventeen",
+    "eighteen",
+    "nineteen",
+)
 _ENGLISH_TENS = ("", "", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety")
 
 
 def _english_pair(two: str) -> str:
-    """"20" -> "twenty", "21" -> "twenty one", "19" -> "nineteen", "07" -> "oh seven"."""
+    """ "20" -> "twenty", "21" -> "twenty one", "19" -> "nineteen", "07" -> "oh seven"."""
     tens, unit = int(two[0]), int(two[1])
     if tens == 0:
         return f"oh {_ENGLISH_DIGITS[unit]}"
@@ -121,7 +131,12 @@ _PASSES: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], str]], ...] = (
     (re.compile(r"\b((?i:runways?|rwy))\s+(\d{1,2})(?:\s?([LRC]))?\b"), _runway),
     (re.compile(r"\b(?:0[1-9]|[12]\d|3[0-6])[LRC]\b"), _bare_runway),
     (re.compile(r"\b(?:\d{3}|VRB)/\d{1,3}(?:G\d{2,3})?(?:\s?(?:KT|kt|knots)\b)?"), _wind),
-    (re.compile(rf"\b({_ALT_ANCHOR})((?:\s+(?:to|and|maintain|altitude))*)\s+(\d{{1,2}},\d{{3}}|\d{{3,5}})\b", re.IGNORECASE), _anchored_altitude),
+    (
+        re.compile(
+            rf"\b({_ALT_ANCHOR})((?:\s+(?:to|and|maintain|altitude))*)\s+(\d{{1,2}},\d{{3}}|\d{{3,5}})\b", re.IGNORECASE
+        ),
+        _anchored_altitude,
+    ),
     (re.compile(r"\b(\d{1,2},\d{3}|\d{3,5})\s?(?:feet|ft)\b", re.IGNORECASE), _feet),
     (re.compile(r"\b((?i:squawk|transponder|code)(?:\s+(?i:code))?)\s+(\d{4})\b"), _keyword_digits),
     (re.compile(r"\b((?i:heading))\s+(\d{1,3})\b"), _heading),

@@ -162,8 +162,9 @@ def _words(text: str) -> list[str]:
 def _flight_starts(words: list[str], callsign: str) -> tuple[tuple[int, str], ...]:
     """(index, digits) where the hinted callsign's flight number begins (step 8)."""
     # callsigns imports this module: import it when a hint is first used.
-    from engine.phraseology.callsigns import TELEPHONY_SCORE, parse_callsign
     from rapidfuzz import fuzz
+
+    from engine.phraseology.callsigns import TELEPHONY_SCORE, parse_callsign
 
     parsed = parse_callsign(callsign)
     if parsed is None:

@@ -1,0 +1,228 @@
+"""Readback and corrections: how a readback weighs in the routing, and what a bad one leads to.
+
+The evaluator (engine/readback.py) says which values were heard right, wrong, unsure or missing.
+This part applies it to a pilot state: it scores the state's ok/bad routes (adding the implicit
+"controller correction" route when the flow has none), tells a readback that was never heard
+(say again) from one without values (corrected), and counts bad readbacks against the flow's
+policy. It only writes the decision and the session's readback counters and variables; the
+engine says the messages and the orchestrator moves the flow.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from enum import StrEnum
+from functools import lru_cache
+from typing import Any
+
+from engine import phraseology
+from engine.candidates import Candidate
+from engine.corrections import correction_text, say_again_text
+from engine.models import Decision, Flow, Hearing, ReadbackResult, Role, Session, State, Transition, TransitionKind
+from engine.readback import ReadbackEvaluator
+
+RADIO_WORDS = (
+    "wilco",
+    "roger",
+    "copied",
+    "copy",
+    "readback",
+    "read",
+    "back",
+    "affirm",
+    "cleared",
+    "correct",
+    "okay",
+    "ok",
+)
+NOISE_KEYS = ("callsign_spoken", "station_name", "airport_name", "destination_name")
+
+
+@lru_cache(maxsize=4096)
+def _noise_words_of(names: tuple[str, ...]) -> frozenset[str]:
+    return frozenset(w for name in names for w in phraseology.normalize_transcript(name).split())
+
+
+def noise_words(ctx: dict[str, Any]) -> frozenset[str]:
+    """Words of the callsign and station names: they say who talks, not what is wanted."""
+    names = tuple(ctx.get(k) if isinstance(ctx.get(k), str) else "" for k in NOISE_KEYS)
+    return _noise_words_of(names)
+
+
+def exchange_words(expected_phrases: Iterable[str], noise: frozenset[str]) -> frozenset[str]:
+    """Words of the exchange beyond who is talking: the expected phrases and the radio words a
+    readback carries ("wilco", "roger"), without the callsign and station names (`noise`)."""
+    words = set(RADIO_WORDS)
+    for phrase in expected_phrases:
+        words.update(phraseology.normalize_transcript(phrase).split())
+    return frozenset(words - noise)
+
+
+def unheard(
+    state: State,
+    rb: ReadbackResult,
+    text: str,
+    hearing: Hearing | None,
+    expected_words: frozenset[str] = frozenset(),
+    noise_words: frozenset[str] = frozenset(),
+) -> bool:
+    """Nothing of the readback came through (an empty, cut-off or garbled transcript): the
+    controller says "say again" instead of correcting a readback it never heard."""
+    if not state.readback_required:
+        return False
+    if not text.strip() or (hearing is not None and hearing.cut_off):
+        return True
+    if not all(rb.fields.get(n) == "missing" for n in state.readback_required):
+        return False
+    if hearing is not None:
+        return True  # by voice, a readback with nothing of it in the transcript was not heard
+    # typed: "wilco, Lufthansa 359" or the callsign alone is a readback without values
+    # (corrected); words that have nothing to do with the exchange ("Lufthansa 359, banana
+    # pancakes") are not understood
+    said = set(phraseology.normalize_transcript(text).split()) - noise_words
+    return bool(said) and not (said & expected_words)
+
+
+class BadReadback(StrEnum):
+    """What follows a bad readback (see `ReadbackPolicy.bad_readback`)."""
+
+    FLOW_ROUTE = "flow_route"  # the flow's own bad route is taken (it speaks)
+    SAY_AGAIN_ITEMS = "say_again_items"  # values heard unsure: asked again, not counted
+    CORRECT = "correct"  # the controller corrects, the state is kept
+    END = "end"  # the controller corrects and the flow ends (on_max_bad=end)
+
+
+class ReadbackPolicy:
+    """The readback check of a pilot state and the bad-readback policy."""
+
+    def __init__(self, evaluator: ReadbackEvaluator | None = None) -> None:
+        self.evaluator = evaluator or ReadbackEvaluator()
+
+    def check(
+        self,
+        session: Session,
+        d: Decision,
+        flow: Flow,
+        state: State,
+        text: str,
+        cands: list[Candidate],
+        ctx: dict[str, Any],
+        hearing: Hearing | None = None,
+    ) -> ReadbackResult | None:
+        """The readback check (engine/readback.py): the state's required values, and every value
+        the controller issued whenever the pilot says one of its kind, in any pilot state.
+
+        Scores the ok/bad candidates of the active state; None when nothing is to be checked."""
+        issued = session.issued.get(flow.slug, {})
+        if state.role is not Role.PILOT or not (state.readback_required or issued):
+            return None
+        rb = self.evaluator.evaluate(
+            state.readback_required,
+            ctx,
+            text,
+            issued=issued,
+            alternatives=hearing.alternatives if hearing else (),
+            traffic=session.traffic,
+        )
+        if hearing is not None and rb.missing and not rb.wrong and any(v == "ok" for v in rb.fields.values()):
+            # By voice, a value missing from a readback that was otherwise heard is more likely
+            # misheard than left out: the controller asks for it again ("say again departure")
+            # instead of correcting a readback it did not hear whole.
+            fields = {n: ("unsure" if v == "missing" else v) for n, v in rb.fields.items()}
+            rb = rb.model_copy(update={"fields": fields, "unsure": [*rb.unsure, *rb.missing], "missing": []})
+        if not state.readback_required and rb.ok:
+            if rb.fields:
+                d.trace.add(
+                    "readback", f"issued values heard and consistent: {sorted(rb.fields)}", fields=dict(rb.fields)
+                )
+            return None  # nothing required, nothing contradicted: routing as usual
+        d.readback = rb
+        d.trace.readback = rb
+        heard = sum(1 for v in rb.fields.values() if v != "missing")
+        share = heard / max(1, len(rb.fields))
+        wrong = [w["field"] for w in rb.wrong]
+        d.trace.add(
+            "readback",
+            "readback correct"
+            if rb.ok
+            else f"readback not correct: missing {rb.missing}, wrong {wrong}, unsure {rb.unsure}",
+            fields=dict(rb.fields),
+            alternatives=len(hearing.alternatives) if hearing else 0,
+        )
+        self._score(cands, rb, flow, state, 60.0 + 40.0 * share if heard else 0.0, 60.0 + 40.0 * share)
+        return rb
+
+    @staticmethod
+    def _score(
+        cands: list[Candidate], rb: ReadbackResult, flow: Flow, state: State, bad_score: float, ok_score: float
+    ) -> None:
+        """Eliminate or score the ok/bad routes; add the implicit correction route if none."""
+        has_bad = False
+        for c in cands:
+            if c.origin != "active" or c.eliminated:
+                continue
+            kind = c.transition.kind
+            if kind is TransitionKind.OK:
+                if not rb.ok:
+                    c.eliminate("readback not correct")
+                else:
+                    c.score = ok_score
+            elif kind is TransitionKind.BAD:
+                has_bad = True
+                if rb.ok:
+                    c.eliminate("readback correct")
+                else:
+                    c.score = bad_score
+        if not has_bad and not rb.ok:
+            implicit = Candidate(
+                Transition(kind=TransitionKind.BAD, to=state.id, label="controller correction", intent="readback"),
+                flow.slug,
+                state.id,
+                "active",
+                flow.slug,
+                state.id,
+                score=bad_score,
+            )
+            cands.append(implicit)
+
+    @staticmethod
+    def bad_readback(
+        session: Session, d: Decision, flow: Flow, state: State, rb: ReadbackResult, chosen: Candidate
+    ) -> BadReadback:
+        """Count the bad readback and apply the policy.
+
+        A value heard unsure (and none wrong) is asked again and not counted. A wrong or missing
+        value never moves the state on: after `max_bad_readbacks` the controller repeats every
+        required item (correct_and_continue) or only the wrong ones (repeat), or ends the flow.
+        Sets `say_again_items` or `corrections` for the template the engine says next."""
+        key = f"{flow.slug}:{state.id}"
+        if session.readback_state != key:
+            session.readback_state, session.bad_readbacks = key, 0
+        if rb.unsure and not rb.wrong:
+            items = say_again_text([*rb.unsure, *rb.missing])
+            session.variables["say_again_items"] = items
+            d.intent = "say_again_items"
+            d.trace.add("readback", f"unsure hearing of {rb.unsure}: controller asks to say again {items}")
+            return BadReadback.SAY_AGAIN_ITEMS
+        session.bad_readbacks += 1
+        policy = flow.policies
+        at_max = session.bad_readbacks >= policy.max_bad_readbacks
+        everything = at_max and policy.on_max_bad == "correct_and_continue"
+        corrections = correction_text(state.readback_required, session.variables, rb, everything=everything)
+        session.variables["corrections"] = corrections
+        explicit = chosen.transition.to != state.id or chosen.transition.label != "controller correction"
+        d.trace.add(
+            "readback", f"bad readback {session.bad_readbacks}/{policy.max_bad_readbacks} at {key}: {corrections}"
+        )
+        if not at_max or policy.on_max_bad != "end":
+            if explicit and not at_max:
+                return BadReadback.FLOW_ROUTE
+            if at_max:
+                d.trace.add(
+                    "policy", f"on_max_bad={policy.on_max_bad} after {session.bad_readbacks} bad readbacks: state kept"
+                )
+                session.bad_readbacks = 0
+            return BadReadback.CORRECT
+        d.trace.add("policy", f"on_max_bad=end after {session.bad_readbacks} bad readbacks")
+        session.readback_state, session.bad_readbacks = None, 0
+        return BadReadback.END

@@ -1,0 +1,171 @@
+"""Routing: which transition a pilot transmission asks for.
+
+Builds the candidates of the current states (engine/candidates.py), eliminates them by guards,
+target conditions and word triggers, lets the readback check score the readback routes, asks the
+deterministic router (engine/router.py), and finally settles the choice the readback decides: a
+wrong or unsure value is never accepted, and a readback that was not heard is asked again. Only
+the decision (trace, readback) is written, never the session.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from engine import readback_policy
+from engine.candidates import Candidate, build_candidates
+from engine.guards import session_holds
+from engine.messages import render_text
+from engine.models import (
+    CandidateTrace,
+    Decision,
+    Flow,
+    Hearing,
+    ReadbackResult,
+    Session,
+    State,
+    Transition,
+    TransitionKind,
+)
+from engine.readback_policy import ReadbackPolicy
+from engine.registry import FlowRegistry
+from engine.router import DeterministicRouter, Router, RouteRequest, RouteResult
+from engine.speaking import Speaker
+from engine.triggers import first_word_hit, intent_hit, word_triggers
+
+SAY_AGAIN_MAX_WORDS = 8
+
+
+def is_say_again(norm: str) -> bool:
+    """A short transmission asking the controller to repeat (a long one says more than that)."""
+    return len(norm.split()) <= SAY_AGAIN_MAX_WORDS and intent_hit("say_again", norm)
+
+
+def trace_candidate(c: Candidate) -> CandidateTrace:
+    """A candidate as the decision's trace shows it."""
+    return CandidateTrace(
+        id=c.id,
+        flow=c.target_flow,
+        kind=c.transition.kind.value,
+        label=c.transition.label or c.transition.intent,
+        score=c.score,
+        eliminated=c.eliminated,
+        reason=c.reason,
+        status=c.status,
+        evidence=c.evidence,
+    )
+
+
+def has_main_route(state: State, t: Transition) -> bool:
+    """True when `t` is a side route: another untriggered next/ok route owns the state's phrase."""
+    return any(
+        o is not t and o.kind in (TransitionKind.NEXT, TransitionKind.OK) and not o.triggers and not o.utterance_tpl
+        for o in state.transitions
+    )
+
+
+class RouteChooser:
+    """Candidates, guards, the readback and the router: the route a transmission takes."""
+
+    def __init__(
+        self,
+        registry: FlowRegistry,
+        *,
+        router: Router | None = None,
+        readback: ReadbackPolicy | None = None,
+        speaker: Speaker | None = None,
+    ) -> None:
+        self.registry = registry
+        self.router: Router = router or DeterministicRouter()
+        self.readback = readback or ReadbackPolicy()
+        self.speaker = speaker or Speaker(registry)
+
+    def route(
+        self,
+        session: Session,
+        d: Decision,
+        flow: Flow,
+        state: State,
+        text: str,
+        norm: str,
+        hearing: Hearing | None = None,
+    ) -> tuple[list[Candidate], ReadbackResult | None, RouteResult, dict[str, Any]]:
+        """Candidates, guards, triggers, the readback and the deterministic router; only `d` is
+        written (trace, readback), never the session."""
+        cands = build_candidates(self.registry, session)
+        d.trace.add("candidates", f"{len(cands)} candidate(s) from {flow.slug}:{state.id}")
+        ctx = self.speaker.render_ctx(session, flow, state)
+        for c in cands:
+            self.screen(session, c, norm, ctx)
+        rb = self.readback.check(session, d, flow, state, text, cands, ctx, hearing)  # reads ctx, never writes it
+        request = RouteRequest(norm, cands, flow.policies.match_threshold, readback_policy.noise_words(ctx))
+        return cands, rb, self.router.route(request), ctx
+
+    def screen(self, session: Session, c: Candidate, norm: str, ctx: dict[str, Any]) -> None:
+        """Guards, target conditions and word triggers: eliminate or mark a trigger hit."""
+        t = c.transition
+        if t.guard and not session_holds(session, t.guard):
+            c.eliminate(f"guard false: {t.guard}")
+            return
+        target = self.registry.flows.get(c.target_flow)
+        tstate = target.states.get(c.target_state) if target else None
+        if tstate is not None:
+            for cond in tstate.conditions:
+                if not session_holds(session, cond):
+                    c.eliminate(f"condition of {c.target_state} false: {cond}")
+                    return
+        words = word_triggers(t.triggers)
+        if words:
+            c.heard = first_word_hit(words, norm)
+            c.trigger_hit = c.heard is not None
+        if c.origin == "interrupt":
+            if not c.trigger_hit:
+                c.eliminate("interrupt trigger not heard")
+            return
+        if t.kind in (TransitionKind.OK, TransitionKind.BAD):
+            return  # readback routes are scored by the readback evaluator
+        source = self.registry.get(c.flow).states[c.state]
+        example = t.utterance_tpl
+        if example is None and (not words or not has_main_route(source, t)):
+            example = source.utterance_tpl  # the state's phrase belongs to its main route
+        if example:
+            c.examples.append(render_text(example, ctx))
+
+    def settle(
+        self,
+        session: Session,
+        d: Decision,
+        state: State,
+        text: str,
+        cands: list[Candidate],
+        rb: ReadbackResult | None,
+        result: RouteResult,
+        ctx: dict[str, Any],
+        hearing: Hearing | None = None,
+    ) -> Candidate | None:
+        """The route taken, once the readback had its say: a wrong or unsure value outranks
+        anything else heard (correction), and a readback with nothing recognized is corrected
+        unless nothing of it was heard at all (None: say again)."""
+        chosen = result.chosen
+        bad = next((c for c in cands if c.transition.kind is TransitionKind.BAD and not c.eliminated), None)
+        if (
+            rb is not None
+            and (rb.wrong or rb.unsure)
+            and bad is not None
+            and (chosen is None or chosen.origin != "interrupt")
+        ):
+            if chosen is not bad:  # a wrong or unsure value is never accepted, whatever else was said
+                what = "a wrong value" if rb.wrong else "a value heard unsure"
+                d.trace.add(
+                    "select", f"{what} outranks {chosen.id if chosen else 'no route'}: correction, no state change"
+                )
+            chosen = bad
+        elif chosen is None and rb is not None and not rb.ok:
+            noise = readback_policy.noise_words(ctx)
+            expected = readback_policy.exchange_words(self.speaker.expected_pilot(session), noise)
+            if readback_policy.unheard(state, rb, text, hearing, expected, noise):
+                d.trace.add("select", "nothing of the readback was heard clearly: say again")
+            else:
+                chosen = bad
+                if chosen is not None:
+                    d.trace.add("select", "nothing else recognized: treated as an incomplete readback")
+        return chosen
