@@ -309,6 +309,8 @@ def judge(query: RouterQuery, exchange: LlmExchange) -> RouterVerdict:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         return verdict("malformed_json", f"not JSON ({exc.msg} at {exc.pos}): {text[:80]!r}")
+    except (ValueError, RecursionError) as exc:  # an integer past Python's digit limit, absurd nesting
+        return verdict("malformed_json", f"not usable JSON ({exc.__class__.__name__}): {text[:80]!r}")
     if not isinstance(data, dict):
         return verdict("malformed_json", f"a JSON {type(data).__name__}, not an object")
     allowed = {"candidate", "updates"} if query.updatable else {"candidate"}

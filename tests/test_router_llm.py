@@ -162,6 +162,8 @@ def test_token_usage_is_summed_over_the_session() -> None:
         ("The pilot wants PUSH.", "malformed_json"),  # prose, even with an id in it
         ('Sure! {"candidate": "PUSH"}', "malformed_json"),  # JSON is not fished out of prose
         ('["PUSH"]', "malformed_json"),
+        ("{\"candidate\": " + "9" * 5000 + "}", "malformed_json"),  # past Python's int digit limit
+        ("[" * 100_000 + "]" * 100_000, "malformed_json"),  # nesting past the recursion limit
         ('{"candidate": "PUSH", "confidence": 0.9}', "malformed_json"),
         ('{"candidate": 2}', "malformed_json"),
         ('{"candidate": "PUSH", "updates": {"stand": "A1"}}', "invalid_updates"),  # not in llm_updates
