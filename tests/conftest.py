@@ -10,6 +10,10 @@ run starts many servers in one process, at several fixture scopes at once) and p
 starts, touches the user's database. tests/test_persistence.py runs gateways on SQLite files of
 its own, and on Redis: `redis_url` is a real redis-server on loopback, started once per run,
 emptied before each test that uses it (tests/support/redis_server.py).
+
+Tiers: every test carries exactly one of the markers ``unit``, ``integration``, ``browser``,
+``slow``, given here by module (`TIERS`; a module may also mark itself). ``make test`` runs them
+all; ``make test-fast`` (``-m unit``) runs the pure logic in under a minute.
 """
 
 from __future__ import annotations
@@ -33,6 +37,54 @@ from tests.support.redis_server import RedisServer, require_redis_server
 
 STARTUP_TIMEOUT_S = 20.0
 _STORE_DIR = "LIVEFREQ_TEST_STORE_DIR"
+
+
+# unit: in-process logic, no sockets, no speech models (the fast tier). integration: real servers on
+# loopback, subprocesses, SQLite and Redis, text only. browser: headless Chromium. slow: the real
+# speech models (whisper, piper, vosk), benchmarks, fuzzing, the built wheel.
+TIER_MARKERS = ("unit", "integration", "browser", "slow")  # registered in pyproject.toml
+TIERS: dict[str, str] = {
+    **dict.fromkeys(
+        (
+            "test_airports", "test_assistant", "test_audio", "test_cpu_pool", "test_fakes", "test_guards",
+            "test_identity", "test_loader", "test_phraseology", "test_radio_service", "test_readback",
+            "test_readback_props", "test_readback_regressions", "test_readback_safety", "test_router_llm",
+            "test_router_rules", "test_scenario", "test_session_engine", "test_templates",
+            "test_tokenizer_props", "test_tokenizer_regressions", "test_vad",
+        ),
+        "unit",
+    ),
+    **dict.fromkeys(
+        (
+            "test_assistant_http", "test_assistant_llm", "test_auth", "test_cli", "test_compat_api",
+            "test_contract_conformance", "test_docs", "test_flow_hardening", "test_fuzz_auth", "test_http_flight",
+            "test_limits", "test_llm_gateway", "test_metrics_scrape", "test_openapi", "test_persistence",
+            "test_redis_store", "test_sim_bridge", "test_weather",
+        ),
+        "integration",
+    ),
+    "test_browser": "browser",
+    **dict.fromkeys(
+        (
+            "test_ask_ws", "test_atis_radio", "test_bench_readback", "test_bench_voice", "test_fuzz_http",
+            "test_fuzz_regressions", "test_fuzz_ws", "test_http_api", "test_load", "test_speech_api",
+            "test_stt", "test_stt_vosk", "test_traffic_api", "test_tts", "test_webrtc", "test_wheel_install",
+            "test_ws_radio",
+        ),
+        "slow",
+    ),
+}
+DEFAULT_TIER = "integration"  # a module not listed yet: kept out of the fast tier until someone places it
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Give each test its module's tier, unless it carries one itself; more than one is an error."""
+    for item in items:
+        own = [name for name in TIER_MARKERS if item.get_closest_marker(name) is not None]
+        if len(own) > 1:
+            raise pytest.UsageError(f"{item.nodeid} has more than one tier: {', '.join(own)}")
+        if not own:
+            item.add_marker(TIERS.get(item.module.__name__.rsplit(".", 1)[-1] if item.module else "", DEFAULT_TIER))
 
 
 def pytest_configure(config: pytest.Config) -> None:
