@@ -41,7 +41,7 @@ lint: install
 bench: install
 	$(BIN)/livefreq bench engine
 
-# a local LLM server for the LLM router, in a venv of its own (README "The LLM router")
+# a local LLM server for the LLM router, in a venv of its own (docs/manual.md "The LLM router")
 llm-server:
 	bash scripts/llm-local-server.sh $(LLM) $(LLM_PORT)
 

@@ -97,7 +97,7 @@ class Settings(BaseSettings):
     # probing 127.0.0.1:8765-8770) call the local gateway
     cors_origins: list[str] = Field(default_factory=lambda: ["*"])
 
-    # hardening (gateway/auth.py, gateway/ws/limits.py; README "Security"). Authentication is off
+    # hardening (gateway/auth.py, gateway/ws/limits.py; docs/operations.md "Security"). Authentication is off
     # until API keys are configured: a local trainer needs no set-up.
     # keys: comma-separated entries, each a key or "sha256:<hex>" of one, optionally "label entry"
     api_keys: Annotated[list[SecretStr], NoDecode] = Field(default_factory=list)
@@ -148,7 +148,7 @@ class Settings(BaseSettings):
     provider_retry_after_s: float = Field(default=60.0, ge=0)  # after a failure, no new request for this long
     weather_wait_s: float = Field(default=2.0, ge=0)  # a new session waits this long for its METARs
 
-    # the LLM router (gateway/llm, engine/router_llm.py; README "The LLM router"): asked only when
+    # the LLM router (gateway/llm, engine/router_llm.py; docs/manual.md "The LLM router"): asked only when
     # the deterministic router is ambiguous or below threshold, to choose among the surviving
     # candidates. Off unless `llm_url` is set: the deterministic router is the embedded default.
     llm_url: str | None = None  # an OpenAI-compatible API base, e.g. http://127.0.0.1:11434/v1 (Ollama)
