@@ -26,6 +26,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import httpx
 import pytest
@@ -56,20 +57,19 @@ TIERS: dict[str, str] = {
     ),
     **dict.fromkeys(
         (
-            "test_assistant_http", "test_assistant_llm", "test_auth", "test_cli", "test_compat_api",
-            "test_contract_conformance", "test_docs", "test_flow_hardening", "test_fuzz_auth", "test_http_flight",
-            "test_limits", "test_llm_gateway", "test_metrics_scrape", "test_openapi", "test_persistence",
-            "test_redis_store", "test_sim_bridge", "test_weather",
+            "test_ask_ws", "test_assistant_http", "test_assistant_llm", "test_atis_radio", "test_auth", "test_cli",
+            "test_compat_api", "test_contract_conformance", "test_flow_hardening", "test_fuzz_auth", "test_http_api",
+            "test_http_flight", "test_limits", "test_llm_gateway", "test_metrics_scrape", "test_openapi",
+            "test_persistence", "test_redis_store", "test_sim_bridge", "test_traffic_api", "test_weather",
         ),
         "integration",
     ),
     "test_browser": "browser",
     **dict.fromkeys(
         (
-            "test_ask_ws", "test_atis_radio", "test_bench_readback", "test_bench_voice", "test_fuzz_http",
-            "test_fuzz_regressions", "test_fuzz_ws", "test_http_api", "test_load", "test_speech_api",
-            "test_stt", "test_stt_vosk", "test_traffic_api", "test_tts", "test_webrtc", "test_wheel_install",
-            "test_ws_radio",
+            "test_bench_readback", "test_bench_voice", "test_fuzz_http", "test_fuzz_regressions", "test_fuzz_ws",
+            "test_load", "test_speech_api", "test_stt", "test_stt_vosk", "test_tts", "test_webrtc",
+            "test_wheel_install", "test_ws_radio",
         ),
         "slow",
     ),
@@ -185,3 +185,76 @@ def redis_url(request: pytest.FixtureRequest) -> str:
     with redis.Redis.from_url(server.url) as client:
         client.flushall()
     return server.url
+
+
+# ---------------------------------------------------------------- the scenario most tests set up
+# Loading the shipped flows, an engine over them, a service on a hand-driven clock with sessions in
+# memory: built here once instead of in each module. Imports are local so a test run that needs
+# none of them does not pay for them.
+
+DLH359 = {"callsign": "DLH359", "callsign_spoken": "Lufthansa 359"}  # the tests' usual pilot
+
+
+class ManualClock:
+    """A clock that moves only when the test says (`clock.t += 60`, `clock.advance(60)`)."""
+
+    def __init__(self, t: float = 1_000.0) -> None:
+        self.t = t
+
+    def __call__(self) -> float:
+        return self.t
+
+    def advance(self, seconds: float) -> float:
+        self.t += seconds
+        return self.t
+
+
+@pytest.fixture(scope="session")
+def shipped_flows() -> Any:
+    """The flows the package ships (gateway/assets/flows), loaded once per run."""
+    from engine.loader import load_registry
+    from gateway.flows_source import DirectoryFlowSource
+    from gateway.resources import flows_dir
+
+    return load_registry(DirectoryFlowSource(flows_dir()))
+
+
+@pytest.fixture(scope="session")
+def session_engine(shipped_flows: Any) -> Any:
+    """A `SessionEngine` over the shipped flows (stateless between calls: shared by the run)."""
+    from engine.session import SessionEngine
+
+    return SessionEngine(shipped_flows)
+
+
+@pytest.fixture()
+def manual_clock() -> ManualClock:
+    return ManualClock()
+
+
+@pytest.fixture()
+def radio_service(shipped_flows: Any, manual_clock: ManualClock) -> Any:
+    """A `RadioService` over the shipped flows on `manual_clock`, sessions in memory."""
+    from gateway.service import RadioService
+    from gateway.settings import Settings
+    from gateway.store import MemorySessionRepository
+
+    return RadioService(
+        Settings(store="memory", speech_preload=False), registry=shipped_flows, clock=manual_clock,
+        repository=MemorySessionRepository(),
+    )
+
+
+@pytest.fixture()
+def fake_speech() -> Any:
+    """A loaded `SpeechStack` of the fake engines (tests/fakes.py): `.stt` hears what
+    `.stt.say(text)` made, `.tts` speaks tones as long as the text."""
+    import asyncio
+
+    from gateway.settings import Settings
+    from gateway.speech.stack import SpeechStack
+    from tests.fakes import FakeStt, FakeTts
+
+    stack = SpeechStack(Settings(speech_preload=False), stt=FakeStt(), tts=FakeTts())
+    asyncio.run(stack.load())
+    return stack
