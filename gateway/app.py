@@ -92,7 +92,7 @@ def create_app(
     repository = open_repository(settings) if service is None else None
     service = service or RadioService(settings, repository=repository)
     speech = speech or SpeechStack(settings)
-    auth = Authenticator(settings)  # off unless API keys are configured (README "Security")
+    auth = Authenticator(settings)  # off unless API keys are configured (docs/operations.md "Security")
     # the radio over WebRTC (gateway/webrtc), when the [webrtc] extra (aiortc) is installed
     if installed("aiortc"):
         from gateway.webrtc.signaling import PeerRegistry
