@@ -26,6 +26,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -75,6 +76,17 @@ TIERS: dict[str, str] = {
     ),
 }
 DEFAULT_TIER = "integration"  # a module not listed yet: kept out of the fast tier until someone places it
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """``-m unit`` (make test-fast): modules of another tier are not even imported (their imports
+    of aiortc, playwright, schemathesis... cost seconds). A test that marks itself ``unit`` must
+    then sit in a module whose tier is unit."""
+    if config.getoption("markexpr", "") != "unit" or collection_path.suffix != ".py":
+        return None
+    if not collection_path.name.startswith("test_"):
+        return None
+    return TIERS.get(collection_path.stem, DEFAULT_TIER) != "unit" or None
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
