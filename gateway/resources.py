@@ -40,8 +40,3 @@ def static_dir() -> Path:
 def llm_prompts_dir() -> Path:
     """The LLM router's prompt templates (``system.txt``, ``user.txt``)."""
     return _directory("gateway.llm", "prompts")
-
-
-def airports_file() -> Path:
-    """The compressed airport database (gateway/airports/data, built by scripts/build_airports.py)."""
-    return _directory("gateway.airports", "data") / "airports.json.gz"
