@@ -1,4 +1,5 @@
-# livefreq: `make run` installs into .venv and starts the gateway; `make test` installs and runs the tests.
+# livefreq: `make run` installs into .venv and starts the gateway; `make test` installs and runs the tests
+# (every tier); `make test-fast` runs the unit tier only (under a minute; tests/conftest.py TIERS).
 PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
@@ -8,7 +9,7 @@ PORT ?= 8765
 LLM ?= qwen2.5-coder-1.5b
 LLM_PORT ?= 8089
 
-.PHONY: install run test lint bench clean airports system-deps llm-server
+.PHONY: install run test test-fast lint bench clean airports system-deps llm-server
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -31,13 +32,16 @@ test: install system-deps
 	$(BIN)/livefreq flows lint
 	$(BIN)/python -m pytest -q
 
+test-fast: install
+	$(BIN)/python -m pytest -q -m unit
+
 lint: install
 	$(BIN)/livefreq flows lint
 
 bench: install
 	$(BIN)/livefreq bench engine
 
-# a local LLM server for the LLM router, in a venv of its own (README "The LLM router")
+# a local LLM server for the LLM router, in a venv of its own (docs/manual.md "The LLM router")
 llm-server:
 	bash scripts/llm-local-server.sh $(LLM) $(LLM_PORT)
 

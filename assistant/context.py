@@ -18,9 +18,11 @@ from typing import Any, Protocol
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
 RULES_FILE = DATA_DIR / "rules.json"
-REPO_ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_AIRPORTS = REPO_ROOT / "gateway" / "airports" / "data" / "airports.json.gz"
-DEFAULT_FLOWS = REPO_ROOT / "flows"
+# The gateway's package data beside this package (site-packages in a wheel, the checkout in a
+# clone); the gateway passes its configured flows explicitly, these serve the CLI and tests.
+PACKAGES_ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_AIRPORTS = PACKAGES_ROOT / "gateway" / "airports" / "data" / "airports.json.gz"
+DEFAULT_FLOWS = PACKAGES_ROOT / "gateway" / "assets" / "flows"
 
 # weather(icao) -> {"raw", "wind", "visibility", "qnh", "letter", "atis", "source", ...} or None
 WeatherFn = Callable[[str], "dict[str, Any] | None"]

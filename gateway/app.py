@@ -20,7 +20,9 @@ import asyncio
 import contextlib
 import logging
 import math
+import sys
 from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -43,14 +45,15 @@ from gateway.api.errors import (
     store_unavailable,
 )
 from gateway.auth import Authenticator
-from gateway.relay import DecisionRelay
+from gateway.extras import installed
 from gateway.service import RadioService, ServiceError
 from gateway.settings import Settings
 from gateway.speech.stack import SpeechStack
 from gateway.store import StoreUnavailable, open_repository
-from gateway.webrtc.signaling import PeerRegistry
-from gateway.webrtc.signaling import routes as webrtc_routes
 from gateway.ws.handler import route_handler as radio_handler
+
+if TYPE_CHECKING:
+    from gateway.relay import DecisionRelay
 
 log = logging.getLogger(__name__)
 
@@ -89,8 +92,15 @@ def create_app(
     repository = open_repository(settings) if service is None else None
     service = service or RadioService(settings, repository=repository)
     speech = speech or SpeechStack(settings)
-    auth = Authenticator(settings)  # off unless API keys are configured (README "Security")
-    peers = PeerRegistry(settings)  # the radio over WebRTC (gateway/webrtc)
+    auth = Authenticator(settings)  # off unless API keys are configured (docs/operations.md "Security")
+    # the radio over WebRTC (gateway/webrtc), when the [webrtc] extra (aiortc) is installed
+    if installed("aiortc"):
+        from gateway.webrtc.signaling import PeerRegistry
+        from gateway.webrtc.signaling import routes as webrtc_routes
+    else:
+        from gateway.api.webrtc_unavailable import PeerRegistry
+        from gateway.api.webrtc_unavailable import routes as webrtc_routes
+    peers = PeerRegistry(settings)
     metrics.stored_sessions_gauge(lambda: _stored_sessions(service))
     # the briefing assistant (docs/assistant.md): its indexes are built in the background at start-up
     briefing = assistant_api.AssistantService.from_gateway(settings, service) if settings.assistant_enabled else None
@@ -170,6 +180,9 @@ def _stored_sessions(service: RadioService) -> float:
 
 async def _start_relay(service: RadioService, settings: Settings) -> DecisionRelay | None:
     """Relay decisions between the nodes sharing the service's Redis store (none otherwise)."""
+    if "gateway.store.redis" not in sys.modules:
+        return None  # never imported, so not the store: redis-py is the optional [redis] extra
+    from gateway.relay import DecisionRelay
     from gateway.store.redis import RedisSessionRepository
 
     store = service.repository

@@ -1,7 +1,8 @@
 """Gateway settings from the environment (prefix ``LIVEFREQ_``), one place for every knob.
 
-Only adapters read settings; the engine gets plain values. Paths default to the checkout's own
-``flows/`` and ``static/`` beside the packages, so ``livefreq serve`` works from a clone.
+Only adapters read settings; the engine gets plain values. Paths default to the flows, browser
+client and prompts shipped inside the package (gateway/resources.py), so ``livefreq serve`` works
+from a clone and from an installed wheel alike.
 """
 
 from __future__ import annotations
@@ -15,6 +16,10 @@ from typing import Annotated, Any, Literal
 from pydantic import AliasChoices, BaseModel, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from gateway import resources
+
+# The checkout's root. Serving never reads it (an installed wheel has no checkout); only tooling
+# that works on the repository's tests/ and reports/ does (benchmarks, corpus, load tester).
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -45,8 +50,8 @@ class Settings(BaseSettings):
 
     host: str = "127.0.0.1"
     port: int = Field(default=8765, ge=0, le=65535)
-    flows_dir: Path = REPO_ROOT / "flows"
-    static_dir: Path = REPO_ROOT / "static"
+    flows_dir: Path = Field(default_factory=resources.flows_dir)
+    static_dir: Path = Field(default_factory=resources.static_dir)
     default_flow: str | None = None  # None: the registry's main flow
     max_body_bytes: int = Field(default=65536, gt=0)
     log_level: str = "info"
@@ -92,7 +97,7 @@ class Settings(BaseSettings):
     # probing 127.0.0.1:8765-8770) call the local gateway
     cors_origins: list[str] = Field(default_factory=lambda: ["*"])
 
-    # hardening (gateway/auth.py, gateway/ws/limits.py; README "Security"). Authentication is off
+    # hardening (gateway/auth.py, gateway/ws/limits.py; docs/operations.md "Security"). Authentication is off
     # until API keys are configured: a local trainer needs no set-up.
     # keys: comma-separated entries, each a key or "sha256:<hex>" of one, optionally "label entry"
     api_keys: Annotated[list[SecretStr], NoDecode] = Field(default_factory=list)
@@ -143,7 +148,7 @@ class Settings(BaseSettings):
     provider_retry_after_s: float = Field(default=60.0, ge=0)  # after a failure, no new request for this long
     weather_wait_s: float = Field(default=2.0, ge=0)  # a new session waits this long for its METARs
 
-    # the LLM router (gateway/llm, engine/router_llm.py; README "The LLM router"): asked only when
+    # the LLM router (gateway/llm, engine/router_llm.py; docs/manual.md "The LLM router"): asked only when
     # the deterministic router is ambiguous or below threshold, to choose among the surviving
     # candidates. Off unless `llm_url` is set: the deterministic router is the embedded default.
     llm_url: str | None = None  # an OpenAI-compatible API base, e.g. http://127.0.0.1:11434/v1 (Ollama)
@@ -157,7 +162,7 @@ class Settings(BaseSettings):
     # server); if that is refused too, plain prompts from then on. json_schema, json_object: always
     # that one; off: never a schema (gateway/llm/client.py)
     llm_structured_output: Literal["auto", "json_schema", "json_object", "off"] = "auto"
-    llm_prompts_dir: Path = REPO_ROOT / "gateway" / "llm" / "prompts"  # system.txt and user.txt
+    llm_prompts_dir: Path = Field(default_factory=resources.llm_prompts_dir)  # system.txt and user.txt
     # when the LLM gives no usable answer: say_again (treat the words as not understood) or
     # deterministic (take what the deterministic router alone would take)
     llm_fallback: Literal["say_again", "deterministic"] = "say_again"

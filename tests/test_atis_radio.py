@@ -2,7 +2,9 @@
 
 A real gateway (uvicorn) whose data provider is a real HTTP server serving the recorded EDDF METAR
 (wind 250/12, QNH 1018): a new EDDF session gets a westerly runway and that QNH, and tuning the
-ATIS frequency plays the ATIS as controller audio (piper), in a loop, until the pilot tunes away.
+ATIS frequency plays the ATIS as controller audio, in a loop, until the pilot tunes away. The
+voice is a fake (tests/fakes.py: audio as long as the text takes to say): what is under test is the
+weather, the broadcast and its timing, not piper.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from gateway.app import create_app
 from gateway.settings import Settings
 from gateway.speech.stack import SpeechStack
 from tests.conftest import run_server
+from tests.fakes import FakeStt, FakeTts
 from tests.support.fake_vatsim import FakeVatsim, fake_vatsim, payload
 from tests.support.radio_client import RadioClient
 
@@ -26,7 +29,7 @@ RATE = 16000
 
 @pytest.fixture(scope="module")
 def speech() -> SpeechStack:
-    stack = SpeechStack(Settings(stt_engine="sphinx"))  # the ATIS is heard, not said: a light recognizer
+    stack = SpeechStack(Settings(), stt=FakeStt(), tts=FakeTts())  # the ATIS is heard, and the pilot types
     asyncio.run(stack.load())
     return stack
 

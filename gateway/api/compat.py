@@ -41,7 +41,7 @@ engine then runs the utterance on a throwaway session at ``flow_slug``:``state_i
 engine's bookkeeping (``interrupt_intent``, ``corrections``, ``say_again_items``...), which stays
 in ``trace.engine``.
 
-With the LLM router configured (README "The LLM router"), an utterance the deterministic router
+With the LLM router configured (docs/manual.md "The LLM router"), an utterance the deterministic router
 cannot decide is put to the model exactly as a live transmission would be; ``trace.calls`` lists
 that call (request, response, latency, tokens, outcome), and an unusable answer is the engine's
 traced fallback before the restriction above applies. ``trace.rule`` is the deterministic rule

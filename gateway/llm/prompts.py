@@ -31,7 +31,7 @@ PLACEHOLDERS = (
 )
 # `matcher` (why the model is asked: a near tie, or no phrase close enough) is not in the shipped
 # user.txt: told that the matcher "found no candidate close enough", small local models answer
-# "none" to paraphrases they otherwise place (README "The LLM router", measured by `livefreq bench
+# "none" to paraphrases they otherwise place (docs/manual.md "The LLM router", measured by `livefreq bench
 # router`). A prompt for a model that weighs it may still name it.
 
 

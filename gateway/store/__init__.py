@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from gateway.extras import install_hint, installed
 from gateway.store.base import (
     AtcEntry,
     PilotEntry,
@@ -28,6 +29,8 @@ def open_repository(settings: Settings) -> SessionRepository:
     if settings.store == "memory":
         return MemorySessionRepository()
     if settings.store == "redis":
+        if not installed("redis"):  # an optional extra: refuse the configuration, say what to install
+            raise StoreError(install_hint("redis", "the redis session store (LIVEFREQ_STORE=redis)"))
         from gateway.store.redis import RedisSessionRepository  # redis-py only when it is used
 
         return RedisSessionRepository(

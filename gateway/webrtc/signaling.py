@@ -26,7 +26,7 @@ import asyncio
 import contextlib
 import json
 import secrets
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import ConfigDict, Field
 from starlette.requests import Request
@@ -40,9 +40,11 @@ from gateway.auth import AuthError, Authenticator, Principal, origin_allowed
 from gateway.service import RadioService
 from gateway.settings import Settings
 from gateway.speech.stack import SpeechStack
-from gateway.webrtc.peer import BadOffer, WebRTCPeer
 from gateway.wire import JsonBody, json_int
 from gateway.ws import protocol as p
+
+if TYPE_CHECKING:  # the peer needs aiortc (the [webrtc] extra); the body models here do not (openapi)
+    from gateway.webrtc.peer import WebRTCPeer
 
 # A browser's offer is 2-6 KB (more with many network interfaces), a candidate line 100-200
 # characters. The offer's body may be larger than `max_body_bytes`: every offer the schema allows
@@ -89,6 +91,8 @@ class PeerRegistry:
     def create(self, service: RadioService, speech: SpeechStack, auth: Authenticator, request: Request) -> WebRTCPeer:
         if len(self.peers) >= self.settings.webrtc_max_peers:
             raise ApiError(503, "too_many_peers", f"the gateway holds its limit of {self.settings.webrtc_max_peers} WebRTC peers")
+        from gateway.webrtc.peer import WebRTCPeer
+
         peer_id = secrets.token_urlsafe(18)
         peer = WebRTCPeer(peer_id, service, speech, self.settings, auth, principal_of(request), on_closed=self._closed)
         self.peers[peer_id] = peer
@@ -129,6 +133,8 @@ class PeerRegistry:
 def routes(
     registry: PeerRegistry, service: RadioService, speech: SpeechStack, settings: Settings, auth: Authenticator
 ) -> list[BaseRoute]:
+    from gateway.webrtc.peer import BadOffer  # aiortc: mounted only when the [webrtc] extra is installed
+
     async def offer(request: Request) -> JSONResponse:
         headers = request.headers
         if not origin_allowed(headers.get("origin"), headers.get("host"), settings.ws_origins):

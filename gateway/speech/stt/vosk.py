@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.models import Hearing
+from gateway.extras import install_hint
 from gateway.speech.stt.base import (
     IncrementalStream,
     SharedModels,
@@ -105,7 +106,7 @@ class VoskEngine:
         try:
             import vosk  # noqa: F401
         except ImportError as exc:
-            raise SttConfigError("vosk STT needs the vosk package: pip install vosk") from exc
+            raise SttConfigError(install_hint("vosk", "the vosk STT engine")) from exc
         self.model_path = resolve_model_path(model_path)
         self.grammar = grammar and supports_grammar(self.model_path)
         self.partial_every_s = partial_every_s

@@ -12,6 +12,7 @@ import logging
 import time
 from collections.abc import AsyncIterator, Callable
 
+from gateway.extras import install_hint
 from gateway.audio.codec import DecodeError, decode_audio
 from gateway.audio.resample import resample
 from gateway.speech.tts.base import PieceTts, TtsEngine, TtsError, TtsUnavailable, run_cpu, split_for_speech
@@ -45,7 +46,7 @@ class EdgeTts(PieceTts):
         try:
             import edge_tts
         except ImportError as exc:
-            raise TtsUnavailable("edge-tts is not installed: pip install edge-tts") from exc
+            raise TtsUnavailable(install_hint("edge", "the edge-tts engine")) from exc
         edge_tts.Communicate("check", voice, rate=rate, pitch=pitch, volume=volume)  # ValueError for a bad voice or prosody, offline
         self.sample_rate = EDGE_RATE
         self._edge_voice = voice

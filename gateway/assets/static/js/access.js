@@ -1,4 +1,4 @@
-// Access to a gateway that requires authentication (README "Security"). Open the radio page as
+// Access to a gateway that requires authentication (docs/operations.md "Security"). Open the radio page as
 // http://host:8765/#key=API_KEY once: the key is kept in this browser (localStorage), taken out of
 // the address bar, and sent as `Authorization: Bearer` on API calls and as `?token=` on the radio
 // socket (browsers cannot set headers on a WebSocket). Without a key nothing is added: the default
