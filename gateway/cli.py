@@ -38,6 +38,7 @@ BENCHMARKS: dict[str, str] = {
     "voice": "STT real-time factor and WER, TTS time to first audio, PTT release to first ATC audio byte",
     "router": "share of transmissions decided without an LLM; paraphrases resolved by each router path",
     "assistant": "briefing assistant: tool-selection accuracy on the labelled questions, time to first event and to done",
+    "rules": "briefing assistant's rules retrieval: recall@1/@5 and MRR of bm25, embeddings and their hybrid",
     "readback": "wrong values accepted and correct readbacks refused, per field, over every readback state (text or voice)",
 }
 
@@ -229,6 +230,11 @@ def build_parser() -> argparse.ArgumentParser:
     bench_assistant.add_argument("--llm-timeout", type=float, default=20.0, help="seconds per model call (default: 20)")
     _add_report_path(bench_assistant, "reports/bench-assistant.json")
     bench_assistant.set_defaults(handler=cmd_bench_assistant)
+    bench_rules = bench_sub.add_parser("rules", help=BENCHMARKS["rules"], description=BENCHMARKS["rules"] + " (gateway/bench_rules.py).")
+    bench_rules.add_argument("--limit", type=_positive_int, default=None, help="a seeded sample of this many labelled questions")
+    bench_rules.add_argument("--seed", type=int, default=0, help="the sample's seed (default: 0)")
+    _add_report_path(bench_rules, "reports/bench-rules.json")
+    bench_rules.set_defaults(handler=cmd_bench_rules)
     bench.set_defaults(handler=cmd_bench_list)
 
     ask = sub.add_parser(
@@ -821,6 +827,16 @@ def cmd_bench_assistant(args: argparse.Namespace) -> int:
               f"tokens {lp['tokens']['total']} (p50 {lp['latency_ms_p50']} ms per planner call)")
     for w in report["wrong"]:
         print(f"  wrong: {w['question']!r}: {w['got']} (expected {w['expected']})")
+    print(f"wrote {_write_report(args.json_path, report)}")
+    return EXIT_OK
+
+
+def cmd_bench_rules(args: argparse.Namespace) -> int:
+    from gateway.bench_rules import format_table, run_rules_bench
+
+    report = run_rules_bench(limit=args.limit, seed=args.seed)
+    _table(("retriever", "recall@1", "recall@5", "MRR@10", "p50 ms", "p95 ms"), format_table(report), sys.stdout, right=(1, 2, 3, 4, 5))
+    print(f"{report['questions']} questions; winner {report['winner']}, the assistant uses {report['assistant_uses']}")
     print(f"wrote {_write_report(args.json_path, report)}")
     return EXIT_OK
 
