@@ -228,6 +228,8 @@ def build_parser() -> argparse.ArgumentParser:
     bench_assistant.add_argument("--llm-url", help="plan (and word answers) with this OpenAI-compatible API base, e.g. http://127.0.0.1:11434/v1")
     bench_assistant.add_argument("--llm-model", help="the model name (required with --llm-url)")
     bench_assistant.add_argument("--llm-timeout", type=float, default=20.0, help="seconds per model call (default: 20)")
+    bench_assistant.add_argument("--limit", type=_positive_int, default=None, help="a seeded sample of this many questions, stratified by tool")
+    bench_assistant.add_argument("--seed", type=int, default=0, help="the sample's seed (default: 0)")
     _add_report_path(bench_assistant, "reports/bench-assistant.json")
     bench_assistant.set_defaults(handler=cmd_bench_assistant)
     bench_rules = bench_sub.add_parser("rules", help=BENCHMARKS["rules"], description=BENCHMARKS["rules"] + " (gateway/bench_rules.py).")
@@ -814,7 +816,8 @@ def cmd_bench_assistant(args: argparse.Namespace) -> int:
         from gateway.llm.chat import AssistantChat
 
         llm = AssistantLlm(AssistantChat(args.llm_url, args.llm_model, timeout_s=args.llm_timeout), LlmConfig.load())
-    report = run_assistant_bench(repeat=args.repeat, llm=llm)
+        return _bench_assistant_llm(args, llm)
+    report = run_assistant_bench(repeat=args.repeat, limit=args.limit, seed=args.seed)
     rows = [(tool, str(v["n"]), str(v["right"]), f"{100 * v['accuracy']:.0f}%") for tool, v in report["per_tool"].items()]
     rows.append(("all", str(report["questions"]), str(report["correct"]), f"{100 * report['accuracy']:.1f}%"))
     _table(("tool", "questions", "right", "accuracy"), rows, sys.stdout, right=(1, 2, 3))
@@ -827,6 +830,23 @@ def cmd_bench_assistant(args: argparse.Namespace) -> int:
               f"tokens {lp['tokens']['total']} (p50 {lp['latency_ms_p50']} ms per planner call)")
     for w in report["wrong"]:
         print(f"  wrong: {w['question']!r}: {w['got']} (expected {w['expected']})")
+    print(f"wrote {_write_report(args.json_path, report)}")
+    return EXIT_OK
+
+
+def _bench_assistant_llm(args: argparse.Namespace, llm: Any) -> int:
+    from gateway.bench_assistant import run_llm_bench
+
+    report = run_llm_bench(llm, limit=args.limit, seed=args.seed, echo=lambda line: print(line, file=sys.stderr, flush=True))
+    rows = [(tool, str(v["n"]), str(v["right"]), f"{100 * v['accuracy']:.0f}%") for tool, v in report["per_tool"].items()]
+    rows.append(("all", str(report["questions"]), str(report["correct"]), f"{100 * report['accuracy']:.1f}%"))
+    _table(("tool", "questions", "right", "accuracy"), rows, sys.stdout, right=(1, 2, 3))
+    f, d = report["first_event_ms"], report["done_ms"]
+    print(f"{report['planner']}: first event p50 {f['p50'] / 1000:.1f} s, p95 {f['p95'] / 1000:.1f} s; done p50 {d['p50'] / 1000:.1f} s, "
+          f"p95 {d['p95'] / 1000:.1f} s; deterministic planner on the same questions: {report['deterministic_on_same_sample']}/{report['questions']}")
+    for name in ("llm_planner", "llm_formatter"):
+        st = report[name]
+        print(f"{name}: {st['used']}/{st['calls']} used, fallbacks {st['fallbacks'] or 'none'}")
     print(f"wrote {_write_report(args.json_path, report)}")
     return EXIT_OK
 
