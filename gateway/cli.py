@@ -230,6 +230,8 @@ def build_parser() -> argparse.ArgumentParser:
     bench_assistant.add_argument("--llm-timeout", type=float, default=20.0, help="seconds per model call (default: 20)")
     bench_assistant.add_argument("--limit", type=_positive_int, default=None, help="a seeded sample of this many questions, stratified by tool")
     bench_assistant.add_argument("--seed", type=int, default=0, help="the sample's seed (default: 0)")
+    bench_assistant.add_argument("--graph-runs", type=int, default=None, help="with --llm-url: stream only the first N through the whole graph "
+                                 "(LLM formatter, latency); plan the others (default: all)")
     _add_report_path(bench_assistant, "reports/bench-assistant.json")
     bench_assistant.set_defaults(handler=cmd_bench_assistant)
     bench_rules = bench_sub.add_parser("rules", help=BENCHMARKS["rules"], description=BENCHMARKS["rules"] + " (gateway/bench_rules.py).")
@@ -837,13 +839,16 @@ def cmd_bench_assistant(args: argparse.Namespace) -> int:
 def _bench_assistant_llm(args: argparse.Namespace, llm: Any) -> int:
     from gateway.bench_assistant import run_llm_bench
 
-    report = run_llm_bench(llm, limit=args.limit, seed=args.seed, echo=lambda line: print(line, file=sys.stderr, flush=True))
+    report = run_llm_bench(llm, limit=args.limit, seed=args.seed, graph_runs=args.graph_runs, echo=lambda line: print(line, file=sys.stderr, flush=True))
     rows = [(tool, str(v["n"]), str(v["right"]), f"{100 * v['accuracy']:.0f}%") for tool, v in report["per_tool"].items()]
     rows.append(("all", str(report["questions"]), str(report["correct"]), f"{100 * report['accuracy']:.1f}%"))
     _table(("tool", "questions", "right", "accuracy"), rows, sys.stdout, right=(1, 2, 3))
     f, d = report["first_event_ms"], report["done_ms"]
-    print(f"{report['planner']}: first event p50 {f['p50'] / 1000:.1f} s, p95 {f['p95'] / 1000:.1f} s; done p50 {d['p50'] / 1000:.1f} s, "
-          f"p95 {d['p95'] / 1000:.1f} s; deterministic planner on the same questions: {report['deterministic_on_same_sample']}/{report['questions']}")
+    if f and d:
+        print(f"{report['planner']}, {report['graph_runs']} questions through the graph: first event p50 {f['p50'] / 1000:.1f} s, "
+              f"p95 {f['p95'] / 1000:.1f} s; done p50 {d['p50'] / 1000:.1f} s, p95 {d['p95'] / 1000:.1f} s")
+    print(f"LLM-planned questions: {report['llm_planned_correct']}/{report['llm_planned_questions']} right; "
+          f"the deterministic planner on the same {report['questions']}: {report['deterministic_on_same_sample']} right")
     for name in ("llm_planner", "llm_formatter"):
         st = report[name]
         print(f"{name}: {st['used']}/{st['calls']} used, fallbacks {st['fallbacks'] or 'none'}")
