@@ -128,7 +128,7 @@ class MiniLmEncoder:
         self.eps = float(cfg.get("layer_norm_eps", 1e-12))
         self.dim = int(cfg["hidden_size"])
         # own, aligned copies; dense weights transposed once ((in, out): x @ w needs no copy per call)
-        self.w = {k: np.ascontiguousarray(v.T if k.endswith("dense.weight") or k.endswith(("query.weight", "key.weight", "value.weight")) else v)
+        self.w = {k: np.ascontiguousarray(v.T if k.endswith(("dense.weight", "query.weight", "key.weight", "value.weight")) else v)
                   for k, v in read_safetensors(directory / "model.safetensors").items()}
         self.tokenizer = Tokenizer.from_file(str(directory / "tokenizer.json"))
         self.tokenizer.no_padding()

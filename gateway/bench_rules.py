@@ -31,7 +31,7 @@ def load_rules_labels(path: Path = LABELS) -> list[tuple[str, str, set[str]]]:
 
 def _pct(values: list[float], q: float) -> float:
     s = sorted(values)
-    return s[min(len(s) - 1, int(round(q * (len(s) - 1))))] if s else 0.0
+    return s[min(len(s) - 1, round(q * (len(s) - 1)))] if s else 0.0
 
 
 def _search(index: RulesIndex, retriever: str, query: str) -> list[str]:
