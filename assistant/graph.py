@@ -26,6 +26,9 @@ from assistant.suggest import suggest
 from assistant.tools import TOOLS, ToolError, run_tool
 from assistant.tools.rules import retrieve
 
+RETRIEVAL = {"bm25": "lexical retrieval (bm25)", "embeddings": "embedding retrieval (all-MiniLM-L6-v2)",
+             "hybrid": "hybrid retrieval (bm25 + all-MiniLM-L6-v2, rank fusion)"}
+
 MAX_MESSAGE_CHARS = 2000
 _CHUNK = re.compile(r"\S+\s*|\s+")
 
@@ -80,7 +83,7 @@ def build_agent(ctx: AssistantContext | None = None, llm_planner: Any | None = N
                 question = next((t for t in reversed(turns[:-1]) if not planning.is_followup(planning.analyse(ctx, t))), question)
                 plan.arguments["question"] = question
             retrieved = retrieve(ctx, question, [country] if country in ctx.rules.countries else None)
-        return {"plan": plan, "planning_reasoning": reasoning + " Rules path: lexical retrieval (bm25) over rules.json.",
+        return {"plan": plan, "planning_reasoning": reasoning + f" Rules path: {RETRIEVAL[ctx.rules.retriever]} over rules.json.",
                 "retrieved_rules": retrieved}
 
     def planner(state: AgentState, config: RunnableConfig) -> dict[str, Any]:

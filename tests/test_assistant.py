@@ -109,3 +109,13 @@ def test_conversation_log_lines_never_interleave(tmp_path: Path) -> None:
     [path] = list(tmp_path.glob("*.jsonl"))
     lines = path.read_text().splitlines()
     assert len(lines) == 400 and len({json.loads(x)["session_id"] for x in lines}) == 400
+
+
+def test_a_bench_sample_is_seeded_and_covers_every_tool() -> None:
+    from tooling.bench.assistant import sample_labels
+
+    items = load_labels()
+    a, b = sample_labels(items, 20, seed=1), sample_labels(items, 20, seed=1)
+    assert a == b and len(a) == 20 and len(set(a)) == 20 and set(a) <= set(items)
+    assert {t for t, _ in a} == {t for t, _ in items}  # stratified: every tool, twice
+    assert sample_labels(items, None) == items and sample_labels(items, 20, seed=2) != a

@@ -160,3 +160,37 @@ def test_bench_with_the_llm_planner(ctx: AssistantContext, llm_server: ChatCompl
     lp = report["llm_planner"]
     assert lp["calls"] == 2 and lp["used"] == 1 and lp["fallbacks"][0].startswith("fallback: invented tool 'nope'")
     assert lp["tokens"]["total"] == 2 * (PROMPT_TOKENS + COMPLETION_TOKENS)
+
+
+def test_llm_bench_runs_each_question_once_through_the_graph(ctx: AssistantContext, llm_server: ChatCompletionsServer, tmp_path: Any) -> None:
+    from tooling.bench.assistant import run_llm_bench
+
+    labels = tmp_path / "q.tsv"
+    labels.write_text("find_airports_near_route\tairports between EGTF and LFMD\n"
+                      "answer_rules_question\tIs a flight plan required for a VFR flight in France?\n")
+    chat = AssistantChat(f"{llm_server.url}/v1", "bench-model", timeout_s=5)
+    llm_server.script = [ROUTE_PLAN, WORDED, "In France a VFR flight plan is needed to cross a border (rules.json, FR)."]
+    lines: list[str] = []
+    report = run_llm_bench(AssistantLlm(chat, LlmConfig.load()), ctx, labels=labels, echo=lines.append)
+    assert report["graph_runs"] == 2
+    assert report["planner"] == "llm (bench-model)" and report["correct"] == 2 and len(lines) == 2
+    route, rules = report["rows"]
+    assert route["path"] != "rules" and route["planner"] == "used" and route["formatter"] == "used"
+    assert rules["path"] == "rules" and rules["planner"] is None and rules["formatter"] == "used"  # the rules path plans without the model
+    assert report["llm_planner"]["calls"] == 1 and report["llm_formatter"] == {**report["llm_formatter"], "calls": 2, "used": 2, "fallbacks": {}}
+    assert report["tokens"]["total"] == 3 * (PROMPT_TOKENS + COMPLETION_TOKENS) and report["error_events"] == 0
+    assert report["first_event_ms"]["p50"] <= report["done_ms"]["max"]
+
+
+def test_llm_bench_plans_the_questions_beyond_its_graph_runs(ctx: AssistantContext, llm_server: ChatCompletionsServer, tmp_path: Any) -> None:
+    from tooling.bench.assistant import run_llm_bench
+
+    labels = tmp_path / "q.tsv"
+    labels.write_text("find_airports_near_route\tairports between EGTF and LFMD\n"
+                      "answer_rules_question\tIs a flight plan required for a VFR flight in France?\n")
+    chat = AssistantChat(f"{llm_server.url}/v1", "bench-model", timeout_s=5)
+    llm_server.script = [ROUTE_PLAN]
+    report = run_llm_bench(AssistantLlm(chat, LlmConfig.load()), ctx, labels=labels, graph_runs=0)
+    assert report["graph_runs"] == 0 and report["first_event_ms"] is None and report["correct"] == 2
+    assert [r["planner"] for r in report["rows"]] == ["used", None]  # one model call: the rules path plans without it
+    assert report["llm_planner"]["calls"] == 1 and report["llm_formatter"]["calls"] == 0

@@ -239,7 +239,7 @@ def get_notification_for_airport(ctx: Any, icao_code: str) -> dict[str, Any]:
     rules = ctx.rules
     entries = []
     if country in rules.countries:
-        for _, q in rules.search("PPR prior permission required airfield notice customs international arrival", k=6):
+        for _, q in rules.search_bm25("PPR prior permission required airfield notice customs international arrival", k=6):
             ans = q.answer(country)
             if ans and ans["answer"]:
                 entries.append(ans)

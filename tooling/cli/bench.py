@@ -11,11 +11,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from tooling.cli.common import EXIT_FAILED, EXIT_OK, CliError, load_settings, print_table, write_report
+from tooling.cli.common import EXIT_OK, CliError, load_settings, print_table, write_report
 from tooling.cli.parser import BENCHMARKS
 
 __all__ = [
-    "cmd_bench_assistant",
     "cmd_bench_engine",
     "cmd_bench_list",
     "cmd_bench_readback",
@@ -169,35 +168,6 @@ def cmd_bench_router(args: argparse.Namespace) -> int:
         )
     path = write_report(args.json_path, report)
     print(f"wrote {path}")
-    return EXIT_OK
-
-
-def cmd_bench_assistant(args: argparse.Namespace) -> int:
-    from tooling.bench.assistant import run_assistant_bench
-
-    llm = None
-    if args.llm_url:
-        if not args.llm_model:
-            print("--llm-model is required with --llm-url", file=sys.stderr)
-            return EXIT_FAILED
-        from assistant.llm import AssistantLlm, LlmConfig
-        from gateway.llm.chat import AssistantChat
-
-        llm = AssistantLlm(AssistantChat(args.llm_url, args.llm_model, timeout_s=args.llm_timeout), LlmConfig.load())
-    report = run_assistant_bench(repeat=args.repeat, llm=llm)
-    rows = [(tool, str(v["n"]), str(v["right"]), f"{100 * v['accuracy']:.0f}%") for tool, v in report["per_tool"].items()]
-    rows.append(("all", str(report["questions"]), str(report["correct"]), f"{100 * report['accuracy']:.1f}%"))
-    print_table(("tool", "questions", "right", "accuracy"), rows, sys.stdout, right=(1, 2, 3))
-    f, d = report["first_event_ms"], report["done_ms"]
-    print(f"first event p50 {f['p50']:.1f} ms, p95 {f['p95']:.1f} ms; done p50 {d['p50']:.1f} ms, p95 {d['p95']:.1f} ms "
-          f"(index warm-up {report['warm_s']:.2f} s, once)")
-    if report.get("llm_planner"):
-        lp = report["llm_planner"]
-        print(f"planner: {report['planner']}: {lp['used']}/{lp['calls']} plans used, {len(lp['fallbacks'])} fell back; "
-              f"tokens {lp['tokens']['total']} (p50 {lp['latency_ms_p50']} ms per planner call)")
-    for w in report["wrong"]:
-        print(f"  wrong: {w['question']!r}: {w['got']} (expected {w['expected']})")
-    print(f"wrote {write_report(args.json_path, report)}")
     return EXIT_OK
 
 

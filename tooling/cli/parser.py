@@ -20,6 +20,7 @@ BENCHMARKS: dict[str, str] = {
     "voice": "STT real-time factor and WER, TTS time to first audio, PTT release to first ATC audio byte",
     "router": "share of transmissions decided without an LLM; paraphrases resolved by each router path",
     "assistant": "briefing assistant: tool-selection accuracy on the labelled questions, time to first event and to done",
+    "rules": "briefing assistant's rules retrieval: recall@1/@5 and MRR of bm25, embeddings and their hybrid",
     "readback": "wrong values accepted and correct readbacks refused, per field, over every readback state (text or voice)",
 }
 
@@ -203,8 +204,17 @@ def build_parser() -> argparse.ArgumentParser:
     bench_assistant.add_argument("--llm-url", help="plan (and word answers) with this OpenAI-compatible API base, e.g. http://127.0.0.1:11434/v1")
     bench_assistant.add_argument("--llm-model", help="the model name (required with --llm-url)")
     bench_assistant.add_argument("--llm-timeout", type=float, default=20.0, help="seconds per model call (default: 20)")
+    bench_assistant.add_argument("--limit", type=_positive_int, default=None, help="a seeded sample of this many questions, stratified by tool")
+    bench_assistant.add_argument("--seed", type=int, default=0, help="the sample's seed (default: 0)")
+    bench_assistant.add_argument("--graph-runs", type=int, default=None, help="with --llm-url: stream only the first N through the whole graph "
+                                 "(LLM formatter, latency); plan the others (default: all)")
     _add_report_path(bench_assistant, "reports/bench-assistant.json")
-    bench_assistant.set_defaults(handler="tooling.cli.bench:cmd_bench_assistant")
+    bench_assistant.set_defaults(handler="tooling.cli.bench_assistant:cmd_bench_assistant")
+    bench_rules = bench_sub.add_parser("rules", help=BENCHMARKS["rules"], description=BENCHMARKS["rules"] + " (tooling/bench/rules.py).")
+    bench_rules.add_argument("--limit", type=_positive_int, default=None, help="a seeded sample of this many labelled questions")
+    bench_rules.add_argument("--seed", type=int, default=0, help="the sample's seed (default: 0)")
+    _add_report_path(bench_rules, "reports/bench-rules.json")
+    bench_rules.set_defaults(handler="tooling.cli.bench_assistant:cmd_bench_rules")
     bench.set_defaults(handler="tooling.cli.bench:cmd_bench_list")
 
     ask = sub.add_parser(
