@@ -46,6 +46,7 @@ from gateway.auth import Authenticator
 from gateway.relay import DecisionRelay
 from gateway.service import RadioService, ServiceError
 from gateway.settings import Settings
+from gateway.speech.cpu import cpu_pool
 from gateway.speech.stack import SpeechStack
 from gateway.store import StoreUnavailable, open_repository
 from gateway.webrtc.signaling import PeerRegistry
@@ -92,6 +93,7 @@ def create_app(
     auth = Authenticator(settings)  # off unless API keys are configured (README "Security")
     peers = PeerRegistry(settings)  # the radio over WebRTC (gateway/webrtc)
     metrics.stored_sessions_gauge(lambda: _stored_sessions(service))
+    metrics.cpu_jobs_gauge(lambda: float(cpu_pool().busy), lambda: float(cpu_pool().queued))
     # the briefing assistant (docs/assistant.md): its indexes are built in the background at start-up
     briefing = assistant_api.AssistantService.from_gateway(settings, service) if settings.assistant_enabled else None
     service.assistant = briefing  # the radio socket's "ask" channel (gateway/ask.py) reaches it here
@@ -111,6 +113,7 @@ def create_app(
                     task.cancel()
                     with contextlib.suppress(asyncio.CancelledError, Exception):
                         await task
+            await service.flush()  # the radio's queued store writes (gateway/store/writer.py)
             if relay is not None:
                 await relay.stop()
             await service.providers.aclose()

@@ -19,14 +19,14 @@ from websockets.sync.client import connect
 
 from engine.models import ControllerMessage
 from engine.phraseology import normalize_transcript
-from gateway.frequency import Frequency
+from gateway.radio.playout import Playout as Frequency
 from gateway.service import RadioService
 
 from gateway.app import create_app
 from gateway.settings import Settings
 from gateway.speech.stack import SpeechStack
 from gateway.speech.tts.espeak import EspeakTts
-from gateway.connection import RadioConnection
+from gateway.radio.connection import RadioConnection
 from gateway.ws.handler import WebSocketTransport
 from tests.conftest import run_server
 
@@ -219,7 +219,7 @@ def test_a_controller_message_waits_when_the_pilot_keys_again_right_after_releas
 
         async def send_json(event: dict[str, Any]) -> None:
             sent.append(event)
-            if event["type"] == "atc.message.end":
+            if event.type == "atc.message.end":
                 ended.set()
 
         async def send_bytes(pcm: bytes) -> None:

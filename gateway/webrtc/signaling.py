@@ -42,7 +42,7 @@ from gateway.settings import Settings
 from gateway.speech.stack import SpeechStack
 from gateway.webrtc.peer import BadOffer, WebRTCPeer
 from gateway.wire import JsonBody, json_int
-from gateway.ws import protocol as p
+from gateway.radio import protocol as p
 
 # A browser's offer is 2-6 KB (more with many network interfaces), a candidate line 100-200
 # characters. The offer's body may be larger than `max_body_bytes`: every offer the schema allows
