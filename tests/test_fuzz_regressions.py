@@ -19,7 +19,7 @@ from websockets.sync.client import connect
 
 from engine.models import ControllerMessage
 from engine.phraseology import normalize_transcript
-from gateway.radio.playout import Playout as Frequency
+from gateway.radio.playout import Playout
 from gateway.service import RadioService
 
 from gateway.app import create_app
@@ -225,7 +225,7 @@ def test_a_controller_message_waits_when_the_pilot_keys_again_right_after_releas
         async def send_bytes(pcm: bytes) -> None:
             return None
 
-        frequency = Frequency(send_json, send_bytes, EspeakTts(), pace=False)
+        frequency = Playout(send_json, send_bytes, EspeakTts(), pace=False)
         frequency.start()
         frequency.key()
         frequency.enqueue([ControllerMessage(message_id="m1", seq=1, template="t", text="go ahead", speech="go ahead")])
@@ -265,7 +265,7 @@ def test_a_pilot_hanging_up_while_the_controller_talks_logs_no_error(caplog: pyt
 
     async def scenario() -> None:
         connection.open()  # sends leave through the connection's outbox (gateway/ws/outbox.py)
-        frequency = Frequency(connection.send, connection.send_audio, EspeakTts(), pace=False)
+        frequency = Playout(connection.send, connection.send_audio, EspeakTts(), pace=False)
         frequency.start()
         frequency.enqueue([ControllerMessage(message_id="m1", seq=1, template="t", text="go ahead", speech="go ahead")])
         await asyncio.wait_for(frequency.idle(), 10)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 log = logging.getLogger(__name__)
@@ -28,10 +28,11 @@ class OrderedWriter:
     def __init__(self) -> None:
         self._last: dict[str, asyncio.Task[Any]] = {}  # the newest job of each session
 
-    async def run(self, key: str, job: Callable[[], T]) -> T:
-        """Run `job` in a worker thread after the jobs queued before for `key`; its result."""
-        task = self._chain(key, job)
-        return await asyncio.shield(task)  # cancelling the caller does not cancel the write
+    def run(self, key: str, job: Callable[[], T]) -> Awaitable[T]:
+        """Run `job` in a worker thread after the jobs queued before for `key` (its place is
+        taken now, at the call); await it for its result. Cancelling the awaiting coroutine does
+        not cancel the write."""
+        return asyncio.shield(self._chain(key, job))
 
     def submit(self, key: str, job: Callable[[], Any]) -> None:
         """Queue `job` without waiting for it (its failure is logged)."""
