@@ -56,7 +56,7 @@ from gateway.hub import DecisionHub
 from gateway.llm import ChatCompletionsProvider, RouterProvider, consult
 from gateway.providers import DataProviders, FlightPlan, ProviderError
 from gateway.service import checks
-from gateway.service.errors import ProviderUnavailable, TooManySessions, UnknownFlightPlan
+from gateway.service.errors import ProviderUnavailable, UnknownFlightPlan
 from gateway.service.evaluation import Evaluation, evaluate
 from gateway.service.persistence import Ledger, heard
 from gateway.service.weather import SessionWeather
@@ -192,7 +192,7 @@ class RadioService:
             return session, decision
 
         with self._lock:
-            self._check_capacity(owner)
+            self.ledger.check_capacity(owner)
             session, decision = self.ledger.retry(start)
         return session, decision, token
 
@@ -479,22 +479,6 @@ class RadioService:
         return self.weather.atis(self.get(session_id), frequency)
 
     # ------------------------------------------------------------------ internals
-
-    def _check_capacity(self, owner: str | None) -> None:
-        """Refuse a new session past the total or per-key limit (called under the lock). Counted
-        in the store, so on Redis the limits hold for all nodes together; two nodes creating at
-        the same instant may each pass a limit by one."""
-        if self.count() >= self.settings.max_sessions:
-            raise TooManySessions(
-                f"the gateway holds its limit of {self.settings.max_sessions} sessions; retry later", per_key=False
-            )
-        if owner is not None:
-            if self.repository.owned(owner) >= self.settings.max_sessions_per_key:
-                raise TooManySessions(
-                    f"this API key holds its limit of {self.settings.max_sessions_per_key} sessions; "
-                    "end one (DELETE /api/radio/sessions/{id}) or let it expire",
-                    per_key=True,
-                )
 
     def _new_id(self) -> str:
         while True:

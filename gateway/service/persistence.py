@@ -16,7 +16,7 @@ from engine.models import Decision, Hearing
 from engine.session import SessionEngine
 from gateway.hub import DecisionHub
 from gateway.settings import Settings
-from gateway.service.errors import SessionBusy, SessionNotFound
+from gateway.service.errors import SessionBusy, SessionNotFound, TooManySessions
 from gateway.store import AtcEntry, PilotEntry, SessionRepository, StoredSession, VersionConflict
 
 log = logging.getLogger("gateway.service")
@@ -103,6 +103,22 @@ class Ledger:
         )
         for decision in decisions:
             self.hub.publish(session_id, decision)
+
+    def check_capacity(self, owner: str | None) -> None:
+        """Refuse a new session past the total or per-key limit (called under the lock). Counted
+        in the store, so on Redis the limits hold for all nodes together; two nodes creating at
+        the same instant may each pass a limit by one."""
+        if len(self.repository) >= self.settings.max_sessions:
+            raise TooManySessions(
+                f"the gateway holds its limit of {self.settings.max_sessions} sessions; retry later", per_key=False
+            )
+        if owner is not None:
+            if self.repository.owned(owner) >= self.settings.max_sessions_per_key:
+                raise TooManySessions(
+                    f"this API key holds its limit of {self.settings.max_sessions_per_key} sessions; "
+                    "end one (DELETE /api/radio/sessions/{id}) or let it expire",
+                    per_key=True,
+                )
 
     def tick(self, session_id: str, now: float) -> list[Decision]:
         """Fire the due timers of one session (under the lock, within `retry`)."""
