@@ -72,10 +72,11 @@ _HOME = """<!doctype html>
 
 async def run_clock(service: RadioService, interval_s: float) -> None:
     """Tick every session that has something due; an error in one round never stops the clock."""
+    service.hub.bind()  # timers fire in a worker thread: their decisions come back to this loop
     while True:
         await asyncio.sleep(interval_s)
         try:
-            fired = service.tick_all()
+            fired = await asyncio.to_thread(service.tick_all)  # store writes off the event loop
         except Exception:
             log.exception("session clock round failed")
             continue

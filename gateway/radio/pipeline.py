@@ -182,7 +182,7 @@ class TransmissionPipeline:
         stopped talking, for a voice transmission (its reply's latency clock), and `hearing`
         what the recognizer was unsure of (voice only; the text may be empty then)."""
         service = self.conn.service
-        session = service.get(link.session_id)
+        session = await service.get_async(link.session_id)  # after this session's queued writes
         transmission_id = f"{link.session_id}-x{session.transmissions + 1}"
         await self.conn.send(e.transcript(transmission_id, text, final=True, hearing=hearing))
         started = time.monotonic()

@@ -224,7 +224,7 @@ class RadioSession:
 
     async def send_state(self) -> None:
         link = self.conn.require()
-        session = self.service.get(link.session_id)
+        session = await self.service.get_async(link.session_id)
         link.state_key = (session.active.flow, session.active.state)
         await self.conn.send(
             e.State(
