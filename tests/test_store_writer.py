@@ -95,3 +95,19 @@ def test_the_radio_path_stores_and_publishes_in_order(tmp_path: Path) -> None:
         repository.close()
     assert heard == [f"{session.session_id}-x1", f"{session.session_id}-x2"]
     assert delivered == 0
+
+
+def test_decisions_published_from_threads_reach_listeners_in_publish_order() -> None:
+    """The hub (gateway/hub.py) hands a decision published in a worker thread to the loop's
+    listeners, before one published on the loop after it."""
+    from engine.models import Decision
+    from gateway.hub import DecisionHub
+
+    async def scenario() -> list[str | None]:
+        hub = DecisionHub()
+        queue = hub.subscribe("s")
+        await asyncio.to_thread(hub.publish, "s", Decision(transmission_id="x1"))
+        hub.publish("s", Decision(transmission_id="x2"))
+        return [queue.get_nowait().transmission_id for _ in range(2)]
+
+    assert asyncio.run(scenario()) == ["x1", "x2"]
