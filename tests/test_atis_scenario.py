@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from engine.atis_scenario import atis_message, is_broadcast, session_report, station_atis, tuned_station
+from engine.atis_scenario import (
+    atis_message,
+    is_broadcast,
+    session_report,
+    station_atis,
+    tuned_station,
+)
 from engine.models import FlowFrame, FlowMode, Session
 from engine.weather import generated_report
 

@@ -18,8 +18,8 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from engine.models import ControllerMessage
 from engine.atis_scenario import atis_message, is_broadcast
+from engine.models import ControllerMessage
 from engine.phraseology import frequencies
 from gateway.radio.playout import Playout
 

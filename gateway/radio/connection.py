@@ -35,7 +35,12 @@ from gateway.radio.link import Link
 from gateway.radio.outbox import Outbox, SlowConsumer
 from gateway.radio.pipeline import Transmission, TransmissionPipeline
 from gateway.radio.session import RadioSession
-from gateway.radio.transport import CLOSE_TIMEOUT_S, POLICY_VIOLATION, Transport, TransportClosed
+from gateway.radio.transport import (
+    CLOSE_TIMEOUT_S,
+    POLICY_VIOLATION,
+    Transport,
+    TransportClosed,
+)
 from gateway.service import RadioService, ServiceError
 from gateway.settings import Settings
 from gateway.speech.stack import SpeechStack

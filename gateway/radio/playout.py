@@ -24,9 +24,9 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from engine.models import ControllerMessage
 from gateway.audio.radio import RadioEffect
 from gateway.audio.resample import StreamResampler
+from gateway.radio.events import Event, atc_message, atc_message_end
 from gateway.speech.cpu import Priority, priority
 from gateway.speech.tts.base import TtsEngine
-from gateway.radio.events import Event, atc_message, atc_message_end
 
 log = logging.getLogger("livefreq.playout")
 

@@ -14,7 +14,12 @@ from typing import Any
 from engine.identity import own_codes, traffic_codes
 from engine.models import FlowMode
 from engine.registry import KNOWN_SCENARIO_VARIABLES, FlowRegistry
-from engine.scenario import DERIVED_VARIABLES, FLIGHT_PLAN_VARIABLES, SCENARIO_VARIABLES, resolve_scenario
+from engine.scenario import (
+    DERIVED_VARIABLES,
+    FLIGHT_PLAN_VARIABLES,
+    SCENARIO_VARIABLES,
+    resolve_scenario,
+)
 from gateway.service.errors import BadInput, UnknownFlowError
 
 MAX_TEXT_CHARS = 500

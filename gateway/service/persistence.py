@@ -15,9 +15,15 @@ from typing import TypeVar
 from engine.models import Decision, Hearing
 from engine.session import SessionEngine
 from gateway.hub import DecisionHub
-from gateway.settings import Settings
 from gateway.service.errors import SessionBusy, SessionNotFound, TooManySessions
-from gateway.store import AtcEntry, PilotEntry, SessionRepository, StoredSession, VersionConflict
+from gateway.settings import Settings
+from gateway.store import (
+    AtcEntry,
+    PilotEntry,
+    SessionRepository,
+    StoredSession,
+    VersionConflict,
+)
 
 log = logging.getLogger("gateway.service")
 

@@ -18,7 +18,7 @@ from gateway.store.redis import DEFAULT_URL, RedisSessionRepository
 def bench(url: str, n: int = 2000) -> None:  # pragma: no cover - measurement
     """Time `save` and `read` of a realistic session on `url`."""
     service = RadioService(Settings(store="memory"), repository=MemorySessionRepository())
-    session, opening, token = service.create(flow="clearance", scenario={"airport": "EDDF"}, seed=7)
+    session, opening, _token = service.create(flow="clearance", scenario={"airport": "EDDF"}, seed=7)
     for text in opening.expected_pilot[:1] * 12:
         service.transmit(session.session_id, text)
     record = service.repository.get(session.session_id)
