@@ -72,6 +72,8 @@ TIMER_LEASE_S = 5.0
 
 
 class RadioService:
+    _check_text = staticmethod(checks.check_text)  # the text rule (tests/test_openapi.py holds the schema to it)
+
     def __init__(
         self,
         settings: Settings | None = None,
