@@ -1,9 +1,10 @@
 """One receiver's playout: controller transmissions, in order, on air for one connection.
 
-A `Playout` is what one pilot's radio hears; the `Frequency` it is tuned to (gateway/radio/
-frequency.py) hands it the transmissions made there. Controller messages queue here in `seq` order and go out one at a time: the `atc.message` event,
-the audio synthesized sentence by sentence (radio effect, resampled to the client's rate) paced at
-real time with a small lead, then `atc.message.end`. Pacing makes "the controller is talking" a
+A `Playout` is what one pilot's radio hears; the `Frequency` it is tuned to
+(gateway/radio/frequency.py) hands it the transmissions made there. Controller messages queue
+here in `seq` order and go out one at a time: the `atc.message` event, the audio synthesized
+sentence by sentence (radio effect, resampled to the client's rate) paced at real time with a
+small lead, then `atc.message.end`. Pacing makes "the controller is talking" a
 fact of the server clock, which is what blocking needs:
 
 - while the pilot is keyed, the controller does not start a new message (it waits);
