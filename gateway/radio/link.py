@@ -39,3 +39,5 @@ class Link:
     # stage clocks (gateway/metrics.py), by controller message id; emptied as messages go on air
     decided_at: dict[str, float] = field(default_factory=dict)
     speech_end_at: dict[str, float] = field(default_factory=dict)
+    # when the pilot stopped talking, by transmission id, until its decision is delivered
+    spoken_until: dict[str, float] = field(default_factory=dict)

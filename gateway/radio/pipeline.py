@@ -186,13 +186,18 @@ class TransmissionPipeline:
         transmission_id = f"{link.session_id}-x{session.transmissions + 1}"
         await self.conn.send(e.transcript(transmission_id, text, final=True, hearing=hearing))
         started = time.monotonic()
-        # the decision arrives through the hub; the LLM router, if asked, is awaited here
-        decision = await service.transmit_async(link.session_id, text, hearing=hearing)
+        if spoken_until is not None:  # the reply's latency clock, should it be spoken before we resume
+            link.spoken_until[transmission_id] = spoken_until
+        try:
+            # the decision arrives through the hub; the LLM router, if asked, is awaited here
+            decision = await service.transmit_async(link.session_id, text, hearing=hearing)
+        finally:
+            unclaimed = link.spoken_until.pop(transmission_id, None)
         decided = time.monotonic()
         metrics.TRANSMISSIONS.labels("text" if spoken_until is None else "voice").inc()
         if spoken_until is not None:
             metrics.observe_stage("final_to_decision", decided - started)
-            if decision.messages:
+            if decision.messages and unclaimed is not None:  # not delivered yet
                 link.speech_end_at[decision.messages[0].message_id] = spoken_until
         for msg in decision.messages:
             link.decided_at.setdefault(msg.message_id, decided)

@@ -218,6 +218,9 @@ class RadioSession:
             now = time.monotonic()
             for msg in decision.messages:
                 link.decided_at.setdefault(msg.message_id, now)
+            spoken = link.spoken_until.pop(decision.transmission_id or "", None)
+            if spoken is not None and decision.messages:
+                link.speech_end_at[decision.messages[0].message_id] = spoken
             if decision.messages:
                 link.frequency.transmit(list(decision.messages))
         await self.send_state()
