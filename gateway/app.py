@@ -48,6 +48,7 @@ from gateway.auth import Authenticator
 from gateway.extras import installed
 from gateway.service import RadioService, ServiceError
 from gateway.settings import Settings
+from gateway.speech.cpu import cpu_pool
 from gateway.speech.stack import SpeechStack
 from gateway.store import StoreUnavailable, open_repository
 from gateway.ws.handler import route_handler as radio_handler
@@ -74,10 +75,11 @@ _HOME = """<!doctype html>
 
 async def run_clock(service: RadioService, interval_s: float) -> None:
     """Tick every session that has something due; an error in one round never stops the clock."""
+    service.hub.bind()  # timers fire in a worker thread: their decisions come back to this loop
     while True:
         await asyncio.sleep(interval_s)
         try:
-            fired = service.tick_all()
+            fired = await asyncio.to_thread(service.tick_all)  # store writes off the event loop
         except Exception:
             log.exception("session clock round failed")
             continue
@@ -102,6 +104,7 @@ def create_app(
         from gateway.api.webrtc_unavailable import routes as webrtc_routes
     peers = PeerRegistry(settings)
     metrics.stored_sessions_gauge(lambda: _stored_sessions(service))
+    metrics.cpu_jobs_gauge(lambda: float(cpu_pool().busy), lambda: float(cpu_pool().queued))
     # the briefing assistant (docs/assistant.md): its indexes are built in the background at start-up
     briefing = assistant_api.AssistantService.from_gateway(settings, service) if settings.assistant_enabled else None
     service.assistant = briefing  # the radio socket's "ask" channel (gateway/ask.py) reaches it here
@@ -121,6 +124,7 @@ def create_app(
                     task.cancel()
                     with contextlib.suppress(asyncio.CancelledError, Exception):
                         await task
+            await service.flush()  # the radio's queued store writes (gateway/store/writer.py)
             if relay is not None:
                 await relay.stop()
             await service.providers.aclose()

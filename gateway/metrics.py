@@ -31,7 +31,6 @@ from starlette.routing import Route
 
 from engine.models import Decision
 from engine.router_llm import Outcome, RouterVerdict
-from gateway.speech.cpu import cpu_pool
 
 STAGES = ("speech_end_to_final", "final_to_decision", "decision_to_first_tts_audio", "speech_end_to_first_audio")
 # seconds; dense where the targets are (0.35 s p50, 0.7 s / 1.2 s p95, 1.5 s capacity limit)
@@ -69,8 +68,13 @@ LLM_FALLBACKS = Counter(
 LLM_TOKENS = Counter("livefreq_llm_tokens_total", "Tokens used by the LLM router", ["kind"])
 LLM_SECONDS = Histogram("livefreq_llm_request_seconds", "Latency of one LLM router call", buckets=LATENCY_BUCKETS)
 CPU_JOBS = Gauge("livefreq_cpu_jobs", "Speech jobs in the shared CPU pool (gateway/speech/cpu.py)", ["state"])
-CPU_JOBS.labels("running").set_function(lambda: float(cpu_pool().busy))
-CPU_JOBS.labels("queued").set_function(lambda: float(cpu_pool().queued))
+
+
+def cpu_jobs_gauge(running: Callable[[], float], queued: Callable[[], float]) -> None:
+    """Read the speech engines' CPU pool at each scrape (the app passes it: metrics imports no
+    speech module, the arrows run from the parts to their metrics)."""
+    CPU_JOBS.labels("running").set_function(running)
+    CPU_JOBS.labels("queued").set_function(queued)
 
 for _stage in STAGES:  # every stage appears in /metrics from the start, with zero counts
     STAGE_SECONDS.labels(_stage)

@@ -69,6 +69,7 @@ class DecisionRelay:
             asyncio.create_task(self._publish_outbox(), name="livefreq-relay-out"),
             asyncio.create_task(self._read_channel(), name="livefreq-relay-in"),
         ]
+        self.hub.bind()  # decisions saved in worker threads are relayed from this loop
         self.hub.relay = self.send
 
     def send(self, session_id: str, decision: Decision) -> None:

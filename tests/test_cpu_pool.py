@@ -9,7 +9,7 @@ import threading
 import time
 from collections.abc import AsyncIterator
 
-from gateway.frequency import prefetched
+from gateway.radio.playout import prefetched
 from gateway.speech.cpu import CpuPool, Priority, current_priority
 
 

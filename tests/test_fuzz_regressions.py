@@ -19,14 +19,14 @@ from websockets.sync.client import connect
 
 from engine.models import ControllerMessage
 from engine.phraseology import normalize_transcript
-from gateway.frequency import Frequency
+from gateway.radio.playout import Playout
 from gateway.service import RadioService
 
 from gateway.app import create_app
 from gateway.settings import Settings
 from gateway.speech.stack import SpeechStack
 from gateway.speech.tts.espeak import EspeakTts
-from gateway.connection import RadioConnection
+from gateway.radio.connection import RadioConnection
 from gateway.ws.handler import WebSocketTransport
 from tests.conftest import run_server
 
@@ -219,13 +219,13 @@ def test_a_controller_message_waits_when_the_pilot_keys_again_right_after_releas
 
         async def send_json(event: dict[str, Any]) -> None:
             sent.append(event)
-            if event["type"] == "atc.message.end":
+            if event.type == "atc.message.end":
                 ended.set()
 
         async def send_bytes(pcm: bytes) -> None:
             return None
 
-        frequency = Frequency(send_json, send_bytes, EspeakTts(), pace=False)
+        frequency = Playout(send_json, send_bytes, EspeakTts(), pace=False)
         frequency.start()
         frequency.key()
         frequency.enqueue([ControllerMessage(message_id="m1", seq=1, template="t", text="go ahead", speech="go ahead")])
@@ -265,7 +265,7 @@ def test_a_pilot_hanging_up_while_the_controller_talks_logs_no_error(caplog: pyt
 
     async def scenario() -> None:
         connection.open()  # sends leave through the connection's outbox (gateway/ws/outbox.py)
-        frequency = Frequency(connection.send, connection.send_audio, EspeakTts(), pace=False)
+        frequency = Playout(connection.send, connection.send_audio, EspeakTts(), pace=False)
         frequency.start()
         frequency.enqueue([ControllerMessage(message_id="m1", seq=1, template="t", text="go ahead", speech="go ahead")])
         await asyncio.wait_for(frequency.idle(), 10)

@@ -53,7 +53,7 @@ from gateway.audio.resample import resample
 from gateway.settings import REPO_ROOT, Settings
 from gateway.speech.stack import SpeechStack
 from gateway.speech.tts.espeak import EspeakTts
-from gateway.ws import protocol as p
+from gateway.radio import protocol as p
 from tests.conftest import run_server
 from tests.support.fuzz_report import ErrorLog, FuzzReport, budget
 

@@ -28,8 +28,8 @@ from gateway.api.openapi import OPERATIONS
 from gateway.app import create_app
 from gateway.settings import Settings
 from gateway.webrtc.signaling import OFFER_BODY_BYTES
-from gateway.ws.limits import ConnectionLimits, TokenBucket, Verdict
-from gateway.ws.outbox import Outbox, SlowConsumer
+from gateway.radio.limits import ConnectionLimits, TokenBucket, Verdict
+from gateway.radio.outbox import Outbox, SlowConsumer
 
 LIGHT = {"speech_preload": False, "stt_engine": "sphinx", "tts_engine": "espeak"}
 KEY_A = "alpha-key-0123456789abcdef"

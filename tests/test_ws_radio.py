@@ -359,14 +359,14 @@ def test_telemetry_message_fields_are_the_engines_aircraft_state():
     """One list of aircraft-state names: what clients may send is what guards may read."""
     from engine.models import TELEMETRY_KEYS
     from engine.registry import KNOWN_TELEMETRY
-    from gateway.ws.protocol import TelemetryFields
+    from gateway.radio.protocol import TelemetryFields
 
     assert set(TelemetryFields.model_fields) == set(TELEMETRY_KEYS) == KNOWN_TELEMETRY
 
 
 def test_transmission_hearing_marks_cut_and_wordless_transmissions():
     from engine.models import Hearing
-    from gateway.connection import Transmission, transmission_hearing
+    from gateway.radio.pipeline import Transmission, transmission_hearing
     from gateway.speech.stt.base import SttResult
 
     heard = SttResult("QNH 1004", Hearing(alternatives=["QNH 1005"], confidence=0.8))

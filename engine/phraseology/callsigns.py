@@ -16,14 +16,16 @@ import re
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rapidfuzz import fuzz
 
 from engine.phraseology.alphabet import letter_of, letter_word, spell
 from engine.phraseology.context import Context
 from engine.phraseology.numbers import speak_digits
-from engine.phraseology.transcript import Transcript
+
+if TYPE_CHECKING:  # transcript.py imports this module (callsign hints); annotations only here
+    from engine.phraseology.transcript import Transcript
 
 # ICAO designator -> (telephony as spoken, airline name). Our own list of real airlines; telephony
 # is written the way it is pronounced on the radio (AFR files "AIRFRANS", spoken "Air France").

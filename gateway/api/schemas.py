@@ -15,7 +15,7 @@ from gateway.wire import JsonBody, Traffic, json_int
 from engine.models import ControllerMessage, Decision, ReadbackResult, Role, Session
 from gateway.providers.vatsim import FlightPlan, FlightPlanCallsign
 from gateway.service import MAX_SEED, RadioService
-from gateway.ws.protocol import TelemetryBody
+from gateway.radio.protocol import TelemetryBody
 
 
 # strict: "7" and true are not seeds; 7.0 is 7

@@ -32,7 +32,7 @@ client, with short timeouts (``LIVEFREQ_REDIS_TIMEOUT_S``, 0.5 s by default) and
 retry on a dropped connection; a Redis that does not answer raises `StoreUnavailable` (503
 ``store_unavailable`` over HTTP) instead of hanging the event loop. The asynchronous parts of the
 gateway (the pub/sub relay) use ``redis.asyncio``. Measured on loopback on the 2-core
-development VM (redis-server 7.0, ``python -m gateway.store.redis URL`` to repeat), for an 11 KB
+development VM (redis-server 7.0, ``python -m gateway.store.redis_bench URL`` to repeat), for an 11 KB
 session (a dozen transmissions in) with two transcript lines, over 2,000 rounds: a `save`
 (serialise, script, reply) p50 0.14-0.16 ms, p99 0.27-0.32 ms; a `read` p50 0.10-0.11 ms, p99
 0.20-0.25 ms. Through `RadioService` (load, decide, save) a transmission took p50 0.98 ms, p99
@@ -49,7 +49,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import time
 import uuid
 from collections.abc import Iterator, Sequence
 from typing import Any, Self
@@ -321,43 +320,3 @@ def _safe(url: str) -> str:
     if "@" in rest:
         rest = "***@" + rest.rsplit("@", 1)[1]
     return f"{scheme}{sep}{rest}"
-
-
-def _bench(url: str, n: int = 2000) -> None:  # pragma: no cover - measurement, see the module docstring
-    """Time `save` and `read` of a realistic session on `url` (``python -m gateway.store.redis``)."""
-    import statistics
-
-    from gateway.service import RadioService
-    from gateway.settings import Settings
-    from gateway.store.memory import MemorySessionRepository
-
-    service = RadioService(Settings(store="memory"), repository=MemorySessionRepository())
-    session, opening, token = service.create(flow="clearance", scenario={"airport": "EDDF"}, seed=7)
-    for text in opening.expected_pilot[:1] * 12:
-        service.transmit(session.session_id, text)
-    record = service.repository.get(session.session_id)
-    assert record is not None
-    lines = service.repository.transcript(session.session_id)[-2:]
-    store = RedisSessionRepository(url, prefix=f"bench-{uuid.uuid4().hex[:8]}:")
-    saves, reads = [], []
-    try:
-        for _ in range(n):
-            t0 = time.perf_counter()
-            store.save(record, lines, wake_at=1.0)
-            t1 = time.perf_counter()
-            store.read(session.session_id)
-            t2 = time.perf_counter()
-            saves.append((t1 - t0) * 1000)
-            reads.append((t2 - t1) * 1000)
-        store.delete(session.session_id)
-    finally:
-        store.close()
-    for name, xs in (("save", saves), ("read", reads)):
-        q = statistics.quantiles(xs, n=100)
-        print(f"{name}: p50 {q[49]:.3f} ms, p99 {q[98]:.3f} ms over {n} ({len(record.model_dump_json())} B record)")
-
-
-if __name__ == "__main__":  # pragma: no cover
-    import sys
-
-    _bench(sys.argv[1] if len(sys.argv) > 1 else DEFAULT_URL)

@@ -39,13 +39,14 @@ from aiortc.sdp import SessionDescription, candidate_from_sdp
 
 from gateway import metrics
 from gateway.auth import ANONYMOUS, Authenticator, Principal
-from gateway.connection import RadioConnection, TransportClosed
+from gateway.radio import events as e
+from gateway.radio.connection import RadioConnection
+from gateway.radio.transport import TransportClosed
 from gateway.service import RadioService
 from gateway.settings import Settings
 from gateway.speech.stack import SpeechStack
 from gateway.webrtc.fragments import MAX_MESSAGE_BYTES, fragment
 from gateway.webrtc.tracks import FRAME_MS, TRACK_RATE, PacedAudioTrack, MicConverter
-from gateway.ws import protocol as p
 
 log = logging.getLogger("livefreq.webrtc")
 
@@ -271,7 +272,7 @@ class WebRTCPeer:
         while connection.fatal is None:
             message = await self._inbox.get()
             if isinstance(message, bytes):
-                await connection.send(p.error("bad_message", "audio goes on the audio track; the data channel carries JSON text"))
+                await connection.send(e.error("bad_message", "audio goes on the audio track; the data channel carries JSON text"))
                 continue
             if _is_ptt_up(message):
                 await self._tail()

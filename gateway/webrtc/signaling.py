@@ -41,7 +41,7 @@ from gateway.service import RadioService
 from gateway.settings import Settings
 from gateway.speech.stack import SpeechStack
 from gateway.wire import JsonBody, json_int
-from gateway.ws import protocol as p
+from gateway.radio import protocol as p
 
 if TYPE_CHECKING:  # the peer needs aiortc (the [webrtc] extra); the body models here do not (openapi)
     from gateway.webrtc.peer import WebRTCPeer

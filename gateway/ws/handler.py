@@ -1,6 +1,6 @@
 """`WS /v1/radio`: one pilot's radio over one WebSocket (protocol v1, docs/protocol-v1.md).
 
-The pipeline is the transport-neutral `RadioConnection` (gateway/connection.py); this module is
+The pipeline is the transport-neutral `RadioConnection` (gateway/radio); this module is
 only how its frames move on a WebSocket: JSON in text frames, PCM16 in binary frames, both ways,
 at the rates the client declares.
 
@@ -19,11 +19,12 @@ from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
 
 from gateway import metrics
 from gateway.auth import AuthError, Authenticator, bearer, origin_allowed
-from gateway.connection import POLICY_VIOLATION, RadioConnection, TransportClosed
+from gateway.radio import protocol as p
+from gateway.radio.connection import RadioConnection
+from gateway.radio.transport import POLICY_VIOLATION, TransportClosed
 from gateway.service import RadioService
 from gateway.settings import Settings
 from gateway.speech.stack import SpeechStack
-from gateway.ws import protocol as p
 
 __all__ = ["POLICY_VIOLATION", "WebSocketTransport", "route_handler", "serve_socket"]
 

@@ -1,12 +1,13 @@
 """The ATIS on the air: while the pilot is tuned to an ATIS frequency, the recording plays in a loop.
 
-An `AtisBroadcast` belongs to one connection and feeds that connection's live `Frequency`, the
+An `AtisBroadcast` belongs to one connection and feeds that connection's `Playout`, the
 same queue controller messages go through, so the ATIS is spoken like any transmission (the
 `atc.message` event with ``station: "atis"`` and ``seq: 0`` — it is no numbered message of the
 session — its audio, `atc.message.end`) and never over a controller: a controller call that
 arrives meanwhile is spoken after the current repetition. Each repetition is composed afresh, so
 a new information letter is on the air from the next loop on. Tuning away cuts the current
-repetition at once and ends the loop.
+repetition at once and ends the loop. `tune_atis` is the radio's side of tuning: which ATIS (if
+any) a frequency carries for the session (engine/atis_scenario.py), and the loop started or ended.
 """
 
 from __future__ import annotations
@@ -15,9 +16,15 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
+from engine.atis_scenario import atis_message, is_broadcast
 from engine.models import ControllerMessage
-from gateway.frequency import Frequency
+from engine.phraseology import frequencies
+from gateway.radio.playout import Playout
+
+if TYPE_CHECKING:
+    from gateway.service import RadioService
 
 log = logging.getLogger("livefreq.atis")
 
@@ -27,8 +34,8 @@ Compose = Callable[[int], ControllerMessage | None]  # repetition number -> the 
 
 
 class AtisBroadcast:
-    def __init__(self, frequency: Frequency, *, gap_s: float = GAP_S) -> None:
-        self.frequency = frequency
+    def __init__(self, playout: Playout, *, gap_s: float = GAP_S) -> None:
+        self.playout = playout
         self.gap_s = gap_s
         self.tuned: str | None = None  # the ATIS frequency being listened to
         self.repetitions = 0
@@ -58,12 +65,12 @@ class AtisBroadcast:
                 await task
         current, self._current = self._current, None
         if current is not None:
-            self.frequency.withdraw(current.message_id)
+            self.playout.withdraw(current.message_id)
 
     @staticmethod
     def owns(msg: ControllerMessage) -> bool:
         """A broadcast repetition (also one cut after its loop ended), not a controller message."""
-        return msg.seq == 0 and msg.station == "atis"
+        return is_broadcast(msg)
 
     def sent(self, msg: ControllerMessage) -> None:
         """The frequency finished (or cut) a repetition: the loop goes on after the gap."""
@@ -82,9 +89,23 @@ class AtisBroadcast:
                 return
             self._done.clear()
             self._current = msg
-            self.frequency.enqueue([msg])
+            self.playout.enqueue([msg])
             await self._done.wait()
             self._current = None
             n += 1
             self.repetitions += 1
             await asyncio.sleep(self.gap_s)  # the broadcast's own pause, on the server clock
+
+
+async def tune_atis(broadcast: AtisBroadcast, service: RadioService, session_id: str, frequency: str) -> None:
+    """COM1 changed: an ATIS frequency starts its broadcast, any other ends one."""
+    if service.atis(session_id, frequency) is None:
+        await broadcast.stop()
+        return
+
+    def compose(n: int) -> ControllerMessage | None:
+        """Repetition `n` of the ATIS on `frequency`, as it stands now (its letter may have moved on)."""
+        atis = service.atis(session_id, frequency)
+        return None if atis is None else atis_message(session_id, atis, frequency, n, service.clock())
+
+    await broadcast.play(frequencies.canonical(frequency) or frequency, compose)

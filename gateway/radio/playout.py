@@ -1,8 +1,10 @@
-"""The live frequency of one session on one connection: controller transmissions, in order, on air.
+"""One receiver's playout: controller transmissions, in order, on air for one connection.
 
-Controller messages queue here in `seq` order and go out one at a time: the `atc.message` event,
-the audio synthesized sentence by sentence (radio effect, resampled to the client's rate) paced at
-real time with a small lead, then `atc.message.end`. Pacing makes "the controller is talking" a
+A `Playout` is what one pilot's radio hears; the `Frequency` it is tuned to
+(gateway/radio/frequency.py) hands it the transmissions made there. Controller messages queue
+here in `seq` order and go out one at a time: the `atc.message` event, the audio synthesized
+sentence by sentence (radio effect, resampled to the client's rate) paced at real time with a
+small lead, then `atc.message.end`. Pacing makes "the controller is talking" a
 fact of the server clock, which is what blocking needs:
 
 - while the pilot is keyed, the controller does not start a new message (it waits);
@@ -19,18 +21,17 @@ import contextlib
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any
 
 from engine.models import ControllerMessage
 from gateway.audio.radio import RadioEffect
 from gateway.audio.resample import StreamResampler
+from gateway.radio.events import Event, atc_message, atc_message_end
 from gateway.speech.cpu import Priority, priority
 from gateway.speech.tts.base import TtsEngine
-from gateway.ws.protocol import atc_message, atc_message_end
 
-log = logging.getLogger("livefreq.frequency")
+log = logging.getLogger("livefreq.playout")
 
-SendJson = Callable[[dict[str, Any]], Awaitable[None]]
+SendEvent = Callable[[Event], Awaitable[None]]
 SendBytes = Callable[[bytes], Awaitable[None]]
 
 CHUNK_MS = 100  # audio frame size on the wire
@@ -74,10 +75,13 @@ async def prefetched(pieces: AsyncIterator[bytes], seconds: Callable[[bytes], fl
                 await close()
 
 
-class Frequency:
+class Playout:
+    """The controller's side of one connection's radio: a queue spoken one message at a time,
+    held while the pilot is keyed (see the module docstring)."""
+
     def __init__(
         self,
-        send_json: SendJson,
+        send_json: SendEvent,
         send_bytes: SendBytes,
         tts: TtsEngine,
         *,
@@ -86,7 +90,7 @@ class Frequency:
         radio_effect: bool = True,
         pace: bool = True,
         clock: Callable[[], float] = time.monotonic,
-        on_sent: Callable[[ControllerMessage], None] | None = None,
+        on_sent: Callable[[ControllerMessage], Awaitable[None]] | None = None,
         on_first_audio: Callable[[ControllerMessage], None] | None = None,
     ) -> None:
         self._send_json = send_json
@@ -112,7 +116,7 @@ class Frequency:
 
     def start(self) -> None:
         if self._task is None:
-            self._task = asyncio.create_task(self._run(), name="livefreq-frequency")
+            self._task = asyncio.create_task(self._run(), name="livefreq-playout")
 
     async def close(self) -> None:
         if self._task is not None:
@@ -204,7 +208,7 @@ class Frequency:
             self.sent += 1
             self.interrupted += int(interrupted)
             if self.on_sent is not None:
-                self.on_sent(msg)
+                await self.on_sent(msg)  # e.g. the delivery written, off the event loop
         await self._send_json(atc_message_end(msg, interrupted, round(samples * 1000 / self.output_rate)))
 
     def _seconds(self, pcm: bytes) -> float:

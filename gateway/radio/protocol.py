@@ -1,8 +1,8 @@
-"""Protocol v1 messages (docs/protocol-v1.md): typed client messages and server event builders.
+"""Protocol v1 client messages (docs/protocol-v1.md): one pydantic model per `type`.
 
-Client text frames are parsed into one pydantic model per `type`; anything else becomes a typed
-`error` event with a stable code, and the connection stays open. Server events are plain dicts
-built here, so their shapes live in one place.
+Client text frames are parsed into these models, whatever transport carried them; anything else
+becomes a typed `error` event with a stable code, and the connection stays open. Server events
+are the models of gateway/radio/events.py.
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field, TypeAdapter, ValidationError
 
-from engine.models import ControllerMessage, Decision, Hearing, ReadbackResult
 from gateway.providers.vatsim import FlightPlan, FlightPlanCallsign
 from gateway.wire import JsonBody, JsonInt, Traffic, json_int
 
@@ -163,63 +162,3 @@ def parse_client(text: str) -> ClientMessage:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"][1:]) or kind
         raise ProtocolError("bad_message", f"{kind}: {where}: {first['msg']}") from exc
-
-
-# ---------------------------------------------------------------------------- server events
-
-
-def error(code: str, message: str, fatal: bool = False) -> dict[str, Any]:
-    return {"type": "error", "code": code, "message": message, "fatal": fatal}
-
-
-def readback_view(rb: ReadbackResult | None) -> dict[str, Any] | None:
-    return None if rb is None else rb.model_dump(mode="json")
-
-
-def atc_message(msg: ControllerMessage, sample_rate: int) -> dict[str, Any]:
-    return {
-        "type": "atc.message",
-        "message_id": msg.message_id,
-        "seq": msg.seq,
-        "station": msg.station,
-        "frequency": msg.frequency,
-        "text": msg.text,
-        "speech": msg.speech,
-        "audio": {"format": "pcm_s16le", "sample_rate": sample_rate},
-    }
-
-
-def atc_message_end(msg: ControllerMessage, interrupted: bool, audio_ms: int | None = None) -> dict[str, Any]:
-    """`audio_ms`: how much audio of the message was sent (a WebRTC client hears it on a
-    continuous track and may check what it cut out against it)."""
-    event: dict[str, Any] = {"type": "atc.message.end", "message_id": msg.message_id, "seq": msg.seq, "interrupted": interrupted}
-    if audio_ms is not None:
-        event["audio_ms"] = audio_ms
-    return event
-
-
-def decision_event(d: Decision) -> dict[str, Any]:
-    return {
-        "type": "decision",
-        "transmission_id": d.transmission_id,
-        "cause": d.cause,
-        "from_state": d.from_state,
-        "to_state": d.to_state,
-        "from_flow": d.from_flow,
-        "to_flow": d.to_flow,
-        "recognized": d.recognized,
-        "intent": d.intent,
-        "readback": readback_view(d.readback),
-        # the controller messages this decision queued, in order: a client knows which
-        # `atc.message` answers its transmission without asking for the transcript
-        "messages": [{"message_id": m.message_id, "seq": m.seq} for m in d.messages],
-        "trace": d.trace.model_dump(mode="json"),
-    }
-
-
-def transcript(transmission_id: str | None, text: str, final: bool, hearing: Hearing | None = None) -> dict[str, Any]:
-    """A transcript event; a voice final carries what the recognizer was unsure of (`hearing`)."""
-    event: dict[str, Any] = {"type": "transcript", "transmission_id": transmission_id, "text": text, "final": final}
-    if hearing is not None:
-        event["hearing"] = hearing.model_dump(mode="json")
-    return event
