@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("engine", "gateway", "assistant")
+PACKAGES = ("engine", "gateway", "assistant", "tooling")
 
 
 def module_files() -> dict[str, Path]:
