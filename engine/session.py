@@ -358,5 +358,5 @@ class SessionEngine:
         return d
 
     def _render_ctx(self, session: Session, flow: Flow, state: State | None) -> dict[str, Any]:
-        """The evaluator's view of a state (gateway/readback_pilot.py reads it)."""
+        """The evaluator's view of a state (tooling/readback_pilot/ reads it)."""
         return self.speaker.render_ctx(session, flow, state)

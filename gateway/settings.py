@@ -97,7 +97,7 @@ class Settings(BaseSettings):
     # probing 127.0.0.1:8765-8770) call the local gateway
     cors_origins: list[str] = Field(default_factory=lambda: ["*"])
 
-    # hardening (gateway/auth.py, gateway/ws/limits.py; docs/operations.md "Security"). Authentication is off
+    # hardening (gateway/auth.py, gateway/radio/limits.py; docs/operations.md "Security"). Authentication is off
     # until API keys are configured: a local trainer needs no set-up.
     # keys: comma-separated entries, each a key or "sha256:<hex>" of one, optionally "label entry"
     api_keys: Annotated[list[SecretStr], NoDecode] = Field(default_factory=list)
@@ -119,7 +119,7 @@ class Settings(BaseSettings):
     ws_audio_bytes_per_s: int = Field(default=1_000_000, gt=0)  # ~10x real time at 48 kHz
     ws_audio_burst_bytes: int = Field(default=16 * 1024 * 1024, gt=0)
     ws_abuse_drops: int = Field(default=100, gt=0)
-    # what a connection may hold for a client that reads too slowly (gateway/ws/outbox.py)
+    # what a connection may hold for a client that reads too slowly (gateway/radio/outbox.py)
     ws_send_queue_bytes: int = Field(default=2 * 1024 * 1024, gt=0)
     ws_send_queue_droppable: int = Field(default=32, ge=0)  # partial transcripts and vad events
 

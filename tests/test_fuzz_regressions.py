@@ -264,7 +264,7 @@ def test_a_pilot_hanging_up_while_the_controller_talks_logs_no_error(caplog: pyt
     connection = RadioConnection(WebSocketTransport(_HungUp()), RadioService(settings), SpeechStack(settings), settings)  # type: ignore[arg-type]
 
     async def scenario() -> None:
-        connection.open()  # sends leave through the connection's outbox (gateway/ws/outbox.py)
+        connection.open()  # sends leave through the connection's outbox (gateway/radio/outbox.py)
         frequency = Playout(connection.send, connection.send_audio, EspeakTts(), pace=False)
         frequency.start()
         frequency.enqueue([ControllerMessage(message_id="m1", seq=1, template="t", text="go ahead", speech="go ahead")])

@@ -7,7 +7,7 @@ remembering to: the public routes are listed here, every other request needs a c
   ``/metrics`` (the browser radio's static files);
 - ``/api/radio/sessions/{id}`` and below: the session's own token, or the API key that created it;
 - ``/v1/webrtc/...`` (the radio over WebRTC): any valid credential, as for the radio socket; what
-  it reaches is checked on `session.start`/`session.resume` (gateway/connection.py);
+  it reaches is checked on `session.start`/`session.resume` (gateway/radio/);
 - every other ``/api/`` route and ``/metrics``: an API key.
 
 A refused request never reaches its handler: 401 ``unauthorized`` (with ``WWW-Authenticate:

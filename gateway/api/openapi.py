@@ -1,7 +1,7 @@
 """``GET /openapi.json``: the OpenAPI 3.1 description of the HTTP API, generated from its models.
 
 Why generated: request bodies are the very pydantic models the handlers validate with
-(`gateway.api.schemas`, `gateway.api.speech`, `gateway.ws.protocol`), so the document cannot
+(`gateway.api.schemas`, `gateway.api.speech`, `gateway.radio.protocol`), so the document cannot
 promise a body the server refuses or the reverse. Responses are described by the view models
 below; the schemathesis suite (tests/test_fuzz_http.py) checks every answer of a live server
 against them, and tests/test_openapi.py checks that `OPERATIONS` and the app's routes list the
