@@ -23,17 +23,9 @@ recognizer writes for digits, but only where they cannot be ordinary words:
 A neighbour is looked for past one pause ("ze-ro, too"), and runs are decided together ("oh oh
 four", "too oh ten").
 
-Two word passes (engine/phraseology/number_passes.py), which the tokenizer runs before the parser
-(fillers are dropped between them):
-
-1. `join_syllables`: a number word split into syllables, by a hyphen or a space, as a recognizer
-   or a written script gives it ("ze-ro", "fow er", "nin-er", "sev en", "hun-dred", "tou sand",
-   "day see mal") becomes one word, and recognizer spellings are folded ("tousand" -> "thousand",
-   "dayseemal"/"daysimal" -> "decimal", "nineer" -> "niner"). Words are only joined where the
-   joined form is one of these number words, so ordinary words are never glued;
-2. `expand_repeats`: "double"/"triple" before a single digit repeats it ("double four" -> "four
-   four", "seven triple zero" -> 7000, "double oh" -> "zero zero"); before anything else
-   ("double check") it stays a word.
+Two word passes run before the parser (fillers are dropped between them): syllables joined into
+number words ("ze-ro", "tou sand") and "double"/"triple" expanded; engine/phraseology/number_passes.py
+says how.
 
 Adjacent digit groups join into one number ("one twenty one decimal eight" -> 121.8, "three
 fifty nine" -> 359, "one twenty one eight five" -> 12185, "4 7 2 1" -> 4721) unless both groups
