@@ -42,27 +42,27 @@ def routes(service: RadioService, max_body_bytes: int, auth: Authenticator) -> l
         return JSONResponse(payload, status_code=201)
 
     async def read(request: Request) -> JSONResponse:
-        session = service.get(request.path_params["session_id"])
+        session = await service.get_async(request.path_params["session_id"])
         return JSONResponse(
             {"session": session_view(session, service), "expected_pilot": service.expected_pilot(session)}
         )
 
     async def transmit(request: Request) -> JSONResponse:
         session_id = request.path_params["session_id"]
-        service.get(session_id)  # 404 before a body error for an unknown session
+        await service.get_async(session_id)  # 404 before a body error for an unknown session
         body = await read_model(request, TransmissionRequest, max_body_bytes)
         decision = await service.transmit_async(session_id, body.text)
-        payload = decision_body(service.get(session_id), decision, service)
+        payload = decision_body(await service.get_async(session_id), decision, service)
         payload["readback"] = readback_view(decision.readback)
         payload["decision"] = decision_summary(decision)
         return JSONResponse(payload)
 
     async def telemetry(request: Request) -> JSONResponse:
         session_id = request.path_params["session_id"]
-        service.get(session_id)
+        await service.get_async(session_id)
         body = await read_model(request, TelemetryRequest, max_body_bytes)
-        decision = service.telemetry(session_id, body.model_dump(exclude_none=True))
-        session = service.get(session_id)
+        decision = await service.telemetry_async(session_id, body.model_dump(exclude_none=True))
+        session = await service.get_async(session_id)
         if decision is None:
             return JSONResponse({"session": session_view(session, service), "messages": [], "decision": None,
                                  "expected_pilot": service.expected_pilot(session)})
@@ -72,16 +72,16 @@ def routes(service: RadioService, max_body_bytes: int, auth: Authenticator) -> l
 
     async def transcript(request: Request) -> JSONResponse:
         session_id = request.path_params["session_id"]
-        return JSONResponse({"session_id": session_id, "entries": service.transcript(session_id)})
+        return JSONResponse({"session_id": session_id, "entries": await service.off_loop(session_id, service.transcript)})
 
     async def reset(request: Request) -> JSONResponse:
         session_id = request.path_params["session_id"]
-        decision = service.reset(session_id)
-        return JSONResponse(decision_body(service.get(session_id), decision, service))
+        decision = await service.off_loop(session_id, service.reset)
+        return JSONResponse(decision_body(await service.get_async(session_id), decision, service))
 
     async def delete(request: Request) -> JSONResponse:
         session_id = request.path_params["session_id"]
-        service.delete(session_id)
+        await service.off_loop(session_id, service.delete)
         return JSONResponse({"ok": True, "session_id": session_id})
 
     base = "/api/radio/sessions"

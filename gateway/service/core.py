@@ -39,7 +39,7 @@ import secrets
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from engine.atis import Atis
 from engine.loader import load_registry
@@ -69,6 +69,8 @@ log = logging.getLogger("gateway.service")
 # Wall seconds a node holds a due session while ticking it (one synchronous tick takes about a
 # millisecond, so nothing renews it); a node that dies holding one delays that timer this long.
 TIMER_LEASE_S = 5.0
+
+T = TypeVar("T")
 
 
 class RadioService:
@@ -468,6 +470,12 @@ class RadioService:
             self._defer_silence_until(session_id, now)
 
         await self.writer.run(session_id, delivered)
+
+    async def off_loop(self, session_id: str, work: Callable[[str], T]) -> T:
+        """`work(session_id)` (e.g. `self.reset`) in a worker thread, after the session's queued
+        writes: how the HTTP routes read and write the store without blocking the event loop."""
+        self.hub.bind()
+        return await self.writer.run(session_id, lambda: work(session_id))
 
     async def likely_reply_async(self, session_id: str) -> list[str]:
         return await self.writer.run(session_id, lambda: self.likely_reply(session_id))
