@@ -153,17 +153,17 @@ def routes(service: RadioService, max_body_bytes: int) -> list[BaseRoute]:
 
     async def transmit(request: Request) -> JSONResponse:
         session_id = request.path_params["session_id"]
-        service.get(session_id)  # 404 before a body error for an unknown session
+        await service.get_async(session_id)  # 404 before a body error for an unknown session
         body = await read_model(request, OpenSquawkTransmit, max_body_bytes)
         try:
             decision = await service.transmit_async(session_id, body.pilot_utterance)
         except ServiceError as exc:
             raise _renamed(exc, "text", "pilot_utterance") from None
-        return JSONResponse(transmit_response(service, service.get(session_id), decision))
+        return JSONResponse(transmit_response(service, await service.get_async(session_id), decision))
 
     async def delete(request: Request) -> JSONResponse:
         session_id = request.path_params["session_id"]
-        service.delete(session_id)
+        await service.off_loop(session_id, service.delete)
         return JSONResponse({"ok": True, "session_id": session_id})  # the app reads nothing
 
     return [

@@ -120,7 +120,7 @@ class TransmissionPipeline:
         service.defer_silence_soon(link.session_id, self.settings.max_transmission_s)  # no prompt while talking
         for cut in link.frequency.key():
             log.info("session %s: pilot keyed over controller message %s", link.session_id, cut.message_id)
-        session = service.get(link.session_id)
+        session = await service.get_async(link.session_id)  # after the deferral above, off the loop
         stream = speech.stt.open(stt_context(session, service.expected_pilot(session)))
         self.tx = Transmission(stream, time.monotonic())
         await self.feed(preroll)
