@@ -16,6 +16,7 @@ from tooling.cli.parser import BENCHMARKS
 
 __all__ = [
     "cmd_bench_assistant",
+    "cmd_bench_decode",
     "cmd_bench_engine",
     "cmd_bench_list",
     "cmd_bench_readback",
@@ -242,6 +243,29 @@ def cmd_bench_readback(args: argparse.Namespace) -> int:
         print(line)
     path = write_report(args.json_path or f"reports/bench-readback-{args.mode}.json", report)
     print(f"wrote {path}")
+    return EXIT_OK
+
+
+def cmd_bench_decode(args: argparse.Namespace) -> int:
+    """Decode in batches of each size and one at a time, print the table, write the JSON report and plot."""
+    from tooling.bench.decode import TABLE_HEAD, format_table, run_decode_bench, write_plot
+
+    try:
+        sizes = [int(size) for size in args.batch_sizes.split(",") if size.strip()]
+    except ValueError:
+        raise CliError(f"--batch-sizes takes numbers: {args.batch_sizes!r}") from None
+    if not sizes or min(sizes) < 1:
+        raise CliError("--batch-sizes needs positive sizes")
+    report = run_decode_bench(load_settings(flows_dir=args.flows_dir), args.k, sizes, args.rounds, args.workers)
+    print_table(TABLE_HEAD, format_table(report), sys.stdout, right=(1, 2, 3, 4, 5, 6))
+    shapes = report["shapes"]
+    print(
+        f"{report['k']} utterances ({report['audio_s_total']} s of audio), {report['workers']} workers, load average "
+        f"{report['load_average_before']} -> {report['load_average_after']}; {shapes['distinct']} distinct shapes; "
+        f"finals of the head's shape in a queue of n (cap {report['batch_max']}): {shapes['head_batch_mean_by_queue']}"
+    )
+    report["png"] = str(write_plot(report, Path(args.png_path)))
+    print(f"wrote {write_report(args.json_path, report)} and {report['png']}")
     return EXIT_OK
 
 
