@@ -68,21 +68,27 @@ def job(whisper: WhisperEngine, pcm: bytes, calls: list[int] | None = None) -> B
     return BatchJob(made.key, made.item, run, made.cap)
 
 
-def test_the_recordings_share_one_shape_and_say_different_things(whisper: WhisperEngine, recordings: list[bytes], alone: list[SttResult]) -> None:
+def test_the_recordings_share_one_shape_and_say_different_things(
+    whisper: WhisperEngine, recordings: list[bytes], alone: list[SttResult]
+) -> None:
     assert len({job(whisper, pcm).key for pcm in recordings}) == 1
     assert len({window_samples(len(pcm) // 2) for pcm in recordings}) == 1
     assert len({result.text for result in alone}) == len(PHRASES)
     assert "runway 25 right" in normalize_transcript(alone[0].text)
 
 
-def test_a_batch_gives_each_utterance_what_it_gets_alone(whisper: WhisperEngine, recordings: list[bytes], alone: list[SttResult]) -> None:
+def test_a_batch_gives_each_utterance_what_it_gets_alone(
+    whisper: WhisperEngine, recordings: list[bytes], alone: list[SttResult]
+) -> None:
     tokens = whisper.prompt_tokens(build_prompt(CONTEXT))
     together = decode_finals(whisper, [(pcm, tokens) for pcm in recordings])
     assert [item[0] for item in together if not isinstance(item, BaseException)] == alone
     assert all(result.hearing.confidence is not None for result in alone)  # scores compared too
 
 
-def test_the_pool_decodes_queued_finals_of_one_shape_together(whisper: WhisperEngine, recordings: list[bytes], alone: list[SttResult]) -> None:
+def test_the_pool_decodes_queued_finals_of_one_shape_together(
+    whisper: WhisperEngine, recordings: list[bytes], alone: list[SttResult]
+) -> None:
     pool = CpuPool(1)
     gate, running = threading.Event(), threading.Event()
 
@@ -103,7 +109,9 @@ def test_the_pool_decodes_queued_finals_of_one_shape_together(whisper: WhisperEn
     assert calls == [3, 1]  # the three of one shape in one call, the other alone
 
 
-def test_a_lone_final_is_decoded_at_once(whisper: WhisperEngine, recordings: list[bytes], alone: list[SttResult]) -> None:
+def test_a_lone_final_is_decoded_at_once(
+    whisper: WhisperEngine, recordings: list[bytes], alone: list[SttResult]
+) -> None:
     pool = CpuPool(1)
     calls: list[int] = []
     # nothing else is queued or will be: a worker waiting for a batch to fill would never answer
@@ -118,11 +126,14 @@ def test_a_lone_final_is_decoded_at_once(whisper: WhisperEngine, recordings: lis
     assert asyncio.run(final()) == alone[1].text  # the stream's final goes through the same job
 
 
-def test_one_bad_item_does_not_fail_the_others(whisper: WhisperEngine, recordings: list[bytes], alone: list[SttResult]) -> None:
+def test_one_bad_item_does_not_fail_the_others(
+    whisper: WhisperEngine, recordings: list[bytes], alone: list[SttResult]
+) -> None:
     tokens = whisper.prompt_tokens(build_prompt(CONTEXT))
     silence = bytes(len(recordings[0]))
     broken = recordings[0][:-1]  # half a sample: not PCM16
-    out = decode_finals(whisper, [(recordings[0], tokens), (broken, tokens), (silence, tokens), (recordings[2], tokens)])
+    items = [(recordings[0], tokens), (broken, tokens), (silence, tokens), (recordings[2], tokens)]
+    out = decode_finals(whisper, items)
     assert isinstance(out[1], ValueError)
     assert [out[0][0], out[3][0]] == [alone[0], alone[2]]  # type: ignore[index]
     assert out[2][0] == SttResult("")  # type: ignore[index]
@@ -144,7 +155,8 @@ def test_bench_decode_runs_on_a_tiny_config_and_writes_json(tmp_path: Path) -> N
 
     report = tmp_path / "bench-decode.json"
     png = tmp_path / "bench-decode.png"
-    code = main(["bench", "decode", "--k", "2", "--batch-sizes", "1,2", "--rounds", "1", "--json", str(report), "--png", str(png)])
+    args = ["--k", "2", "--batch-sizes", "1,2", "--rounds", "1", "--json", str(report), "--png", str(png)]
+    code = main(["bench", "decode", *args])
     assert code == 0
     data = json.loads(report.read_text())
     assert [row["config"] for row in data["results"]] == ["sequential", "batch 1", "batch 2"]

@@ -126,7 +126,7 @@ class CpuPool:
         future: Future[T] = Future()
         due = time.monotonic() if deadline is None else deadline
         with self._cond:
-            heapq.heappush(self._queue, (int(level), due, next(self._order), future, fn))  # type: ignore[arg-type]
+            heapq.heappush(self._queue, (int(level), due, next(self._order), future, fn))
             self._cond.notify()
         return future
 
@@ -179,7 +179,9 @@ class CpuPool:
         """Queued jobs that may run with `head` (same level and key), in queue order, up to its
         cap; taken off the queue. Called with the lock held."""
         mates = sorted(
-            entry for entry in self._queue if entry[0] == level and isinstance(entry[4], BatchJob) and entry[4].key == head.key
+            entry
+            for entry in self._queue
+            if entry[0] == level and isinstance(entry[4], BatchJob) and entry[4].key == head.key
         )[: head.cap - 1]
         if not mates:
             return []

@@ -21,6 +21,7 @@ many finals of one shape a queue of n holds (what the gateway's batching can fin
 
 from __future__ import annotations
 
+import functools
 import os
 import queue
 import random
@@ -70,10 +71,11 @@ def load_utterances(settings: Settings, k: int, seed: int = 0) -> list[DecodeIte
 
     script = flight_script(RadioService(settings), min_phrases=max(k, 15), seed=seed)
     picked = pick_varied(script.pilot, k, key=lambda u: len(u.phrase))
-    return [
-        DecodeItem(u.phrase, pilot_pcm(u.phrase, STT_RATE, radio_level=3 + i % 3, seed=seed + i), build_prompt(u.context))
-        for i, u in enumerate(picked)
-    ]
+    items = []
+    for i, u in enumerate(picked):
+        pcm = pilot_pcm(u.phrase, STT_RATE, radio_level=3 + i % 3, seed=seed + i)
+        items.append(DecodeItem(u.phrase, pcm, build_prompt(u.context)))
+    return items
 
 
 def shaped_alike(engine: WhisperEngine, items: Sequence[DecodeItem]) -> list[WindowInput]:
@@ -97,7 +99,9 @@ class _Run:
     audio_s: float = 0.0
 
 
-def _in_workers(calls: list[Callable[[], list[str]]], workers: int) -> tuple[list[list[str]], list[float], float, float]:
+def _in_workers(
+    calls: list[Callable[[], list[str]]], workers: int
+) -> tuple[list[list[str]], list[float], float, float]:
     """Run `calls` on `workers` threads from one queue: their results in order, each call's
     latency, the wall and the process CPU seconds."""
     todo: queue.Queue[int] = queue.Queue()
@@ -137,13 +141,22 @@ def _texts(results: Sequence[SttResult | BaseException]) -> list[str]:
     return [f"<error: {r}>" if isinstance(r, BaseException) else r.text for r in results]
 
 
+def _alone(engine: WhisperEngine, item: DecodeItem) -> list[str]:
+    return [engine.decode_result(item.pcm, item.prompt).text]
+
+
+def _together(engine: WhisperEngine, group: list[DecodeItem]) -> list[str]:
+    return _texts(decode_windows(engine, shaped_alike(engine, group)))
+
+
 def _calls(engine: WhisperEngine, items: list[DecodeItem], config: str) -> list[Callable[[], list[str]]]:
+    """The calls of one configuration, in the order of `_order`."""
     if config == "sequential":
-        return [lambda item=item: [engine.decode_result(item.pcm, item.prompt).text] for item in items]
+        return [functools.partial(_alone, engine, item) for item in items]
     size = int(config.split()[1])
-    ordered = sorted(range(len(items)), key=lambda i: len(items[i].pcm))
-    groups = [ordered[start : start + size] for start in range(0, len(ordered), size)]
-    return [lambda g=g: _texts(decode_windows(engine, shaped_alike(engine, [items[i] for i in g]))) for g in groups]
+    ordered = [items[i] for i in _order(items, config)]
+    starts = range(0, len(ordered), size)
+    return [functools.partial(_together, engine, ordered[start : start + size]) for start in starts]
 
 
 def _order(items: list[DecodeItem], config: str) -> list[int]:
@@ -162,7 +175,12 @@ def shape_stats(engine: WhisperEngine, items: Sequence[DecodeItem], cap: int, se
     for depth in QUEUE_DEPTHS:
         draws = [[rng.choice(shapes) for _ in range(depth)] for _ in range(2000)]
         mean_batch[str(depth)] = round(sum(min(cap, sum(s == d[0] for s in d)) for d in draws) / len(draws), 3)
-    return {"distinct": len(set(shapes)), "of": len(shapes), "largest_group": max(Counter(shapes).values()), "head_batch_mean_by_queue": mean_batch}
+    return {
+        "distinct": len(set(shapes)),
+        "of": len(shapes),
+        "largest_group": max(Counter(shapes).values()),
+        "head_batch_mean_by_queue": mean_batch,
+    }
 
 
 def run_decode_bench(
@@ -238,12 +256,16 @@ def run_decode_bench(
         "batch_max": BATCH_MAX,
         "shapes": shape_stats(engine, items, BATCH_MAX),
         "results": results_out,
-        "utterances": [{"phrase": item.phrase, "audio_s": round(item.audio_s, 2), "sequential": text} for item, text in zip(items, baseline, strict=True)],
+        "utterances": [
+            {"phrase": item.phrase, "audio_s": round(item.audio_s, 2), "sequential": text}
+            for item, text in zip(items, baseline, strict=True)
+        ],
     }
 
 
 def format_table(report: dict[str, Any]) -> list[tuple[str, ...]]:
-    rows = []
+    """One row per configuration, under `TABLE_HEAD`."""
+    rows: list[tuple[str, ...]] = []
     for r in report["results"]:
         lat = r["call_ms"]
         rows.append(
@@ -291,7 +313,8 @@ def write_plot(report: dict[str, Any], path: Path) -> Path:
         right.set_ylabel("ms per call")
         right.legend()
         fig.suptitle(
-            f"whisper tiny.en decode, {report['k']} utterances, {report['workers']} workers on {report['cores']} cores, "
+            f"whisper tiny.en decode, {report['k']} utterances, "
+            f"{report['workers']} workers on {report['cores']} cores, "
             f"{report['rounds']} rounds (load avg {report['load_average_before']})",
             fontsize=9,
         )

@@ -81,7 +81,9 @@ def final_job(engine: WhisperEngine, pcm: bytes, tokens: list[int], window: int)
     return BatchJob(key, (pcm, tokens), functools.partial(decode_finals, engine), engine.batch_max)
 
 
-def decode_finals(engine: WhisperEngine, items: list[tuple[bytes, list[int]]]) -> list[tuple[SttResult, float] | BaseException]:
+def decode_finals(
+    engine: WhisperEngine, items: list[tuple[bytes, list[int]]]
+) -> list[tuple[SttResult, float] | BaseException]:
     """Decode finals of one shape together; per item its result and its share of the time, or
     its own error."""
     from gateway.speech.stt.whisper import max_new_tokens

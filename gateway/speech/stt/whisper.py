@@ -26,6 +26,9 @@ Choices, measured on a 2-core machine with espeak-ng readbacks of about 3.5 s:
   International six six four."). `collapse_repeats` keeps one copy of a sentence said again
   right after itself (and drops a cut-off copy at the end); a loop of three or more is
   dropped whole by the compression-ratio guard below if it survives.
+- Finals of one shape (window length and prompt length in tokens) queued at the same time decode
+  in one CTranslate2 call (`gateway.speech.stt.batching`, at most `batch_max`), each with the
+  result it gets alone; partials and audio past one window decode alone.
 - `beam_size=2`, `temperature=0.0` (no fallback re-decodes: predictable latency),
   `without_timestamps=True`, `language="en"`, `vad_filter=False` (our VAD cut the audio).
 - Hallucination guards: segments whisper itself rates as probably not speech
@@ -70,14 +73,13 @@ from typing import Any
 import numpy as np
 
 from engine.models import Hearing
+from engine.phraseology import speak_text
 from gateway.audio.pcm import pcm_to_float32, pcm_to_int16
 from gateway.speech.cpu import BatchJob, Priority
 from gateway.speech.stt import batching
-from gateway.speech.stt.batching import WindowInput
-from engine.phraseology import speak_text
 from gateway.speech.stt.base import (
-    VALUE_CLASSES,
     STT_SAMPLE_RATE,
+    VALUE_CLASSES,
     BufferedStream,
     SharedModels,
     SttConfigError,
@@ -91,6 +93,7 @@ from gateway.speech.stt.base import (
     unique_alternatives,
     words_of,
 )
+from gateway.speech.stt.batching import WindowInput
 
 PARTIAL_EVERY_S = 0.7
 BEAM_SIZE = 2
@@ -290,7 +293,8 @@ class WhisperEngine:
         self.load()
         if self._tokenizer is None:
             model = self._model
-            self._tokenizer = Tokenizer(model.hf_tokenizer, model.model.is_multilingual, task="transcribe", language="en")
+            multilingual = model.model.is_multilingual
+            self._tokenizer = Tokenizer(model.hf_tokenizer, multilingual, task="transcribe", language="en")
         return self._tokenizer
 
     def prompt_tokens(self, prompt: str | None) -> list[int]:
@@ -302,7 +306,9 @@ class WhisperEngine:
             tokens = [tokenizer.sot_prev, *tokenizer.encode(" " + prompt.strip())[-MAX_PROMPT_TOKENS:]]
         return [*tokens, *tokenizer.sot_sequence, tokenizer.no_timestamps]
 
-    def window_input(self, samples: np.ndarray, tokens: list[int], max_new: int, window: int | None = None) -> WindowInput:
+    def window_input(
+        self, samples: np.ndarray, tokens: list[int], max_new: int, window: int | None = None
+    ) -> WindowInput:
         """The mel features of `samples` in their short window (`window_samples`; a longer
         `window` pads more silence: only the decode benchmark asks for one) and the decoder start."""
         model = self._model
@@ -316,9 +322,8 @@ class WhisperEngine:
     def generate_windows(self, inputs: Sequence[WindowInput]) -> list[Any]:
         """One CTranslate2 `generate` call over windows of one shape (`WindowInput.shape`); the
         longest output allowed is the largest `max_new` of the batch."""
-        from faster_whisper.transcribe import get_suppressed_tokens
-
         import ctranslate2
+        from faster_whisper.transcribe import get_suppressed_tokens
 
         tokenizer = self.tokenizer()
         features = np.stack([item.features for item in inputs])
