@@ -11,7 +11,8 @@ the piper pilot voice through the radio effect, `tooling.voicekit.pilot_pcm`) is
   those that differ from the sequential decode (the gateway batches only finals of one shape,
   whose results equal the single decode, see tests/test_decode_batching.py).
 
-`workers` threads (default: one per core, as the CPU pool runs) take the calls from one queue.
+`workers` threads (default: one per core, as the CPU pool runs) take the calls from one queue,
+each on its own CTranslate2 replica of `cpu_threads` threads (default 1, as the gateway runs).
 Every round runs every configuration, in a rotated order, so a shared machine's load falls on
 all alike. Per configuration: utterances per second (wall), seconds of audio per CPU second (the
 process's CPU time: CTranslate2 computes in its own threads), and the latency of a call, which
@@ -190,12 +191,13 @@ def run_decode_bench(
     rounds: int = 3,
     workers: int | None = None,
     progress: Progress | None = None,
+    cpu_threads: int = 1,
 ) -> dict[str, Any]:
     """Measure every configuration `rounds` times, interleaved; the JSON report."""
     from gateway.speech.stt.batching import BATCH_MAX
 
     workers = workers or cpu_count()
-    engine = WhisperEngine(num_workers=max(workers, cpu_count()))
+    engine = WhisperEngine(num_workers=workers, cpu_threads=cpu_threads)  # the gateway: one replica per core
     engine.load()
     items = load_utterances(settings, k)
     configs = ["sequential", *(f"batch {b}" for b in sizes)]

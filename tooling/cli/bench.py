@@ -256,7 +256,8 @@ def cmd_bench_decode(args: argparse.Namespace) -> int:
         raise CliError(f"--batch-sizes takes numbers: {args.batch_sizes!r}") from None
     if not sizes or min(sizes) < 1:
         raise CliError("--batch-sizes needs positive sizes")
-    report = run_decode_bench(load_settings(flows_dir=args.flows_dir), args.k, sizes, args.rounds, args.workers)
+    settings = load_settings(flows_dir=args.flows_dir)
+    report = run_decode_bench(settings, args.k, sizes, args.rounds, args.workers, cpu_threads=args.cpu_threads)
     print_table(TABLE_HEAD, format_table(report), sys.stdout, right=(1, 2, 3, 4, 5, 6))
     shapes = report["shapes"]
     print(
