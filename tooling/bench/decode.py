@@ -9,7 +9,8 @@ the piper pilot voice through the radio effect, `tooling.voicekit.pilot_pcm`) is
   windows padded to the longest, its prompts cut to the shortest (their last tokens kept). That
   costs what a batch of finals of one shape costs, but changes some transcripts: the report counts
   those that differ from the sequential decode (the gateway batches only finals of one shape,
-  whose results equal the single decode, see tests/test_decode_batching.py).
+  whose results equal the single decode, see tests/test_decode_batching.py), and the word error
+  rate of each configuration against the phrases says whether shaping costs accuracy.
 
 `workers` threads (default: one per core, as the CPU pool runs) take the calls from one queue,
 each on its own CTranslate2 replica of `cpu_threads` threads (default 1, as the gateway runs).
@@ -223,6 +224,8 @@ def run_decode_bench(
             done += 1
             progress.update(done, config)
     progress.done()
+    from tooling.voicekit import word_errors
+
     baseline = texts["sequential"]
     results_out = []
     for config in configs:
@@ -239,6 +242,7 @@ def run_decode_bench(
                 "call_ms": lat,
                 "per_utterance_wall_ms": round(1000.0 * run.wall_s / run.utterances, 1),
                 "differ_from_sequential": sum(a != b for a, b in zip(texts[config], baseline, strict=True)),
+                "wer": _corpus_wer([word_errors(i.phrase, text) for i, text in zip(items, texts[config], strict=True)]),
             }
         )
     return {
@@ -265,6 +269,11 @@ def run_decode_bench(
     }
 
 
+def _corpus_wer(errors: list[tuple[int, int]]) -> float | None:
+    words = sum(count for _edits, count in errors)
+    return round(sum(edits for edits, _count in errors) / words, 4) if words else None
+
+
 def format_table(report: dict[str, Any]) -> list[tuple[str, ...]]:
     """One row per configuration, under `TABLE_HEAD`."""
     rows: list[tuple[str, ...]] = []
@@ -279,12 +288,13 @@ def format_table(report: dict[str, Any]) -> list[tuple[str, ...]]:
                 f"{lat['p50']:.0f}",
                 f"{lat['p95']:.0f}",
                 str(r["differ_from_sequential"]),
+                "-" if r["wer"] is None else f"{100 * r['wer']:.1f}%",
             )
         )
     return rows
 
 
-TABLE_HEAD = ("config", "calls", "utt/s", "audio s/CPU s", "call p50 ms", "call p95 ms", "differ")
+TABLE_HEAD = ("config", "calls", "utt/s", "audio s/CPU s", "call p50 ms", "call p95 ms", "differ", "WER")
 
 
 def write_plot(report: dict[str, Any], path: Path) -> Path:

@@ -258,7 +258,7 @@ def cmd_bench_decode(args: argparse.Namespace) -> int:
         raise CliError("--batch-sizes needs positive sizes")
     settings = load_settings(flows_dir=args.flows_dir)
     report = run_decode_bench(settings, args.k, sizes, args.rounds, args.workers, cpu_threads=args.cpu_threads)
-    print_table(TABLE_HEAD, format_table(report), sys.stdout, right=(1, 2, 3, 4, 5, 6))
+    print_table(TABLE_HEAD, format_table(report), sys.stdout, right=(1, 2, 3, 4, 5, 6, 7))
     shapes = report["shapes"]
     print(
         f"{report['k']} utterances ({report['audio_s_total']} s of audio), {report['workers']} workers, load average "
