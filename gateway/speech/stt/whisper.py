@@ -64,8 +64,6 @@ Choices, measured on a 2-core machine with espeak-ng readbacks of about 3.5 s:
 from __future__ import annotations
 
 import math
-import re
-import zlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -74,7 +72,7 @@ import numpy as np
 
 from engine.models import Hearing
 from engine.phraseology import speak_text
-from gateway.audio.pcm import pcm_to_float32, pcm_to_int16
+from gateway.audio.pcm import pcm_to_float32
 from gateway.speech.cpu import BatchJob, Priority
 from gateway.speech.stt import batching
 from gateway.speech.stt.base import (
@@ -94,6 +92,7 @@ from gateway.speech.stt.base import (
     words_of,
 )
 from gateway.speech.stt.batching import WindowInput
+from gateway.speech.stt.whisper_guards import collapse_repeats, compression_ratio, silent_tail
 
 PARTIAL_EVERY_S = 0.7
 BEAM_SIZE = 2
@@ -102,7 +101,6 @@ NO_SPEECH_MAX = 0.6
 COMPRESSION_RATIO_MAX = 2.4
 TOKENS_PER_SECOND = 8  # generous for speech (~3 words/s); caps a runaway repetition loop
 MIN_NEW_TOKENS = 12
-TAIL_SILENCE_DB = 35.0  # audio this far below the utterance's loudest 20 ms holds no words
 WINDOW_PAD_S = 1.0  # silence after the audio in the encoder window: whisper expects speech to end
 WINDOW_STEP_S = 0.5  # window lengths are rounded up to this: few distinct shapes
 FULL_WINDOW_S = 30.0  # whisper's own window; longer audio is chunked by faster-whisper
@@ -463,51 +461,3 @@ class WhisperStream(BufferedStream):
 
     async def aclose(self) -> None:
         self._finished = True
-
-
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
-
-
-def _sentence_key(sentence: str) -> str:
-    return " ".join(re.findall(r"[\w']+", sentence.lower()))
-
-
-def collapse_repeats(text: str) -> str:
-    """`text` without a sentence that repeats the one before it, nor a trailing cut-off copy
-    of it (whisper's loop on a short window, see the module docstring)."""
-    sentences = [part.strip() for part in _SENTENCE_END.split(text.strip()) if _sentence_key(part)]
-    kept: list[str] = []
-    for index, sentence in enumerate(sentences):
-        if kept:
-            key, previous = _sentence_key(sentence), _sentence_key(kept[-1])
-            cut_off = index == len(sentences) - 1 and not sentence.endswith((".", "!", "?"))
-            if key == previous or (cut_off and previous.startswith(key)):
-                continue
-        kept.append(sentence)
-    return " ".join(kept)
-
-
-def compression_ratio(text: str) -> float:
-    """How well `text` compresses (as faster-whisper rates segments): a loop repeating itself
-    ("right, right, right...") compresses far better than speech."""
-    data = text.encode("utf-8")
-    return len(data) / len(zlib.compress(data))
-
-
-def silent_tail(pcm: bytes, start: int, frame_bytes: int = 640) -> bool:
-    """Whether `pcm[start:]` is silence next to `pcm[:start]`: every 20 ms of it at least
-    `TAIL_SILENCE_DB` below the loudest 20 ms before it (radio hiss that loud never is)."""
-    head, tail = pcm_to_int16(pcm[:start]), pcm_to_int16(pcm[start:])
-    if tail.size == 0:
-        return True
-    if head.size == 0:
-        return False
-    step = frame_bytes // 2
-
-    def frame_power(samples: np.ndarray) -> np.ndarray:
-        padded = np.zeros(-(-samples.size // step) * step, dtype=np.float64)
-        padded[: samples.size] = samples
-        return np.mean(np.square(padded.reshape(-1, step)), axis=1)
-
-    ratio = 10.0 ** (TAIL_SILENCE_DB / 10.0)
-    return bool(np.max(frame_power(tail)) * ratio < np.max(frame_power(head)))
