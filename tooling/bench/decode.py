@@ -185,6 +185,32 @@ def shape_stats(engine: WhisperEngine, items: Sequence[DecodeItem], cap: int, se
     }
 
 
+def exact_batches(engine: WhisperEngine, items: Sequence[DecodeItem], cap: int) -> dict[str, Any]:
+    """The utterances whose shapes coincide, decoded as the gateway batches them (their own
+    windows and prompts, up to `cap` a call) and compared with their single decode (text and
+    hearing): how many came out identical."""
+    groups: dict[tuple[int, int], list[DecodeItem]] = {}
+    for item in items:
+        shape = (window_samples(len(item.pcm) // 2), len(engine.prompt_tokens(item.prompt)))
+        groups.setdefault(shape, []).append(item)
+    batched = identical = calls = 0
+    for members in groups.values():
+        for start in range(0, len(members), cap):
+            chunk = members[start : start + cap]
+            if len(chunk) < 2:
+                continue
+            inputs = []
+            for item in chunk:
+                samples = pcm_to_float32(item.pcm)
+                tokens = engine.prompt_tokens(item.prompt)
+                inputs.append(engine.window_input(samples, tokens, max_new_tokens(len(samples))))
+            together = decode_windows(engine, inputs)
+            calls += 1
+            batched += len(chunk)
+            identical += sum(r == engine.decode_result(i.pcm, i.prompt) for r, i in zip(together, chunk, strict=True))
+    return {"utterances": batched, "calls": calls, "identical": identical}
+
+
 def run_decode_bench(
     settings: Settings,
     k: int,
@@ -261,6 +287,7 @@ def run_decode_bench(
         "load_average_after": load_average(),
         "batch_max": BATCH_MAX,
         "shapes": shape_stats(engine, items, BATCH_MAX),
+        "exact_batches": exact_batches(engine, items, BATCH_MAX),
         "results": results_out,
         "utterances": [
             {"phrase": item.phrase, "audio_s": round(item.audio_s, 2), "sequential": text}

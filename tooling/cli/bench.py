@@ -265,6 +265,11 @@ def cmd_bench_decode(args: argparse.Namespace) -> int:
         f"{report['load_average_before']} -> {report['load_average_after']}; {shapes['distinct']} distinct shapes; "
         f"finals of the head's shape in a queue of n (cap {report['batch_max']}): {shapes['head_batch_mean_by_queue']}"
     )
+    exact = report["exact_batches"]
+    print(
+        f"utterances of one shape batched as the gateway does: {exact['identical']} of {exact['utterances']} "
+        f"identical to their single decode ({exact['calls']} calls)"
+    )
     report["png"] = str(write_plot(report, Path(args.png_path)))
     print(f"wrote {write_report(args.json_path, report)} and {report['png']}")
     return EXIT_OK
