@@ -126,6 +126,17 @@ def test_a_lone_final_is_decoded_at_once(
     assert asyncio.run(final()) == alone[1].text  # the stream's final goes through the same job
 
 
+def test_with_a_worker_idle_finals_run_side_by_side(
+    whisper: WhisperEngine, recordings: list[bytes], alone: list[SttResult]
+) -> None:
+    """A batch only gains when every other worker is busy: an idle one starts a final sooner."""
+    pool = CpuPool(2)
+    calls: list[int] = []
+    futures = [pool.submit(job(whisper, pcm, calls), Priority.FINAL) for pcm in recordings[:2]]
+    assert [f.result(timeout=120)[0] for f in futures] == alone[:2]
+    assert calls == [1, 1]
+
+
 def test_one_bad_item_does_not_fail_the_others(
     whisper: WhisperEngine, recordings: list[bytes], alone: list[SttResult]
 ) -> None:

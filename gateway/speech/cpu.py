@@ -27,8 +27,9 @@ short (a decode or a sentence: 0.05-0.5 s), so a worker frees up soon.
 
 A `BatchJob` may run together with the jobs of the same priority and `key` queued behind it
 (final whisper decodes of one shape, `gateway.speech.stt.batching`): the worker that takes it
-takes up to `cap` of them at once, only what is queued already (a lone job never waits for
-company), and runs them in one call.
+while every other worker is busy takes up to `cap` of them at once, only what is queued already
+(a lone job never waits for company), and runs them in one call. With a worker idle the jobs
+run side by side instead, which is sooner for each.
 """
 
 from __future__ import annotations
@@ -161,7 +162,7 @@ class CpuPool:
                 level, _due, _n, future, fn = heapq.heappop(self._queue)
                 if not future.set_running_or_notify_cancel():
                     continue  # its caller gave up before it started
-                batch = self._take_batch(level, fn) if isinstance(fn, BatchJob) and fn.cap > 1 else []
+                batch = self._take_batch(level, fn) if isinstance(fn, BatchJob) and self._all_others_busy() else []
                 self._busy += 1
             if batch:
                 self._run_batch([(future, fn), *batch])
@@ -175,9 +176,17 @@ class CpuPool:
                 self._done()  # before the caller can see the result: it may ask `saturated()`
                 future.set_result(result)
 
+    def _all_others_busy(self) -> bool:
+        """Whether every other worker runs a job (lock held). Only then does a batch gain: a job
+        an idle worker can start now finishes sooner alone than in a batch (two finals on two
+        workers: 0.32 s each; in one batch on one: 0.54 s both)."""
+        return self._busy >= self.workers - 1
+
     def _take_batch(self, level: int, head: BatchJob) -> list[tuple[Future[Any], BatchJob]]:
         """Queued jobs that may run with `head` (same level and key), in queue order, up to its
         cap; taken off the queue. Called with the lock held."""
+        if head.cap <= 1:
+            return []
         mates = sorted(
             entry
             for entry in self._queue
