@@ -2,38 +2,41 @@
 
 Why: under load the recognizer queue is the latency (issue 17: 100 pilots on 2 cores, speech end
 to final transcript p50 1.36 s). tiny.en's decoder steps are small matrix products (beam 2, one
-token at a time) that leave most of a core idle; a batch of B windows makes each step a B-times
-larger product for much less than B times the time, so the finals waiting in the queue come out
-sooner. The CPU pool (`gateway.speech.cpu.BatchJob`) gives a worker that takes a final whisper
-job the finals of the same shape queued behind it, up to `BATCH_MAX`: only what is queued
-already, so a lone pilot's final starts at once, as before.
+token at a time); a batch of B windows makes each step one larger product, for less CPU per
+utterance. So when every CPU pool worker is busy (`gateway.speech.cpu.BatchJob`: with a worker
+idle, finals run side by side, sooner), the worker that takes a final whisper job takes the finals
+of the same shape queued behind it, up to `BATCH_MAX`: only what is queued already, so a lone
+pilot's final starts at once, as before.
 
 What may share a call. CTranslate2's whisper `generate` takes one array of mel windows (one
 length for all) and refuses prompts whose <|startoftranscript|> is not at the same position in
 every item. Making them alike changes what whisper writes: padded with silence to the longest
-window of the batch (0.5-2 s more) and their prompts cut to one length, 7 to 13 of 48 piper
-readbacks came out otherwise than alone (a comma, "approve"/"approved", a loop one sentence
-longer; `livefreq bench decode` counts them). So only finals of one *shape* decode together: the
-same window length (`window_samples`) and the same prompt length in tokens (`WindowInput.shape`),
-and then each result is bit for bit the one a decode alone gives (transcripts, n-best scores and
-no-speech probability; 46 of 46 readbacks in same-window batches, and tests/test_decode_batching).
-Each item may still stop at its own output cap (`max_new`): the batch runs to the largest, and an
-item whose hypotheses reached its own smaller cap is decoded again alone (a runaway loop; rare).
-One item that cannot be decoded fails alone: its error goes to its own caller, and a call that
-fails as a whole is redone item by item.
+window of the batch and their prompts cut to the shortest, 13 to 29 of 64 piper readbacks came
+out otherwise than alone (a comma, "approve"/"approved", a loop one sentence longer; `livefreq
+bench decode`, column "differ"). So only finals of one *shape* decode together: the same window
+length (`whisper.window_samples`) and the same prompt length in tokens (`WindowInput.shape`); then
+each result is bit for bit the one a decode alone gives (transcript, n-best scores, no-speech
+probability: 33 of 33 bench utterances whose shapes coincided, and tests/test_decode_batching).
+Each item keeps its own output cap (`max_new`): the call runs to the largest, and an item whose
+hypotheses reached its own smaller cap is decoded again alone (a runaway loop; rare). One item
+that cannot be decoded fails alone: its error goes to its own caller, and a call that fails as a
+whole is redone item by item.
 
-How often shapes meet is the limit: the prompt holds the pilot's callsign and the state's wording,
-so 48 utterances of the bench flows had 39 distinct shapes; with 8 finals queued the head one
-finds ~0.2 others of its shape on average, with 32 about 1. Batching never costs a final anything
-(the same result, never a wait), and what it gains grows with the queue; a prompt of one fixed
-token length and a coarser window step would let most finals batch, but they change the single
-decode too and need the readback benchmark first.
+How often shapes meet is the limit. The prompt holds the pilot's callsign and the state's
+wording, so 64 utterances of the bench flows have 43 distinct shapes: with 8 finals queued the
+head one finds ~0.2 others of its shape on average, with 32 about 0.9. Batching never costs a
+final its result nor a wait, and what it gains grows with the queue; making most finals batch
+needs one prompt length in tokens and a coarser window step, which change the single decode and
+need `livefreq bench readback --mode voice` first (the bench's WER column: shaped batches 4.5-5.3 %
+against 4.3 % alone on 64 utterances, too few to decide).
 
-`BATCH_MAX` = 4, from `livefreq bench decode` (reports/bench-decode.json, 2 shared cores, 32 piper
-readbacks of 3-9 s, batches of one shape, one pool worker per core): see the report's table and
-`docs`/the issue for the figures. Batches of 2 and 4 give most of the throughput gain; past 4 the
-gain flattens while a batch's latency grows with its size, and the first final of a batch waits
-for the whole batch.
+`BATCH_MAX` = 4, from `livefreq bench decode` (reports/bench-decode.json and .png; 2 shared
+cores, 64 piper readbacks of 3-9 s, two workers of one CTranslate2 thread each, as the gateway
+runs): seconds of audio decoded per CPU second rise from ~34 alone to ~40 in batches of 2-4 (+15
+to +20 %); past 4 the gain is within the noise of a shared machine while the latency of a call,
+what the first final of a batch waits for, keeps growing (p50 0.3 s alone, 1.1 s for 4, 1.7 s
+for 8, 3.8 s for 16). One worker of two threads batching did worse than two of one (6.2 against
+9.9 utterances/s in batches of 4), so the thread counts stay one replica of one thread per core.
 """
 
 from __future__ import annotations
