@@ -18,7 +18,9 @@ Every round runs every configuration, in a rotated order, so a shared machine's 
 all alike. Per configuration: utterances per second (wall), seconds of audio per CPU second (the
 process's CPU time: CTranslate2 computes in its own threads), and the latency of a call, which
 is what the first final of a batch waits for. The utterances' shapes are reported too, and how
-many finals of one shape a queue of n holds (what the gateway's batching can find).
+many finals of one shape a queue of n holds (what the gateway's batching can find); then all K
+finals are queued at once on a CPU pool, as the gateway runs them, without and with its batching
+(`burst`): the gain a burst of these utterances really gets.
 """
 
 from __future__ import annotations
@@ -37,9 +39,9 @@ from typing import Any
 
 from gateway.audio.pcm import pcm_to_float32
 from gateway.settings import Settings
-from gateway.speech.cpu import cpu_count
+from gateway.speech.cpu import BatchJob, CpuPool, Priority, cpu_count
 from gateway.speech.stt.base import SttResult
-from gateway.speech.stt.batching import WindowInput, decode_windows
+from gateway.speech.stt.batching import WindowInput, decode_finals, decode_windows, final_job
 from gateway.speech.stt.whisper import WhisperEngine, build_prompt, max_new_tokens, window_samples
 from tooling.bench.common import Progress
 from tooling.bench.figures import load_average, summarize
@@ -211,6 +213,52 @@ def exact_batches(engine: WhisperEngine, items: Sequence[DecodeItem], cap: int) 
     return {"utterances": batched, "calls": calls, "identical": identical}
 
 
+def burst(engine: WhisperEngine, items: Sequence[DecodeItem], cap: int, workers: int, rounds: int) -> dict[str, Any]:
+    """All K finals queued at once on a CPU pool of `workers` (pilots releasing together), as the
+    gateway runs them: each alone, and with its batching (one shape, up to `cap`); per final the
+    time from its submission to its result, the time to drain the queue, the calls made, and how
+    many transcripts differ between the two (none may)."""
+    tokens = [engine.prompt_tokens(item.prompt) for item in items]
+    modes = {"pool, alone": 1, f"pool, batched (cap {cap})": cap}
+    pools = {mode: CpuPool(workers) for mode in modes}
+    waits: dict[str, list[float]] = {mode: [] for mode in modes}
+    drain: dict[str, list[float]] = {mode: [] for mode in modes}
+    calls: dict[str, list[int]] = {mode: [] for mode in modes}
+    texts: dict[str, list[str]] = {}
+    names = list(modes)
+    for r in range(rounds):
+        for mode in names[r % 2 :] + names[: r % 2]:
+            size = modes[mode]
+
+            def run(batch: list[Any], mode: str = mode) -> list[Any]:
+                calls[mode].append(len(batch))
+                return decode_finals(engine, batch)
+
+            started = time.perf_counter()
+            futures = []
+            for item, start_tokens in zip(items, tokens, strict=True):
+                key = final_job(engine, item.pcm, start_tokens, window_samples(len(item.pcm) // 2)).key
+                future = pools[mode].submit(BatchJob(key, (item.pcm, start_tokens), run, size), Priority.FINAL)
+                future.add_done_callback(functools.partial(_record_wait, waits[mode], started))
+                futures.append(future)
+            texts[mode] = [future.result()[0].text for future in futures]
+            drain[mode].append(time.perf_counter() - started)
+    out: dict[str, Any] = {}
+    for mode in modes:
+        out[mode] = {
+            "final_after_submit_ms": summarize([1000.0 * s for s in waits[mode]]),
+            "drain_ms_mean": round(1000.0 * sum(drain[mode]) / len(drain[mode]), 1),
+            "calls_per_round": len(calls[mode]) // rounds,
+            "largest_call": max(calls[mode]),
+        }
+    out["differ"] = sum(a != b for a, b in zip(*texts.values(), strict=True))
+    return out
+
+
+def _record_wait(waits: list[float], started: float, _future: object) -> None:
+    waits.append(time.perf_counter() - started)
+
+
 def run_decode_bench(
     settings: Settings,
     k: int,
@@ -288,6 +336,7 @@ def run_decode_bench(
         "batch_max": BATCH_MAX,
         "shapes": shape_stats(engine, items, BATCH_MAX),
         "exact_batches": exact_batches(engine, items, BATCH_MAX),
+        "burst": burst(engine, items, BATCH_MAX, workers, rounds),
         "results": results_out,
         "utterances": [
             {"phrase": item.phrase, "audio_s": round(item.audio_s, 2), "sequential": text}

@@ -270,6 +270,15 @@ def cmd_bench_decode(args: argparse.Namespace) -> int:
         f"utterances of one shape batched as the gateway does: {exact['identical']} of {exact['utterances']} "
         f"identical to their single decode ({exact['calls']} calls)"
     )
+    for mode, figures in report["burst"].items():
+        if isinstance(figures, dict):
+            wait = figures["final_after_submit_ms"]
+            print(
+                f"all {report['k']} queued at once, {mode}: final after submit p50 {wait['p50']:.0f} ms, "
+                f"p95 {wait['p95']:.0f} ms; queue drained in {figures['drain_ms_mean']:.0f} ms, "
+                f"{figures['calls_per_round']} calls (largest {figures['largest_call']})"
+            )
+    print(f"transcripts differing between the two: {report['burst']['differ']}")
     report["png"] = str(write_plot(report, Path(args.png_path)))
     print(f"wrote {write_report(args.json_path, report)} and {report['png']}")
     return EXIT_OK
