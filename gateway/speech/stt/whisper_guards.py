@@ -25,7 +25,7 @@ def _sentence_key(sentence: str) -> str:
 
 def collapse_repeats(text: str) -> str:
     """`text` without a sentence that repeats the one before it, nor a trailing cut-off copy
-    of it (whisper's loop on a short window, see the module docstring)."""
+    of it (whisper's loop on a short window, see `gateway.speech.stt.whisper`)."""
     sentences = [part.strip() for part in _SENTENCE_END.split(text.strip()) if _sentence_key(part)]
     kept: list[str] = []
     for index, sentence in enumerate(sentences):
