@@ -24,19 +24,22 @@ whole is redone item by item.
 
 How often shapes meet is the limit. The prompt holds the pilot's callsign and the state's
 wording, so 64 utterances of the bench flows have 43 distinct shapes: with 8 finals queued the
-head one finds ~0.2 others of its shape on average, with 32 about 0.9. Batching never costs a
+head one finds ~0.2 others of its shape on average, with 32 about 0.9. All 64 queued at once on
+the pool decode in 44 calls instead of 64: final after submission p50 2.62 s instead of 2.96 s
+(-11 %), queue drained in 5.24 s instead of 5.46 s, the same transcripts. Batching never costs a
 final its result nor a wait, and what it gains grows with the queue; making most finals batch
 needs one prompt length in tokens and a coarser window step, which change the single decode and
-need `livefreq bench readback --mode voice` first (the bench's WER column: shaped batches 4.5-5.3 %
-against 4.3 % alone on 64 utterances, too few to decide).
+need `livefreq bench readback --mode voice` first (the bench's WER column, where batches are
+shaped alike: 4.0-5.7 % against 4.3 % alone on 64 utterances, too few to decide).
 
-`BATCH_MAX` = 4, from `livefreq bench decode` (reports/bench-decode.json and .png; 2 shared
-cores, 64 piper readbacks of 3-9 s, two workers of one CTranslate2 thread each, as the gateway
-runs): seconds of audio decoded per CPU second rise from ~34 alone to ~40 in batches of 2-4 (+15
-to +20 %); past 4 the gain is within the noise of a shared machine while the latency of a call,
-what the first final of a batch waits for, keeps growing (p50 0.3 s alone, 1.1 s for 4, 1.7 s
-for 8, 3.8 s for 16). One worker of two threads batching did worse than two of one (6.2 against
-9.9 utterances/s in batches of 4), so the thread counts stay one replica of one thread per core.
+`BATCH_MAX` = 4, from `livefreq bench decode` (reports/bench-decode.json and .png: 2 cores with
+little other load, 64 piper readbacks of 3-9 s, 3 interleaved rounds, two workers of one
+CTranslate2 thread each, as the gateway runs). Seconds of audio per CPU second: 34.5 alone, 39.4
+in batches of 2, 42.8 of 4 (+24 %), 42.6 of 8, 38.3 of 16; utterances per second 11.1 alone, 12.3,
+13.2 (+19 %), 12.4, 10.8. Past 4 nothing more is gained, while a call, which the first final of a
+batch waits for whole, grows: p50 0.17 s alone, 0.31 s for 2, 0.53 s for 4, 1.1 s for 8, 2.4 s
+for 16. One worker of two threads did worse than two of one (6.2 against 9.9 utterances/s in
+batches of 4, busier machine), so the thread counts stay: one replica of one thread per core.
 """
 
 from __future__ import annotations
