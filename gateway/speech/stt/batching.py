@@ -25,12 +25,14 @@ whole is redone item by item.
 How often shapes meet is the limit. The prompt holds the pilot's callsign and the state's
 wording, so 64 utterances of the bench flows have 43 distinct shapes: with 8 finals queued the
 head one finds ~0.2 others of its shape on average, with 32 about 0.9. All 64 queued at once on
-the pool decode in 44 calls instead of 64: final after submission p50 2.62 s instead of 2.96 s
-(-11 %), queue drained in 5.24 s instead of 5.46 s, the same transcripts. Batching never costs a
-final its result nor a wait, and what it gains grows with the queue; making most finals batch
-needs one prompt length in tokens and a coarser window step, which change the single decode and
-need `livefreq bench readback --mode voice` first (the bench's WER column, where batches are
-shaped alike: 4.0-5.7 % against 4.3 % alone on 64 utterances, too few to decide).
+the pool decode in 44 calls instead of 64, with the same transcripts: final after submission p50
+2.62 s instead of 2.96 s on a quiet machine, but 5.1 s against 3.6 s in a run while other work
+started (reports/bench-decode-run2.json): a gain within the noise of a shared machine. Batching
+never changes a final's result nor holds one waiting for company, and what it gains grows with
+the queue; making most finals batch needs one prompt length in tokens and a coarser window
+step, which change the single decode and need `livefreq bench readback --mode voice` first
+(the bench's WER column, where batches are shaped alike: 4.0-5.7 % against 4.3 % alone on 64
+utterances, too few to decide).
 
 `BATCH_MAX` = 4, from `livefreq bench decode` (reports/bench-decode.json and .png: 2 cores with
 little other load, 64 piper readbacks of 3-9 s, 3 interleaved rounds, two workers of one
