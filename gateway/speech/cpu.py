@@ -24,6 +24,12 @@ The priority of a job is the caller's `current_priority()` (a context variable t
 connection, gateway/connection.py, and the frequency set around their awaits, so WebSocket and
 WebRTC pilots are served alike) unless given. A job cannot be pre-empted once running; jobs are
 short (a decode or a sentence: 0.05-0.5 s), so a worker frees up soon.
+
+A `BatchJob` may run together with the jobs of the same priority and `key` queued behind it
+(final whisper decodes of one shape, `gateway.speech.stt.batching`): the worker that takes it
+while every other worker is busy takes up to `cap` of them at once, only what is queued already
+(a lone job never waits for company), and runs them in one call. With a worker idle the jobs
+run side by side instead, which is sooner for each.
 """
 
 from __future__ import annotations
@@ -36,15 +42,16 @@ import itertools
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Hashable, Iterator
 from concurrent.futures import Future
 from contextvars import ContextVar
+from dataclasses import dataclass
 from enum import IntEnum
-from typing import TypeVar
+from typing import Any, TypeVar
 
 T = TypeVar("T")
 
-__all__ = ["CpuPool", "Priority", "cpu_count", "cpu_pool", "current_priority", "priority", "run_cpu"]
+__all__ = ["BatchJob", "CpuPool", "Priority", "cpu_count", "cpu_pool", "current_priority", "priority", "run_cpu"]
 
 
 class Priority(IntEnum):
@@ -77,12 +84,35 @@ def cpu_count() -> int:
     return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))
 
 
+@dataclass(frozen=True, eq=False)
+class BatchJob:
+    """A job the pool may run in one call with queued jobs of the same priority and `key`.
+
+    `run(items)` returns one result per item, or the exception of an item that failed (the
+    others still get theirs); run alone (`job()`), it is a batch of one. `cap` bounds the batch.
+    """
+
+    key: Hashable
+    item: Any
+    run: Callable[[list[Any]], list[Any]]
+    cap: int = 1
+
+    def __call__(self) -> Any:
+        (result,) = self.run([self.item])
+        if isinstance(result, BaseException):
+            raise result
+        return result
+
+
+_Entry = tuple[int, float, int, "Future[Any]", Callable[[], Any]]
+
+
 class CpuPool:
     """`workers` daemon threads taking jobs from a priority queue."""
 
     def __init__(self, workers: int) -> None:
         self.workers = max(1, workers)
-        self._queue: list[tuple[int, float, int, Future[object], Callable[[], object]]] = []
+        self._queue: list[_Entry] = []
         self._order = itertools.count()
         self._cond = threading.Condition()
         self._busy = 0
@@ -97,7 +127,7 @@ class CpuPool:
         future: Future[T] = Future()
         due = time.monotonic() if deadline is None else deadline
         with self._cond:
-            heapq.heappush(self._queue, (int(level), due, next(self._order), future, fn))  # type: ignore[arg-type]
+            heapq.heappush(self._queue, (int(level), due, next(self._order), future, fn))
             self._cond.notify()
         return future
 
@@ -129,10 +159,14 @@ class CpuPool:
             with self._cond:
                 while not self._queue:
                     self._cond.wait()
-                _level, _due, _n, future, fn = heapq.heappop(self._queue)
+                level, _due, _n, future, fn = heapq.heappop(self._queue)
                 if not future.set_running_or_notify_cancel():
                     continue  # its caller gave up before it started
+                batch = self._take_batch(level, fn) if isinstance(fn, BatchJob) and self._all_others_busy() else []
                 self._busy += 1
+            if batch:
+                self._run_batch([(future, fn), *batch])
+                continue
             try:
                 result = fn()
             except BaseException as exc:  # handed to the awaiting caller
@@ -140,6 +174,48 @@ class CpuPool:
                 future.set_exception(exc)
             else:
                 self._done()  # before the caller can see the result: it may ask `saturated()`
+                future.set_result(result)
+
+    def _all_others_busy(self) -> bool:
+        """Whether every other worker runs a job (lock held). Only then does a batch gain: a job
+        an idle worker can start now finishes sooner alone than in a batch (two finals on two
+        workers: 0.32 s each; in one batch on one: 0.54 s both)."""
+        return self._busy >= self.workers - 1
+
+    def _take_batch(self, level: int, head: BatchJob) -> list[tuple[Future[Any], BatchJob]]:
+        """Queued jobs that may run with `head` (same level and key), in queue order, up to its
+        cap; taken off the queue. Called with the lock held."""
+        if head.cap <= 1:
+            return []
+        mates = sorted(
+            entry
+            for entry in self._queue
+            if entry[0] == level and isinstance(entry[4], BatchJob) and entry[4].key == head.key
+        )[: head.cap - 1]
+        if not mates:
+            return []
+        taken = {id(entry[3]) for entry in mates}
+        self._queue = [entry for entry in self._queue if id(entry[3]) not in taken]
+        heapq.heapify(self._queue)
+        return [(entry[3], entry[4]) for entry in mates if entry[3].set_running_or_notify_cancel()]  # type: ignore[misc]
+
+    def _run_batch(self, jobs: list[tuple[Future[Any], Any]]) -> None:
+        """Run `jobs` (BatchJobs of one key) in one call of their `run`; each future gets its own
+        result or error."""
+        try:
+            results = jobs[0][1].run([job.item for _future, job in jobs])
+            if len(results) != len(jobs):
+                raise RuntimeError(f"a batch of {len(jobs)} jobs returned {len(results)} results")
+        except BaseException as exc:  # the whole call failed: every caller hears of it
+            self._done()
+            for future, _job in jobs:
+                future.set_exception(exc)
+            return
+        self._done()
+        for (future, _job), result in zip(jobs, results, strict=True):
+            if isinstance(result, BaseException):
+                future.set_exception(result)
+            else:
                 future.set_result(result)
 
     def _done(self) -> None:

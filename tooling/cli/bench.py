@@ -15,6 +15,7 @@ from tooling.cli.common import EXIT_OK, CliError, load_settings, print_table, wr
 from tooling.cli.parser import BENCHMARKS
 
 __all__ = [
+    "cmd_bench_decode",
     "cmd_bench_engine",
     "cmd_bench_list",
     "cmd_bench_readback",
@@ -28,8 +29,9 @@ PROFILE_MAX_TX = 1000  # a profiled run is ~3x slower; this many transmissions s
 def cmd_bench_list(args: argparse.Namespace) -> int:
     """`livefreq bench` without a target: what can be measured."""
     print("available benchmarks:")
+    width = max(map(len, BENCHMARKS))
     for name, text in BENCHMARKS.items():
-        print(f"  {name:<8} {text}")
+        print(f"  {name:<{width}}  {text}")
     print("run one with `livefreq bench NAME --help` for its options")
     return EXIT_OK
 
@@ -212,6 +214,44 @@ def cmd_bench_readback(args: argparse.Namespace) -> int:
         print(line)
     path = write_report(args.json_path or f"reports/bench-readback-{args.mode}.json", report)
     print(f"wrote {path}")
+    return EXIT_OK
+
+
+def cmd_bench_decode(args: argparse.Namespace) -> int:
+    """Decode in batches of each size and one at a time, print the table, write the JSON report and plot."""
+    from tooling.bench.decode import TABLE_HEAD, format_table, run_decode_bench, write_plot
+
+    try:
+        sizes = [int(size) for size in args.batch_sizes.split(",") if size.strip()]
+    except ValueError:
+        raise CliError(f"--batch-sizes takes numbers: {args.batch_sizes!r}") from None
+    if not sizes or min(sizes) < 1:
+        raise CliError("--batch-sizes needs positive sizes")
+    settings = load_settings(flows_dir=args.flows_dir)
+    report = run_decode_bench(settings, args.k, sizes, args.rounds, args.workers, cpu_threads=args.cpu_threads)
+    print_table(TABLE_HEAD, format_table(report), sys.stdout, right=(1, 2, 3, 4, 5, 6, 7))
+    shapes = report["shapes"]
+    print(
+        f"{report['k']} utterances ({report['audio_s_total']} s of audio), {report['workers']} workers, load average "
+        f"{report['load_average_before']} -> {report['load_average_after']}; {shapes['distinct']} distinct shapes; "
+        f"finals of the head's shape in a queue of n (cap {report['batch_max']}): {shapes['head_batch_mean_by_queue']}"
+    )
+    exact = report["exact_batches"]
+    print(
+        f"utterances of one shape batched as the gateway does: {exact['identical']} of {exact['utterances']} "
+        f"identical to their single decode ({exact['calls']} calls)"
+    )
+    for mode, figures in report["burst"].items():
+        if isinstance(figures, dict):
+            wait = figures["final_after_submit_ms"]
+            print(
+                f"all {report['k']} queued at once, {mode}: final after submit p50 {wait['p50']:.0f} ms, "
+                f"p95 {wait['p95']:.0f} ms; queue drained in {figures['drain_ms_mean']:.0f} ms, "
+                f"{figures['calls_per_round']} calls (largest {figures['largest_call']})"
+            )
+    print(f"transcripts differing between the two: {report['burst']['differ']}")
+    report["png"] = str(write_plot(report, Path(args.png_path)))
+    print(f"wrote {write_report(args.json_path, report)} and {report['png']}")
     return EXIT_OK
 
 

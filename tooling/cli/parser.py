@@ -21,6 +21,7 @@ BENCHMARKS: dict[str, str] = {
     "router": "share of transmissions decided without an LLM; paraphrases resolved by each router path",
     "assistant": "briefing assistant: tool-selection accuracy on the labelled questions, time to first event and to done",
     "rules": "briefing assistant's rules retrieval: recall@1/@5 and MRR of bm25, embeddings and their hybrid",
+    "decode": "whisper final decodes one at a time and in batches: throughput and latency per batch size",
     "readback": "wrong values accepted and correct readbacks refused, per field, over every readback state (text or voice)",
 }
 
@@ -194,6 +195,24 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_flows_dir(readback)
     readback.set_defaults(handler="tooling.cli.bench:cmd_bench_readback")
+    decode = bench_sub.add_parser(
+        "decode",
+        help=BENCHMARKS["decode"],
+        description="Decode K synthesized pilot utterances with whisper one at a time and in batches, "
+        "interleaved over rounds; a table of throughput and call latency per batch size, a JSON report "
+        "and a PNG plot.",
+    )
+    decode.add_argument("--k", type=_positive_int, default=32, help="utterances (default: %(default)s)")
+    decode.add_argument("--batch-sizes", default="1,2,4,8,16", help="comma-separated sizes (default: %(default)s)")
+    decode.add_argument("--rounds", type=_positive_int, default=3, help="rounds over all (default: %(default)s)")
+    decode.add_argument("--workers", type=_positive_int, default=None, help="decoding threads (default: one per core)")
+    decode.add_argument("--cpu-threads", type=_positive_int, default=1, help="threads per model replica (default: 1)")
+    _add_report_path(decode, "reports/bench-decode.json")
+    decode.add_argument(
+        "--png", dest="png_path", default="reports/bench-decode.png", metavar="PATH", help="plot (default: %(default)s)"
+    )
+    _add_flows_dir(decode)
+    decode.set_defaults(handler="tooling.cli.bench:cmd_bench_decode")
     bench_assistant = bench_sub.add_parser(
         "assistant",
         help=BENCHMARKS["assistant"],

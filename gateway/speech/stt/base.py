@@ -354,7 +354,12 @@ class BufferedStream(ABC):
             result = fn(*args)
             return result, time.perf_counter() - start
 
-        future = cpu_pool().submit(timed, level)
+        return await self._run_job(timed, level, droppable)
+
+    async def _run_job(self, job: Callable[[], tuple[T, float]], level: Priority, droppable: bool = False) -> T:
+        """`_decode` of a ready job returning (result, seconds of decoding to account), e.g. a
+        `BatchJob` the pool may run together with others (whisper finals)."""
+        future = cpu_pool().submit(job, level)
         waiting = asyncio.wrap_future(future)
         try:
             result, elapsed = await asyncio.shield(waiting)

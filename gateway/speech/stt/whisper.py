@@ -26,6 +26,9 @@ Choices, measured on a 2-core machine with espeak-ng readbacks of about 3.5 s:
   International six six four."). `collapse_repeats` keeps one copy of a sentence said again
   right after itself (and drops a cut-off copy at the end); a loop of three or more is
   dropped whole by the compression-ratio guard below if it survives.
+- Finals of one shape (window length and prompt length in tokens) queued at the same time decode
+  in one CTranslate2 call (`gateway.speech.stt.batching`, at most `batch_max`), each with the
+  result it gets alone; partials and audio past one window decode alone.
 - `beam_size=2`, `temperature=0.0` (no fallback re-decodes: predictable latency),
   `without_timestamps=True`, `language="en"`, `vad_filter=False` (our VAD cut the audio).
 - Hallucination guards: segments whisper itself rates as probably not speech
@@ -61,20 +64,20 @@ Choices, measured on a 2-core machine with espeak-ng readbacks of about 3.5 s:
 from __future__ import annotations
 
 import math
-import re
-import zlib
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from engine.models import Hearing
-from gateway.audio.pcm import pcm_to_float32, pcm_to_int16
-from gateway.speech.cpu import Priority
 from engine.phraseology import speak_text
+from gateway.audio.pcm import pcm_to_float32
+from gateway.speech.cpu import BatchJob, Priority
+from gateway.speech.stt import batching
 from gateway.speech.stt.base import (
-    VALUE_CLASSES,
     STT_SAMPLE_RATE,
+    VALUE_CLASSES,
     BufferedStream,
     SharedModels,
     SttConfigError,
@@ -88,6 +91,8 @@ from gateway.speech.stt.base import (
     unique_alternatives,
     words_of,
 )
+from gateway.speech.stt.batching import WindowInput
+from gateway.speech.stt.whisper_guards import collapse_repeats, compression_ratio, silent_tail
 
 PARTIAL_EVERY_S = 0.7
 BEAM_SIZE = 2
@@ -96,7 +101,6 @@ NO_SPEECH_MAX = 0.6
 COMPRESSION_RATIO_MAX = 2.4
 TOKENS_PER_SECOND = 8  # generous for speech (~3 words/s); caps a runaway repetition loop
 MIN_NEW_TOKENS = 12
-TAIL_SILENCE_DB = 35.0  # audio this far below the utterance's loudest 20 ms holds no words
 WINDOW_PAD_S = 1.0  # silence after the audio in the encoder window: whisper expects speech to end
 WINDOW_STEP_S = 0.5  # window lengths are rounded up to this: few distinct shapes
 FULL_WINDOW_S = 30.0  # whisper's own window; longer audio is chunked by faster-whisper
@@ -108,6 +112,22 @@ NBEST_MARGIN = 0.2
 WORD_CONFIDENCE_MIN = 0.3
 
 _models = SharedModels()
+
+
+def max_new_tokens(samples: int) -> int:
+    """The most tokens a decode of `samples` (16 kHz) may write: a runaway loop stops there."""
+    return min(200, MIN_NEW_TOKENS + int(TOKENS_PER_SECOND * samples / STT_SAMPLE_RATE))
+
+
+def fits_window(samples: int) -> bool:
+    """Whether `samples` (16 kHz) decode in one short window; longer audio is chunked."""
+    return samples / STT_SAMPLE_RATE + WINDOW_PAD_S <= FULL_WINDOW_S
+
+
+def window_samples(samples: int) -> int:
+    """The encoder window for `samples`: the audio plus `WINDOW_PAD_S`, rounded up to `WINDOW_STEP_S`."""
+    step = int(WINDOW_STEP_S * STT_SAMPLE_RATE)
+    return -(-(samples + int(WINDOW_PAD_S * STT_SAMPLE_RATE)) // step) * step
 
 
 def bundled_model_path() -> Path:
@@ -204,6 +224,7 @@ class WhisperEngine:
         cpu_threads: int = 1,
         num_workers: int | None = None,
         compute_type: str = "int8",
+        batch_max: int = batching.BATCH_MAX,
     ) -> None:
         if beam_size < 1:
             raise ValueError(f"beam_size must be >= 1, got {beam_size}")
@@ -214,7 +235,9 @@ class WhisperEngine:
         self.cpu_threads = max(1, cpu_threads)
         self.num_workers = max(1, num_workers or cpu_count())
         self.compute_type = compute_type
+        self.batch_max = max(1, batch_max)
         self._model: Any = None
+        self._tokenizer: Any = None
 
     def load(self) -> None:
         if self._model is not None:
@@ -235,6 +258,10 @@ class WhisperEngine:
 
         self._model = _models.get(key, load_model)
 
+    @property
+    def loaded(self) -> bool:
+        return self._model is not None
+
     def open(self, context: SttContext) -> WhisperStream:
         check_sample_rate(context, "whisper")
         return WhisperStream(self, context)
@@ -247,42 +274,74 @@ class WhisperEngine:
         """`decode` with what whisper was unsure of (n-best alternatives, confidence)."""
         self.load()
         samples = pcm_to_float32(pcm)
-        seconds = len(samples) / STT_SAMPLE_RATE
-        max_new = min(200, MIN_NEW_TOKENS + int(TOKENS_PER_SECOND * seconds))
-        if seconds + WINDOW_PAD_S > FULL_WINDOW_S:
+        max_new = max_new_tokens(len(samples))
+        if not fits_window(len(samples)):
             return self._decode_chunked(samples, prompt, max_new)
         return self._decode_window(samples, prompt, max_new)
 
     def _decode_window(self, samples: np.ndarray, prompt: str | None, max_new: int) -> SttResult:
         """One encoder window just long enough for the audio (see the module docstring)."""
+        (result,) = self.generate_windows([self.window_input(samples, self.prompt_tokens(prompt), max_new)])
+        return self.window_result(result)
+
+    def tokenizer(self) -> Any:
+        """faster-whisper's tokenizer for English transcription (the model loaded)."""
         from faster_whisper.tokenizer import Tokenizer
-        from faster_whisper.transcribe import get_suppressed_tokens
 
-        import ctranslate2
+        self.load()
+        if self._tokenizer is None:
+            model = self._model
+            multilingual = model.model.is_multilingual
+            self._tokenizer = Tokenizer(model.hf_tokenizer, multilingual, task="transcribe", language="en")
+        return self._tokenizer
 
-        model = self._model
-        step = int(WINDOW_STEP_S * STT_SAMPLE_RATE)
-        window = -(-(len(samples) + int(WINDOW_PAD_S * STT_SAMPLE_RATE)) // step) * step
-        padded = np.zeros(window, dtype=np.float32)
-        padded[: len(samples)] = samples
-        hop = model.feature_extractor.hop_length
-        features = model.feature_extractor(padded, padding=0)[:, : window // hop]
-        tokenizer = Tokenizer(model.hf_tokenizer, model.model.is_multilingual, task="transcribe", language="en")
+    def prompt_tokens(self, prompt: str | None) -> list[int]:
+        """The decoder's start: the previous-text prompt (its last `MAX_PROMPT_TOKENS`), then the
+        start of the transcript without timestamps."""
+        tokenizer = self.tokenizer()
         tokens: list[int] = []
         if prompt:
             tokens = [tokenizer.sot_prev, *tokenizer.encode(" " + prompt.strip())[-MAX_PROMPT_TOKENS:]]
-        tokens += [*tokenizer.sot_sequence, tokenizer.no_timestamps]
-        result = model.model.generate(
-            ctranslate2.StorageView.from_array(np.ascontiguousarray(features[None], dtype=np.float32)),
-            [tokens],
-            beam_size=self.beam_size,
-            num_hypotheses=self.beam_size,  # the beam's hypotheses cost nothing more (measured)
-            return_scores=True,
-            max_length=len(tokens) + max_new,
-            suppress_blank=True,
-            suppress_tokens=list(get_suppressed_tokens(tokenizer, [-1])),
-            return_no_speech_prob=True,
-        )[0]
+        return [*tokens, *tokenizer.sot_sequence, tokenizer.no_timestamps]
+
+    def window_input(
+        self, samples: np.ndarray, tokens: list[int], max_new: int, window: int | None = None
+    ) -> WindowInput:
+        """The mel features of `samples` in their short window (`window_samples`; a longer
+        `window` pads more silence: only the decode benchmark asks for one) and the decoder start."""
+        model = self._model
+        size = max(window_samples(len(samples)), window or 0)
+        padded = np.zeros(size, dtype=np.float32)
+        padded[: len(samples)] = samples
+        hop = model.feature_extractor.hop_length
+        features = model.feature_extractor(padded, padding=0)[:, : size // hop]
+        return WindowInput(np.ascontiguousarray(features, dtype=np.float32), list(tokens), max_new)
+
+    def generate_windows(self, inputs: Sequence[WindowInput]) -> list[Any]:
+        """One CTranslate2 `generate` call over windows of one shape (`WindowInput.shape`); the
+        longest output allowed is the largest `max_new` of the batch."""
+        import ctranslate2
+        from faster_whisper.transcribe import get_suppressed_tokens
+
+        tokenizer = self.tokenizer()
+        features = np.stack([item.features for item in inputs])
+        return list(
+            self._model.model.generate(
+                ctranslate2.StorageView.from_array(features),
+                [item.tokens for item in inputs],
+                beam_size=self.beam_size,
+                num_hypotheses=self.beam_size,  # the beam's hypotheses cost nothing more (measured)
+                return_scores=True,
+                max_length=max(len(item.tokens) + item.max_new for item in inputs),
+                suppress_blank=True,
+                suppress_tokens=list(get_suppressed_tokens(tokenizer, [-1])),
+                return_no_speech_prob=True,
+            )
+        )
+
+    def window_result(self, result: Any) -> SttResult:
+        """The transcript and hearing of one `generate` result, through the hallucination guards."""
+        tokenizer = self.tokenizer()
         texts = [
             collapse_repeats(tokenizer.decode([t for t in ids if t < tokenizer.eot])) for ids in result.sequences_ids
         ]
@@ -297,6 +356,15 @@ class WhisperEngine:
         ]
         confidence = round(math.exp(scores[0]), 3) if scores else None  # geometric mean token probability
         return SttResult(text, Hearing(alternatives=unique_alternatives(text, close), confidence=confidence))
+
+    def final_job(self, pcm: bytes, tokens: list[int] | None) -> BatchJob | None:
+        """The final decode of `pcm` as a job the CPU pool may run with other finals of the same
+        shape (`gateway.speech.stt.batching`), or None where it cannot share a call: batching
+        off (`batch_max` 1), no prompt tokens (model not loaded yet), or audio past one window."""
+        samples = len(pcm) // 2
+        if self.batch_max <= 1 or tokens is None or not fits_window(samples):
+            return None
+        return batching.final_job(self, pcm, tokens, window_samples(samples))
 
     def _decode_chunked(self, samples: np.ndarray, prompt: str | None, max_new: int) -> SttResult:
         """faster-whisper's own 30 s windows, for audio longer than one; words come with their
@@ -340,6 +408,7 @@ class WhisperStream(BufferedStream):
         self._partial_at = 0  # buffer length (bytes) when the last partial decode started
         self._covered: tuple[int, SttResult] | None = None  # (bytes, result) of the last finished decode
         self.reused_partial = False  # the final was the last partial (a silent tail)
+        self._tokens: list[int] | None = None  # the decoder's start for `prompt`, made at the first final
 
     async def partial(self) -> str | None:
         every = self.engine.partial_every_s
@@ -368,7 +437,7 @@ class WhisperStream(BufferedStream):
             if pcm and not silent_tail(pcm, self._partial_at):
                 # the partial in flight decodes a prefix that misses speech said since: decode
                 # the whole transmission now, beside it (one model replica per core), not after
-                self._final = await self._decode(self.engine.decode_result, pcm, self.prompt)
+                self._final = await self._decode_final(pcm)
                 return self._final
         async with self._lock:
             if self._final is None:
@@ -376,56 +445,19 @@ class WhisperStream(BufferedStream):
                 if self._covered is not None and silent_tail(pcm, self._covered[0]):
                     self._final, self.reused_partial = self._covered[1], True
                 else:
-                    self._final = await self._decode(self.engine.decode_result, pcm, self.prompt) if pcm else SttResult("")
+                    self._final = await self._decode_final(pcm) if pcm else SttResult("")
             return self._final
+
+    async def _decode_final(self, pcm: bytes) -> SttResult:
+        """The final decode of `pcm`, at `Priority.FINAL`: with other finals of its shape queued
+        at the same time where it can (`WhisperEngine.final_job`), else alone."""
+        if self._tokens is None and self.engine.loaded:
+            self._tokens = self.engine.prompt_tokens(self.prompt)  # once per transmission, ~0.1 ms
+        job = self.engine.final_job(pcm, self._tokens)
+        if job is None:
+            return await self._decode(self.engine.decode_result, pcm, self.prompt)
+        result: SttResult = await self._run_job(job, Priority.FINAL)
+        return result
 
     async def aclose(self) -> None:
         self._finished = True
-
-
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
-
-
-def _sentence_key(sentence: str) -> str:
-    return " ".join(re.findall(r"[\w']+", sentence.lower()))
-
-
-def collapse_repeats(text: str) -> str:
-    """`text` without a sentence that repeats the one before it, nor a trailing cut-off copy
-    of it (whisper's loop on a short window, see the module docstring)."""
-    sentences = [part.strip() for part in _SENTENCE_END.split(text.strip()) if _sentence_key(part)]
-    kept: list[str] = []
-    for index, sentence in enumerate(sentences):
-        if kept:
-            key, previous = _sentence_key(sentence), _sentence_key(kept[-1])
-            cut_off = index == len(sentences) - 1 and not sentence.endswith((".", "!", "?"))
-            if key == previous or (cut_off and previous.startswith(key)):
-                continue
-        kept.append(sentence)
-    return " ".join(kept)
-
-
-def compression_ratio(text: str) -> float:
-    """How well `text` compresses (as faster-whisper rates segments): a loop repeating itself
-    ("right, right, right...") compresses far better than speech."""
-    data = text.encode("utf-8")
-    return len(data) / len(zlib.compress(data))
-
-
-def silent_tail(pcm: bytes, start: int, frame_bytes: int = 640) -> bool:
-    """Whether `pcm[start:]` is silence next to `pcm[:start]`: every 20 ms of it at least
-    `TAIL_SILENCE_DB` below the loudest 20 ms before it (radio hiss that loud never is)."""
-    head, tail = pcm_to_int16(pcm[:start]), pcm_to_int16(pcm[start:])
-    if tail.size == 0:
-        return True
-    if head.size == 0:
-        return False
-    step = frame_bytes // 2
-
-    def frame_power(samples: np.ndarray) -> np.ndarray:
-        padded = np.zeros(-(-samples.size // step) * step, dtype=np.float64)
-        padded[: samples.size] = samples
-        return np.mean(np.square(padded.reshape(-1, step)), axis=1)
-
-    ratio = 10.0 ** (TAIL_SILENCE_DB / 10.0)
-    return bool(np.max(frame_power(tail)) * ratio < np.max(frame_power(head)))
