@@ -56,6 +56,7 @@ import numpy as np
 
 from gateway.audio.pcm import pcm_to_float32
 from gateway.speech.cpu import BatchJob
+from gateway.speech.stt.whisper_windows import max_new_tokens
 
 if TYPE_CHECKING:
     from gateway.speech.stt.base import SttResult
@@ -94,8 +95,6 @@ def decode_finals(
 ) -> list[tuple[SttResult, float] | BaseException]:
     """Decode finals of one shape together; per item its result and its share of the time, or
     its own error."""
-    from gateway.speech.stt.whisper import max_new_tokens
-
     started = time.perf_counter()
     out: list[tuple[SttResult, float] | BaseException | None] = [None] * len(items)
     ready: list[tuple[int, WindowInput]] = []

@@ -75,8 +75,17 @@ from engine.phraseology import speak_text
 from gateway.audio.pcm import pcm_to_float32
 from gateway.speech.cpu import BatchJob, Priority
 from gateway.speech.stt import batching
+from gateway.speech.stt.whisper_windows import (  # noqa: F401 (re-exported for the decode bench)
+    FULL_WINDOW_S,
+    MIN_NEW_TOKENS,
+    TOKENS_PER_SECOND,
+    WINDOW_PAD_S,
+    WINDOW_STEP_S,
+    fits_window,
+    max_new_tokens,
+    window_samples,
+)
 from gateway.speech.stt.base import (
-    STT_SAMPLE_RATE,
     VALUE_CLASSES,
     BufferedStream,
     SharedModels,
@@ -99,11 +108,6 @@ BEAM_SIZE = 2
 PROMPT_MAX_WORDS = 100  # whisper keeps at most 223 prompt tokens; short prompts bias less blindly
 NO_SPEECH_MAX = 0.6
 COMPRESSION_RATIO_MAX = 2.4
-TOKENS_PER_SECOND = 8  # generous for speech (~3 words/s); caps a runaway repetition loop
-MIN_NEW_TOKENS = 12
-WINDOW_PAD_S = 1.0  # silence after the audio in the encoder window: whisper expects speech to end
-WINDOW_STEP_S = 0.5  # window lengths are rounded up to this: few distinct shapes
-FULL_WINDOW_S = 30.0  # whisper's own window; longer audio is chunked by faster-whisper
 MAX_PROMPT_TOKENS = 223  # whisper's limit for the previous-text prompt (max_length // 2 - 1)
 # Hearing (see the module docstring): the beam's hypotheses whose score (mean token log-probability)
 # is within NBEST_MARGIN of the best one are alternatives; a word under WORD_CONFIDENCE_MIN is
@@ -112,22 +116,6 @@ NBEST_MARGIN = 0.2
 WORD_CONFIDENCE_MIN = 0.3
 
 _models = SharedModels()
-
-
-def max_new_tokens(samples: int) -> int:
-    """The most tokens a decode of `samples` (16 kHz) may write: a runaway loop stops there."""
-    return min(200, MIN_NEW_TOKENS + int(TOKENS_PER_SECOND * samples / STT_SAMPLE_RATE))
-
-
-def fits_window(samples: int) -> bool:
-    """Whether `samples` (16 kHz) decode in one short window; longer audio is chunked."""
-    return samples / STT_SAMPLE_RATE + WINDOW_PAD_S <= FULL_WINDOW_S
-
-
-def window_samples(samples: int) -> int:
-    """The encoder window for `samples`: the audio plus `WINDOW_PAD_S`, rounded up to `WINDOW_STEP_S`."""
-    step = int(WINDOW_STEP_S * STT_SAMPLE_RATE)
-    return -(-(samples + int(WINDOW_PAD_S * STT_SAMPLE_RATE)) // step) * step
 
 
 def bundled_model_path() -> Path:
