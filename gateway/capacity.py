@@ -42,8 +42,10 @@ from gateway.speech.stt.base import SttContext, transcribe_result
 log = logging.getLogger("livefreq.capacity")
 
 TALK_SHARE = 0.27  # a pilot talks 27 % of the time under `livefreq load`'s default pattern
-HEADROOM = 0.35  # share of the cores final decodes may use at capacity (calibrated, module docstring)
-SELF_TEST_TEXT = "Runway two five right, cleared for takeoff, wind two seven zero degrees eight knots, Lufthansa three five nine"
+HEADROOM = 0.25  # share of the cores final decodes may use at capacity (calibrated, module docstring)
+SELF_TEST_TEXT = (
+    "Runway two five right, cleared for takeoff, wind two seven zero degrees eight knots, Lufthansa three five nine"
+)
 SELF_TEST_EXPECTED = "runway 25R cleared for takeoff, DLH359"
 SELF_TEST_RUNS = 3  # measured decodes, after one warm-up decode
 RETRY_AFTER_S = 30.0  # the hint when no session has left lately: sessions last minutes
@@ -179,7 +181,9 @@ async def run_self_test(speech: SpeechStack, runs: int = SELF_TEST_RUNS) -> Self
     the CPU pool; the median CPU and wall seconds of one decode. Loads the models if needed."""
     await speech.load()
     pcm = await self_test_utterance(speech)
-    context = SttContext(expected_phrases=[SELF_TEST_EXPECTED], vocabulary=["Lufthansa 359", "25R"], callsign="Lufthansa 359")
+    context = SttContext(
+        expected_phrases=[SELF_TEST_EXPECTED], vocabulary=["Lufthansa 359", "25R"], callsign="Lufthansa 359"
+    )
     result = await transcribe_result(speech.stt, pcm, context)  # warm-up: first-call allocations
     cpu: list[float] = []
     wall: list[float] = []

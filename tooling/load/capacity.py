@@ -108,7 +108,7 @@ def capacity_plot(summary: dict[str, Any], path: Path) -> Path:
     fig, ax = plt.subplots(figsize=(8, 4.5), dpi=100)
     try:
         gaps_ax = ax.twinx()
-        width = max(1.0, 0.4 * min((b - a for a, b in zip(sessions, sessions[1:])), default=5))
+        width = max(1.0, 0.4 * min((b - a for a, b in zip(sessions, sessions[1:], strict=False)), default=5))
         gaps_ax.bar(sessions, [s["audio_gaps"] for s in steps], width=width, color="#f58518", alpha=0.35, label="audio gaps")
         gaps_ax.set_ylabel("audio gaps (controller audio slower than real time)")
         ax.plot(sessions, [s["p95_ms"] for s in steps], marker="o", color="#4c78a8", label="p95")
