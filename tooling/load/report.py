@@ -133,7 +133,8 @@ def build_report(
             "corpus_recordings": len(corpus.entries),
             "corpus_scenarios": len(corpus.seeds),
         },
-        "gateway": {"url": base_url, "started_here": pid is not None, "pid": pid, "speech": health.get("speech"), "version": health.get("version")},
+        "gateway": {"url": base_url, "started_here": pid is not None, "pid": pid, "speech": health.get("speech"), "version": health.get("version"),
+                    "voice": health.get("voice")},  # its capacity, and the self-test behind it
         "cpu_count": os.cpu_count(),
         "load_average": {"before": load_before, "after": load_average()},
         "wall_s": round(wall_s, 1),
