@@ -11,7 +11,8 @@ Sessions live in the store ``settings.store`` names (SQLite by default, gateway/
 that builds its own service opens it here and closes it on shutdown; sessions stored by an
 earlier run are picked up again, with their pending timers. On the Redis store the lifespan also
 runs the decision relay (gateway/relay.py), so a decision made on another node reaches the
-sockets on this one.
+sockets on this one. With the speech models preloaded and ``LIVEFREQ_VOICE_CAPACITY=auto`` it
+then measures the node's voice capacity (gateway/capacity.py), which the radio's admission holds.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import logging
 import math
 import sys
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -45,6 +46,7 @@ from gateway.api.errors import (
     store_unavailable,
 )
 from gateway.auth import Authenticator
+from gateway.capacity import VoiceCapacity, measure
 from gateway.extras import installed
 from gateway.service import RadioService, ServiceError
 from gateway.settings import Settings
@@ -102,7 +104,8 @@ def create_app(
     else:
         from gateway.api.webrtc_unavailable import PeerRegistry
         from gateway.api.webrtc_unavailable import routes as webrtc_routes
-    peers = PeerRegistry(settings)
+    capacity = VoiceCapacity.from_settings(settings)  # live voice sessions against this node's capacity
+    peers = PeerRegistry(settings, capacity)
     metrics.stored_sessions_gauge(lambda: _stored_sessions(service))
     metrics.cpu_jobs_gauge(lambda: float(cpu_pool().busy), lambda: float(cpu_pool().queued))
     # the briefing assistant (docs/assistant.md): its indexes are built in the background at start-up
@@ -115,11 +118,16 @@ def create_app(
         clock = asyncio.create_task(run_clock(service, settings.tick_interval_s), name="livefreq-clock")
         loading = asyncio.create_task(_preload(speech), name="livefreq-speech") if settings.speech_preload else None
         warming = asyncio.create_task(asyncio.to_thread(briefing.context.warm), name="livefreq-assistant") if briefing else None
+        measuring = (
+            asyncio.create_task(_measure_capacity(capacity, speech, loading, warming), name="livefreq-capacity")
+            if loading is not None and capacity.source == "unmeasured"
+            else None
+        )
         try:
             yield
         finally:
             await peers.close_all()
-            for task in (clock, loading, warming):
+            for task in (clock, measuring, loading, warming):
                 if task is not None:
                     task.cancel()
                     with contextlib.suppress(asyncio.CancelledError, Exception):
@@ -136,8 +144,8 @@ def create_app(
                 repository.close()
 
     routes: list[BaseRoute] = [
-        *health.routes(service, speech),
-        WebSocketRoute("/v1/radio", radio_handler(service, speech, settings, auth)),
+        *health.routes(service, speech, capacity),
+        WebSocketRoute("/v1/radio", radio_handler(service, speech, settings, auth, capacity)),
         *webrtc_routes(peers, service, speech, settings, auth),
         *speech_api.routes(speech, settings),
         *sessions.routes(service, settings.max_body_bytes, auth),
@@ -171,6 +179,7 @@ def create_app(
     app.state.assistant = briefing
     app.state.auth = auth
     app.state.peers = peers
+    app.state.capacity = capacity
     return app
 
 
@@ -195,6 +204,16 @@ async def _start_relay(service: RadioService, settings: Settings) -> DecisionRel
     relay = DecisionRelay(service.hub, store.url, store.channel, service.node, timeout_s=settings.redis_timeout_s)
     await relay.start()
     return relay
+
+
+async def _measure_capacity(capacity: VoiceCapacity, speech: SpeechStack, *after: asyncio.Task[Any] | None) -> None:
+    """The voice capacity's self-test (gateway/capacity.py), once the models are loaded and the
+    assistant's indexes built: nothing else of this process then takes the CPU it measures."""
+    for task in after:
+        if task is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.shield(task)
+    await measure(capacity, speech)
 
 
 async def _preload(speech: SpeechStack) -> None:

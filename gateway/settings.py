@@ -111,6 +111,10 @@ class Settings(BaseSettings):
     ws_origins: Annotated[list[str], NoDecode] = Field(default_factory=list)
     max_sessions: int = Field(default=1000, gt=0)  # stored sessions in all (503 too_many_sessions)
     max_sessions_per_key: int = Field(default=100, gt=0)  # per API key, when auth is on (429)
+    # live voice sessions (radio connections with a session) this node admits; past it a new one is
+    # refused with `too_many_sessions` (gateway/capacity.py): a number, "auto" (measured by a
+    # self-test once the speech models are loaded) or "off" (no limit)
+    voice_capacity: Annotated[int, Field(gt=0)] | Literal["auto", "off"] = "auto"
     # per WebSocket connection: token buckets for text messages and audio bytes; over-limit frames
     # are dropped with a `rate_limited` error, and `ws_abuse_drops` drops (forgiven one per
     # second) close the socket

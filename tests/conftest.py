@@ -59,7 +59,7 @@ TIERS: dict[str, str] = {
     ),
     **dict.fromkeys(
         (
-            "test_ask_ws", "test_assistant_http", "test_assistant_llm", "test_atis_radio", "test_auth", "test_cli",
+            "test_admission", "test_ask_ws", "test_assistant_http", "test_assistant_llm", "test_atis_radio", "test_auth", "test_cli",
             "test_compat_api", "test_contract_conformance", "test_flow_hardening", "test_fuzz_auth", "test_http_api",
             "test_http_flight", "test_limits", "test_llm_gateway", "test_metrics_scrape", "test_openapi",
             "test_persistence", "test_redis_store", "test_sim_bridge", "test_traffic_api", "test_weather",
@@ -70,7 +70,7 @@ TIERS: dict[str, str] = {
     **dict.fromkeys(
         (
             "test_bench_readback", "test_bench_voice", "test_fuzz_http", "test_fuzz_regressions", "test_fuzz_ws",
-            "test_load", "test_speech_api", "test_stt", "test_stt_vosk", "test_tts", "test_webrtc",
+            "test_load", "test_load_capacity", "test_speech_api", "test_stt", "test_stt_vosk", "test_tts", "test_webrtc",
             "test_wheel_install", "test_ws_radio",
         ),
         "slow",

@@ -250,7 +250,7 @@ _STATUS_TEXT = {
     422: "Invalid field (the error names it)",
     429: "This API key holds its limit of sessions (too_many_sessions)",
     500: "Speech engine failure",
-    503: "Unavailable: the speech engines, the session store (store_unavailable) or a data provider (provider_unavailable), or the gateway holds its limit of sessions (too_many_sessions) or WebRTC peers (too_many_peers)",
+    503: "Unavailable: the speech engines, the session store (store_unavailable) or a data provider (provider_unavailable), or the gateway holds its limit of sessions (too_many_sessions; past the node's voice capacity with Retry-After) or WebRTC peers (too_many_peers)",
 }
 _AUTH_ERRORS = (401, 403)
 BEARER = "bearer"

@@ -71,6 +71,33 @@ class LlmStatus(_View):
     response_format: Literal["json_schema", "json_object", "off"]
 
 
+class CapacitySelfTest(_View):
+    """What the start-up self-test measured (gateway/capacity.py `SelfTest.describe`)."""
+
+    audio_s: float
+    runs: int
+    decode_cpu_s: float
+    decode_wall_s: float
+    cpu_per_talk_s: float
+    cores: int
+    talk_share: float
+    headroom: float
+
+
+class VoiceLoad(_View):
+    """Live voice sessions against the node's capacity (gateway/capacity.py): a balancer routes
+    new pilots to nodes with `accepting` true. `capacity` null: unknown yet, or no limit (`off`)."""
+
+    live: int
+    capacity: int | None
+    accepting: bool
+    source: Literal["configured", "measured", "unmeasured", "off"]
+    refused: int
+    retry_after_s: float | None
+    self_test: CapacitySelfTest | None
+    error: str | None
+
+
 class Health(_View):
     ok: Literal[True]
     ready: bool
@@ -80,6 +107,7 @@ class Health(_View):
     store: StoreStatus
     weather: WeatherStatus
     llm: LlmStatus | None
+    voice: VoiceLoad
     version: str
 
 

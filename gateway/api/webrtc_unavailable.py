@@ -20,7 +20,7 @@ MESSAGE = install_hint("webrtc", "the WebRTC radio") + "; the WebSocket radio (/
 class PeerRegistry:
     """No peers can be opened: the registry the app holds and closes when aiortc is missing."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, capacity: object = None) -> None:
         self.settings = settings
 
     def __len__(self) -> int:

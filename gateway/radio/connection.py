@@ -14,7 +14,8 @@ Incoming frames pass the connection's rate limits (gateway/radio/limits.py); out
 writer task into the transport (gateway/radio/outbox.py), so a client that stops reading costs a
 bounded amount of memory and is disconnected, never waited for. Admission (the Origin allow-list,
 the credential) is the transport's: a WebSocket answers a refusal with a fatal error event, the
-WebRTC offer with an HTTP error before any connection exists.
+WebRTC offer with an HTTP error before any connection exists. The node's voice capacity
+(gateway/capacity.py) is the session's: a `session.start`/`session.resume` past it is refused.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from typing import Any
 
 from gateway import metrics
 from gateway.ask import AskChannel
+from gateway.capacity import VoiceCapacity
 from gateway.auth import ANONYMOUS, Authenticator, Principal
 from gateway.radio import events as e
 from gateway.radio import protocol as p
@@ -65,12 +67,15 @@ class RadioConnection:
         settings: Settings,
         auth: Authenticator | None = None,
         principal: Principal = ANONYMOUS,
+        capacity: VoiceCapacity | None = None,
     ) -> None:
         self.transport = transport
         self.service = service
         self.speech = speech
         self.settings = settings
         self.auth = auth or Authenticator(settings)
+        # the node's live voice sessions against its capacity (gateway/capacity.py); none given: no limit
+        self.capacity = capacity if capacity is not None else VoiceCapacity(None, "off")
         self.principal = principal
         self.limits = ConnectionLimits(settings)
         self.outbox = Outbox(settings.ws_send_queue_bytes, settings.ws_send_queue_droppable)
@@ -159,7 +164,7 @@ class RadioConnection:
             if exc.fatal:
                 self._fatal = exc
             else:
-                await self.send(e.error(exc.code, exc.message))
+                await self.send(e.error(exc.code, exc.message, retry_after_s=exc.retry_after_s))
         except ServiceError as exc:
             await self.send(e.error(exc.code, exc.message))
         except StoreUnavailable as exc:  # Redis down or slow: retry later; nothing was half written

@@ -151,10 +151,15 @@ class AtcMessageEnd(Event):
 
 
 class Error(Event):
+    """`retry_after_s`: a refusal that may succeed later (`too_many_sessions` past the node's voice
+    capacity) says when to try again; absent otherwise."""
+
     type: Literal["error"] = "error"
+    omit_if_none: ClassVar[frozenset[str]] = frozenset({"retry_after_s"})
     code: str
     message: str
     fatal: bool = False
+    retry_after_s: float | None = None
 
 
 class Pong(Event):
@@ -291,5 +296,5 @@ def transcript(transmission_id: str | None, text: str, final: bool, hearing: Hea
     return Transcript(transmission_id=transmission_id, text=text, final=final, hearing=hearing)
 
 
-def error(code: str, message: str, fatal: bool = False) -> Error:
-    return Error(code=code, message=message, fatal=fatal)
+def error(code: str, message: str, fatal: bool = False, retry_after_s: float | None = None) -> Error:
+    return Error(code=code, message=message, fatal=fatal, retry_after_s=retry_after_s)

@@ -139,11 +139,12 @@ KNOWN_TYPES = frozenset(
 class ProtocolError(Exception):
     """A client frame we cannot act on; becomes an `error` event."""
 
-    def __init__(self, code: str, message: str, *, fatal: bool = False) -> None:
+    def __init__(self, code: str, message: str, *, fatal: bool = False, retry_after_s: float | None = None) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
         self.fatal = fatal
+        self.retry_after_s = retry_after_s  # a refusal that may succeed later: when to try again
 
 
 def parse_client(text: str) -> ClientMessage:

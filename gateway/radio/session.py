@@ -4,6 +4,11 @@ Every decision about the session (from this connection, HTTP, the background clo
 arrives through the service's `DecisionHub` and leaves as `decision` and `state` events, while
 its controller messages are transmitted on the session's `Frequency`, which the connection's
 `Playout` is tuned to. Resuming replays the controller messages no socket heard.
+
+Each attached session holds one slot of the node's voice capacity (gateway/capacity.py), taken
+before anything is created and given back when the connection closes: past capacity a
+`session.start` or `session.resume` is refused at once with `too_many_sessions` and a
+`retry_after_s` hint, and the sessions already admitted are never touched.
 """
 
 from __future__ import annotations
@@ -40,12 +45,56 @@ class RadioSession:
         self.conn = connection
         self.service = connection.service
         self._events_task: asyncio.Task[None] | None = None
+        self._slot = False  # holds one of the node's voice slots
+
+    # ------------------------------------------------------------------ admission
+
+    def reserve(self) -> bool:
+        """Take a voice slot ahead of `start`/`resume` (a WebRTC offer carrying its session
+        message reserves it before answering); False when the node is full."""
+        if not self._slot:
+            self._slot = self.conn.capacity.try_acquire()
+        return self._slot
+
+    def _admit(self) -> None:
+        """A slot for the session about to attach, or `too_many_sessions` with the retry hint."""
+        if not self.reserve():
+            capacity = self.conn.capacity
+            retry = capacity.retry_after_s()
+            raise p.ProtocolError(
+                "too_many_sessions",
+                f"this gateway node serves its capacity of {capacity.capacity} voice sessions; "
+                f"try again in {retry:g} s, or another node",
+                retry_after_s=retry,
+            )
+
+    def unreserve(self) -> None:
+        """Give back a slot `reserve` took for a session that never attached (an offer that failed)."""
+        if self.conn.link is None:
+            self._release(departed=False)
+
+    def _release(self, *, departed: bool = True) -> None:
+        if self._slot:
+            self._slot = False
+            self.conn.capacity.release(departed=departed)
+
+    # ------------------------------------------------------------------ start, resume
 
     async def start(self, msg: p.SessionStart) -> None:
         conn = self.conn
         if conn.link is not None:
             raise p.ProtocolError("session_active", "this socket already has a session; open a new socket for another")
         _authorize(lambda: conn.auth.require_key(conn.principal, "start a session"))
+        self._admit()
+        try:
+            await self._start(msg)
+        except BaseException:
+            if conn.link is None:
+                self._release(departed=False)  # nothing attached: the slot was never used
+            raise
+
+    async def _start(self, msg: p.SessionStart) -> None:
+        conn = self.conn
         tts = self._voice(msg.voice)
         session, decision, token = await self.service.start(
             flow=msg.flow, scenario=msg.scenario, seed=msg.seed, owner=conn.principal.key_id, flight_plan=msg.flight_plan,
@@ -81,6 +130,16 @@ class RadioSession:
         if not service.check_token(msg.session_id, msg.resume_token):
             service.get(msg.session_id)  # unknown session -> its own typed error
             raise p.ProtocolError("bad_token", "the resume token does not match this session")
+        self._admit()
+        try:
+            await self._resume(msg)
+        except BaseException:
+            if conn.link is None:
+                self._release(departed=False)
+            raise
+
+    async def _resume(self, msg: p.SessionResume) -> None:
+        conn, service = self.conn, self.service
         session = service.get(msg.session_id)
         tts = self._voice(msg.voice)
         # controller calls made while no socket listened (timers) are spoken now: nothing lost
@@ -244,6 +303,7 @@ class RadioSession:
     async def close(self) -> None:
         """Stop listening to the session and release the radio (the session itself stays)."""
         link = self.conn.link
+        self._release(departed=link is not None)  # the slot is free for the next session at once
         if self._events_task is not None:
             self._events_task.cancel()
             with contextlib.suppress(asyncio.CancelledError):

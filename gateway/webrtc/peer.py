@@ -39,6 +39,7 @@ from aiortc.sdp import SessionDescription, candidate_from_sdp
 
 from gateway import metrics
 from gateway.auth import ANONYMOUS, Authenticator, Principal
+from gateway.capacity import VoiceCapacity
 from gateway.radio import events as e
 from gateway.radio.connection import RadioConnection
 from gateway.radio.transport import TransportClosed
@@ -96,13 +97,14 @@ class WebRTCPeer:
         auth: Authenticator | None = None,
         principal: Principal = ANONYMOUS,
         on_closed: Callable[[WebRTCPeer], None] | None = None,
+        capacity: VoiceCapacity | None = None,
     ) -> None:
         self.peer_id = peer_id
         self.settings = settings
         self.on_closed = on_closed
         self.pc = RTCPeerConnection(RTCConfiguration(iceServers=ice_servers(settings)))
         self.track = PacedAudioTrack(TRACK_RATE)
-        self.connection = RadioConnection(self, service, speech, settings, auth, principal)
+        self.connection = RadioConnection(self, service, speech, settings, auth, principal, capacity=capacity)
         self.channel: RTCDataChannel | None = None
         self.reason: str | None = None  # why the peer ended
         self.max_message_bytes = MAX_MESSAGE_BYTES  # longer JSON leaves in fragments

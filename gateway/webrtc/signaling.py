@@ -17,7 +17,9 @@ peers and start or resume its sessions on them, as on the socket; a session toke
 only to resume its own session (the offer's `session` says so, checked before anything else is
 read), and a peer is reached only by the credential that opened it (403 otherwise; a session
 token is not even told whether the peer exists). Messages on the data channel are checked as over
-the WebSocket. A browser page from a foreign origin is refused, as on the socket.
+the WebSocket. A browser page from a foreign origin is refused, as on the socket. Past the node's
+voice capacity (gateway/capacity.py) an offer is refused with 503 `too_many_sessions` and
+``Retry-After`` before a peer exists; an offer's `session` takes its slot before the answer.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import math
 import secrets
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -35,8 +38,9 @@ from starlette.routing import BaseRoute, Route
 
 from gateway import metrics
 from gateway.api.access import principal_of
-from gateway.api.errors import ApiError, parse, read_json, read_model
+from gateway.api.errors import ApiError, error_response, parse, read_json, read_model
 from gateway.auth import AuthError, Authenticator, Principal, origin_allowed
+from gateway.capacity import VoiceCapacity
 from gateway.service import RadioService
 from gateway.settings import Settings
 from gateway.speech.stack import SpeechStack
@@ -79,10 +83,12 @@ class CandidatesRequest(_Body):
 
 
 class PeerRegistry:
-    """The open WebRTC peers of this process, by id; bounded by ``webrtc_max_peers``."""
+    """The open WebRTC peers of this process, by id; bounded by ``webrtc_max_peers``. Their
+    sessions count against the node's voice `capacity` (gateway/capacity.py) as sockets' do."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, capacity: VoiceCapacity | None = None) -> None:
         self.settings = settings
+        self.capacity = capacity if capacity is not None else VoiceCapacity(None, "off")
         self.peers: dict[str, WebRTCPeer] = {}
 
     def __len__(self) -> int:
@@ -94,7 +100,9 @@ class PeerRegistry:
         from gateway.webrtc.peer import WebRTCPeer
 
         peer_id = secrets.token_urlsafe(18)
-        peer = WebRTCPeer(peer_id, service, speech, self.settings, auth, principal_of(request), on_closed=self._closed)
+        peer = WebRTCPeer(
+            peer_id, service, speech, self.settings, auth, principal_of(request), on_closed=self._closed, capacity=self.capacity
+        )
         self.peers[peer_id] = peer
         metrics.WEBRTC_PEERS.inc()
         return peer
@@ -117,8 +125,10 @@ class PeerRegistry:
             metrics.WEBRTC_PEERS.dec()
 
     async def discard(self, peer: WebRTCPeer) -> None:
-        """A peer that never ran (its offer failed): release its peer connection."""
+        """A peer that never ran (its offer failed): release its peer connection and the voice
+        slot its session message reserved."""
         self._closed(peer)
+        peer.connection.session.unreserve()
         with contextlib.suppress(Exception):
             await peer.pc.close()
 
@@ -150,7 +160,12 @@ def routes(
             raw = await read_json(request, OFFER_BODY_BYTES)
         body = parse(WebRTCOffer, raw)
         first = _session_message(body.session)
+        if not registry.capacity.accepting:  # a peer exists for a voice session: none can start here now
+            return _full(registry.capacity)
         peer = registry.create(service, speech, auth, request)
+        if first is not None and not peer.connection.session.reserve():  # its session's slot, before answering
+            await registry.discard(peer)
+            return _full(registry.capacity)
         try:
             sdp = await peer.answer(body.sdp)
         except BadOffer as exc:
@@ -190,6 +205,17 @@ def routes(
         Route("/v1/webrtc/{peer_id}/candidates", candidates, methods=["POST"]),
         Route("/v1/webrtc/{peer_id}", hang_up, methods=["DELETE"]),
     ]
+
+
+def _full(capacity: VoiceCapacity) -> JSONResponse:
+    """503 `too_many_sessions` with ``Retry-After``: the node serves its voice capacity."""
+    retry = capacity.retry_after_s()
+    return error_response(
+        503,
+        "too_many_sessions",
+        f"this gateway node serves its capacity of {capacity.capacity} voice sessions; try again in {retry:g} s, or another node",
+        headers={"Retry-After": str(math.ceil(retry))},
+    )
 
 
 def _token_may_resume(auth: Authenticator, principal: Principal, raw: Any) -> None:

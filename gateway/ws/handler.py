@@ -7,7 +7,8 @@ at the rates the client declares.
 Admission (README "Security"): a browser page from another origin is refused (`origin_allowed`),
 and with authentication on the socket needs an API key or a session token (``?token=`` or
 ``Authorization: Bearer``); both refusals are a fatal `forbidden`/`unauthorized` error and close
-code 1008.
+code 1008. A `session.start`/`session.resume` past the node's voice capacity gets
+`too_many_sessions` with `retry_after_s` (gateway/radio/session.py), and the socket stays open.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any
 from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
 
 from gateway import metrics
+from gateway.capacity import VoiceCapacity
 from gateway.auth import AuthError, Authenticator, bearer, origin_allowed
 from gateway.radio import protocol as p
 from gateway.radio.connection import RadioConnection
@@ -65,14 +67,19 @@ class WebSocketTransport:
 
 
 async def serve_socket(
-    ws: WebSocket, service: RadioService, speech: SpeechStack, settings: Settings, auth: Authenticator
+    ws: WebSocket,
+    service: RadioService,
+    speech: SpeechStack,
+    settings: Settings,
+    auth: Authenticator,
+    capacity: VoiceCapacity | None = None,
 ) -> None:
     """Accept the socket and run its connection until the client leaves or a fatal error."""
     await ws.accept()
     metrics.CONNECTIONS.inc()
     transport = WebSocketTransport(ws)
     transport.receiver = asyncio.current_task()
-    connection = RadioConnection(transport, service, speech, settings, auth)
+    connection = RadioConnection(transport, service, speech, settings, auth, capacity=capacity)
     connection.open()
     try:
         _admit(ws, settings, auth, connection)
@@ -110,10 +117,16 @@ def _admit(ws: WebSocket, settings: Settings, auth: Authenticator, connection: R
         connection.fail(p.ProtocolError(exc.code, exc.message, fatal=True))
 
 
-def route_handler(service: RadioService, speech: SpeechStack, settings: Settings, auth: Authenticator | None = None) -> Any:
+def route_handler(
+    service: RadioService,
+    speech: SpeechStack,
+    settings: Settings,
+    auth: Authenticator | None = None,
+    capacity: VoiceCapacity | None = None,
+) -> Any:
     auth = auth or Authenticator(settings)
 
     async def radio(ws: WebSocket) -> None:
-        await serve_socket(ws, service, speech, settings, auth)
+        await serve_socket(ws, service, speech, settings, auth, capacity)
 
     return radio

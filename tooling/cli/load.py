@@ -1,5 +1,6 @@
 """`livefreq corpus build` (the recorded pilot transmissions) and `livefreq load` (N pilots
-replaying them against a gateway, or `--find-capacity`'s steps)."""
+replaying them against a gateway; `--find-capacity`'s steps; `--offer-factor`'s run past the
+node's capacity, tooling/load/capacity.py)."""
 
 from __future__ import annotations
 
@@ -87,88 +88,120 @@ def _load_corpus_for(args: argparse.Namespace, scenarios: int) -> Any:
 
 
 def cmd_load(args: argparse.Namespace) -> int:
-    """One load run, or --find-capacity's steps; table, JSON and PNG per run."""
-    import contextlib
-
+    """One load run, --find-capacity's steps, or --offer-factor's run; table, JSON and PNG per run."""
     from tooling.bench.common import BenchError
-    from tooling.load.gateway import gateway_process
-    from tooling.load.pilot import LoadConfig
-    from tooling.load.report import CAPACITY_P95_MS, format_table, write_outputs
-    from tooling.load.run import capacity_steps, run_load
+    from tooling.load.run import capacity_steps
 
-    report_dir = Path(args.report)
-    steps = list(capacity_steps(args.sessions, args.max_sessions)) if args.find_capacity else [args.sessions]
-    configs = [
-        LoadConfig(
-            n,
-            args.duration,
-            think_s=_range(args.think, "--think"),
-            pause_s=_range(args.pause, "--pause"),
-            seed=args.seed,
-            token=args.token,
-        )
-        for n in steps
-    ]
+    if args.find_capacity and args.offer_factor is not None:
+        raise CliError("--find-capacity and --offer-factor are two different runs: choose one")
     try:
-        for config in configs:
+        if args.offer_factor is not None:
+            return _offer(args)
+        steps = list(capacity_steps(args.sessions, args.max_sessions)) if args.find_capacity else [args.sessions]
+        for config in (_config(args, n) for n in steps):
             config.check()
-    except BenchError as exc:
-        raise CliError(str(exc)) from None
-    corpus = _load_corpus_for(args, min(max(steps), 100))  # beyond 100 pilots, scenarios are shared (a warning says so)
-    results: list[dict[str, Any]] = []
-    if args.url and args.find_capacity:
-        print("load: steps share the gateway at --url: its TTS cache carries over from step to step", file=sys.stderr)
-    try:
-        for config in configs:
-            with contextlib.ExitStack() as stack:
-                if args.url:
-                    url, pid = args.url, None
-                else:  # a fresh gateway per step: no step speaks from the TTS cache of the one before
-                    print("load: starting a gateway on loopback (default engines) and waiting for it to be ready", file=sys.stderr)
-                    log_name = f"gateway-{config.sessions}.log" if args.find_capacity else "gateway.log"
-                    url, pid = stack.enter_context(gateway_process(report_dir / log_name))
-                report = run_load(config, corpus, url, pid=pid, label=f"load {config.sessions}")
-                name = f"load-{config.sessions}" if args.find_capacity else "load"
-                json_path, png = write_outputs(report, report_dir, name)
-                print_table(("what", "figure"), format_table(report), sys.stdout)
-                print(f"wrote {json_path} and {png}\n")
-                results.append(report)
-                if report["targets"]["over_capacity"]:
-                    break
+        corpus = _load_corpus_for(args, min(max(steps), 100))  # beyond 100 pilots, scenarios are shared (a warning says so)
+        if args.url and args.find_capacity:
+            print("load: steps share the gateway at --url: its TTS cache carries over from step to step, "
+                  "and its admission control refuses pilots past the capacity it knows (LIVEFREQ_VOICE_CAPACITY=off to measure)",
+                  file=sys.stderr)
+        results: list[dict[str, Any]] = []
+        for n in steps:
+            # --find-capacity measures what the node can serve: its own admission control stays off
+            report = _run(args, _config(args, n), corpus, f"load-{n}" if args.find_capacity else "load",
+                          {"LIVEFREQ_VOICE_CAPACITY": "off"} if args.find_capacity else None)
+            results.append(report)
+            if report["targets"]["over_capacity"]:
+                break
     except BenchError as exc:
         raise CliError(str(exc)) from None
     if args.find_capacity:
-        under = [r for r in results if not r["targets"]["over_capacity"]]
-        over = next((r for r in results if r["targets"]["over_capacity"]), None)
-        summary = {
-            "benchmark": "load-capacity",
-            "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
-            "limit_p95_ms": CAPACITY_P95_MS,
-            "steps": [
-                {"sessions": r["config"]["sessions"], "p95_ms": r["latency_ms"]["ptt_up_to_first_audio"]["p95"],
-                 "errors": r["errors"]["total"], "load_average": r["load_average"]}
-                for r in results
-            ],
-            "capacity_sessions": under[-1]["config"]["sessions"] if under else 0,
-            "first_over_sessions": over["config"]["sessions"] if over else None,
-        }
-        write_report(str(report_dir / "capacity.json"), summary)
-        for step in summary["steps"]:
-            print(f"  {step['sessions']:>4} sessions: p95 {step['p95_ms']} ms, {step['errors']} errors")
-        if over is None:
-            print(f"capacity: p95 stayed under {CAPACITY_P95_MS:.0f} ms up to {summary['capacity_sessions']} sessions (the largest step tried)")
-        elif not under:
-            print(
-                f"capacity: below {over['config']['sessions']} sessions (p95 was "
-                f"{over['latency_ms']['ptt_up_to_first_audio']['p95']:.0f} ms there); start lower with --sessions"
-            )
+        return _capacity(results, Path(args.report))
+    _summary_line(results[0])
+    return EXIT_OK
+
+
+def _config(args: argparse.Namespace, sessions: int) -> Any:
+    from tooling.load.pilot import LoadConfig
+
+    return LoadConfig(
+        sessions, args.duration, think_s=_range(args.think, "--think"), pause_s=_range(args.pause, "--pause"),
+        seed=args.seed, token=args.token,
+    )
+
+
+def _run(args: argparse.Namespace, config: Any, corpus: Any, name: str, env: dict[str, str] | None = None) -> dict[str, Any]:
+    """One run against --url or a gateway started here (a fresh one per run: no run speaks from
+    the TTS cache of the one before); its table printed, its JSON and PNG written."""
+    import contextlib
+
+    from tooling.load.gateway import gateway_process
+    from tooling.load.report import format_table, write_outputs
+    from tooling.load.run import run_load
+
+    report_dir = Path(args.report)
+    with contextlib.ExitStack() as stack:
+        if args.url:
+            url, pid = args.url, None
         else:
-            print(
-                f"capacity: {summary['capacity_sessions']} sessions (p95 <= {CAPACITY_P95_MS:.0f} ms); "
-                f"at {over['config']['sessions']} sessions p95 was {over['latency_ms']['ptt_up_to_first_audio']['p95']:.0f} ms"
-            )
-        return EXIT_OK
-    report = results[0]
+            print("load: starting a gateway on loopback (default engines) and waiting for it to be ready", file=sys.stderr)
+            log_name = "gateway.log" if name == "load" else f"gateway-{name.removeprefix('load-')}.log"
+            url, pid = stack.enter_context(gateway_process(report_dir / log_name, env))
+        report = run_load(config, corpus, url, pid=pid, label=f"load {config.sessions}")
+    json_path, png = write_outputs(report, report_dir, name)
+    print_table(("what", "figure"), format_table(report), sys.stdout)
+    print(f"wrote {json_path} and {png}\n")
+    return report
+
+
+def _capacity(results: list[dict[str, Any]], report_dir: Path) -> int:
+    from tooling.load.capacity import capacity_lines, capacity_plot, capacity_summary
+
+    summary = capacity_summary(results)
+    png = capacity_plot(summary, report_dir / "capacity.png")
+    summary["png"] = str(png)
+    write_report(str(report_dir / "capacity.json"), summary)
+    for line in capacity_lines(summary):
+        print(line)
+    print(f"wrote {report_dir / 'capacity.json'} and {png}")
+    return EXIT_OK
+
+
+def _offer(args: argparse.Namespace) -> int:
+    """Offer --offer-factor times the node's capacity (its /health) at once; admitted vs refused."""
+    import contextlib
+
+    from tooling.load.capacity import offer_line, offer_verdict, offered_sessions, wait_capacity
+    from tooling.load.gateway import gateway_process
+    from tooling.load.report import format_table, write_outputs
+    from tooling.load.run import run_load
+
+    report_dir = Path(args.report)
+    with contextlib.ExitStack() as stack:
+        if args.url:
+            url, pid = args.url, None
+        else:
+            print("load: starting a gateway on loopback (default engines, capacity self-tested) and waiting for it", file=sys.stderr)
+            url, pid = stack.enter_context(gateway_process(report_dir / "gateway-offer.log"))
+        voice = wait_capacity(url, args.token)
+        capacity = voice.get("capacity")
+        if not capacity:
+            raise CliError(f"the gateway reports no voice capacity ({voice.get('source')}{': ' + voice['error'] if voice.get('error') else ''}): "
+                           "set LIVEFREQ_VOICE_CAPACITY or let it measure (auto)")
+        config = _config(args, offered_sessions(int(capacity), args.offer_factor))
+        config.check()
+        corpus = _load_corpus_for(args, min(config.sessions, 100))
+        print(f"load: the node's capacity is {capacity} voice sessions ({voice.get('source')}); offering {config.sessions}", file=sys.stderr)
+        report = run_load(config, corpus, url, pid=pid, label=f"offer {config.sessions}")
+    report["offer"] = verdict = offer_verdict(report, int(capacity), args.offer_factor)
+    json_path, png = write_outputs(report, report_dir, "offer")
+    print_table(("what", "figure"), format_table(report), sys.stdout)
+    print(offer_line(verdict, report))
+    print(f"wrote {json_path} and {png}")
+    return EXIT_OK
+
+
+def _summary_line(report: dict[str, Any]) -> None:
     targets = report["targets"]
     latency = report["latency_ms"]["ptt_up_to_first_audio"]
     if latency["n"]:
@@ -189,4 +222,3 @@ def cmd_load(args: argparse.Namespace) -> int:
             f"--pause ({low:g}-{high:g} s) and pause again before a new call; run longer or shorten --pause",
             file=sys.stderr,
         )
-    return EXIT_OK

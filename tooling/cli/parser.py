@@ -291,9 +291,18 @@ def build_parser() -> argparse.ArgumentParser:
     load.add_argument(
         "--find-capacity",
         action="store_true",
-        help="step the session count up from --sessions until p95 passes 1.5 s; print the capacity",
+        help="step the session count up from --sessions (a fresh gateway per step, its admission off) until p95 passes "
+        "1 s or controller audio has a gap; print the largest count within both, write capacity.json and capacity.png",
     )
     load.add_argument("--max-sessions", type=_positive_int, default=200, help="with --find-capacity: stop here (default: %(default)s)")
+    load.add_argument(
+        "--offer-factor",
+        type=float,
+        default=None,
+        metavar="F",
+        help="offer F times the node's voice capacity (its /health) at once, e.g. 1.5: report the admitted "
+        "(p95, gaps, every transmission answered) and the refused (too_many_sessions at once); ignores --sessions",
+    )
     load.set_defaults(handler="tooling.cli.load:cmd_load")
 
     fly = sub.add_parser(

@@ -18,6 +18,7 @@ from pathlib import Path
 from gateway.settings import REPO_ROOT
 from tooling.bench.common import BenchError
 from tooling.bench.radio import wait_ready
+from tooling.load.capacity import wait_capacity
 
 __all__ = ["gateway_process"]
 
@@ -31,8 +32,9 @@ def _free_port() -> int:
 @contextlib.contextmanager
 def gateway_process(log_path: Path, env: dict[str, str] | None = None, ready_timeout_s: float = 180.0) -> Iterator[tuple[str, int]]:
     """A `livefreq serve` subprocess on a free loopback port with the default engines (or the
-    `LIVEFREQ_*` settings in the environment), sessions in memory; yields (base URL, pid) once
-    `/health` says ready, and stops it afterwards. Its output goes to `log_path`."""
+    `LIVEFREQ_*` settings in the environment, then `env`), sessions in memory; yields (base URL,
+    pid) once `/health` says ready and the voice capacity is known, and stops it afterwards. Its
+    output goes to `log_path`."""
     import httpx
 
     port = _free_port()
@@ -57,6 +59,7 @@ def gateway_process(log_path: Path, env: dict[str, str] | None = None, ready_tim
                         raise BenchError(f"the gateway did not start within {ready_timeout_s:g} s; see {log_path}") from None
                     time.sleep(0.1)  # a process starting up offers nothing to wait on
             asyncio.run(wait_ready(url, ready_timeout_s))
+            wait_capacity(url)  # its capacity self-test runs after the models load: never during the run
             yield url, process.pid
         finally:
             if previous is not None:

@@ -60,6 +60,8 @@ class PilotLog:
     no_recording: int = 0  # turns the corpus had nothing for (the pilot stopped there)
     talk_s: float = 0.0
     client: RadioClient | None = None
+    start_ms: float | None = None  # session.start -> session.started, or -> the refusal
+    refusal: dict[str, Any] | None = None  # the gateway's refusal: {code, retry_after_s}
 
 
 async def fly_pilot(
@@ -77,9 +79,13 @@ async def fly_pilot(
     end = started + config.duration_s
     flow = corpus.start_flow(log.seed) if log.seed is not None else None
     pilot = VoicePilot(base_url, flow=flow, seed=log.seed, timeout_s=REPLY_TIMEOUT_S, token=config.token)
+    asked = loop.time()
     try:
         await pilot.__aenter__()
-    except ProtocolRefused as exc:  # e.g. unauthorized, too_many_sessions
+        log.start_ms = round(1000 * (loop.time() - asked), 1)
+    except ProtocolRefused as exc:  # e.g. unauthorized, too_many_sessions (past the node's capacity)
+        log.start_ms = round(1000 * (loop.time() - asked), 1)
+        log.refusal = {"code": exc.code, "retry_after_s": exc.event.get("retry_after_s")}
         log.failures[f"refused: {exc.code}"] += 1
         await pilot.__aexit__(None, None, None)
         return

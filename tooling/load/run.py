@@ -29,8 +29,9 @@ errors by code (events the pilots received, the gateway's `livefreq_errors_total
 failures such as timeouts), message integrity (seq gaps, out-of-order or interleaved controller
 messages, audio outside a message, replies that never came), audio gaps (controller audio
 arriving slower than real time, as a client player without a jitter buffer would hear it),
-server CPU and memory from the gateway's `/metrics` process collector, and the gateway's own
-stage histograms over the run.
+server CPU and memory from the gateway's `/metrics` process collector, the gateway's own
+stage histograms over the run, and the pilots admitted and refused (a node past its voice
+capacity refuses with `too_many_sessions`: by code, how fast, the retry hint).
 """
 
 from __future__ import annotations
