@@ -20,7 +20,10 @@ never values, so "Swiss one five eight" is not an altitude or a heading.
 **Unsure hearing** (voice): given `alternatives` (other transcripts of the same audio: n-best, or
 the best one with unsure words masked as "???"), a field whose verdict differs between the best
 transcript and any alternative is "unsure": the controller asks "say again" for that item
-instead of accepting or refusing it. A wrong value is never accepted.
+instead of accepting or refusing it. A wrong value is never accepted. An alternative whose words
+are only the first words of the best transcript (the beam stopped early: "Edelweiss seven zero
+four." beside "Edelweiss seven zero four, roger, QNH one zero one six") heard nothing the best one
+did not: it is no disagreement (`truncations`) and is left out.
 """
 
 from __future__ import annotations
@@ -93,6 +96,13 @@ def record_issued(issued: dict[str, Any], said: Mapping[str, Any]) -> None:
         issued[name] = value
 
 
+def is_truncation(alternative: str, best: str, callsign: str | None = None) -> bool:
+    """True when `alternative` says, word for word, only the first words of `best` (fewer of
+    them): a hypothesis the recognizer ended early, which contradicts nothing in `best`."""
+    alt, full = tokenize(alternative, callsign=callsign).words, tokenize(best, callsign=callsign).words
+    return 0 < len(alt) < len(full) and list(full[: len(alt)]) == list(alt)
+
+
 @dataclass(frozen=True, slots=True)
 class _Heard:
     """Values of one kind heard in a transcript (after the last "correction"), canonical."""
@@ -117,6 +127,7 @@ class ReadbackEvaluator:
         check over every issued value, `alternatives` the unsure-hearing check, `traffic` the
         callsigns of other aircraft whose numbers are never values."""
         traffic = tuple(traffic)
+        alternatives = [alt for alt in alternatives if not is_truncation(alt, transcript, callsign_hint(variables))]
         best = self._judge(required, variables, transcript, issued or {}, traffic)
         others = [self._judge(required, variables, alt, issued or {}, traffic) for alt in alternatives]
         fields: dict[str, str] = {}

@@ -10,10 +10,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from engine.loader import load_registry
 from engine.models import Hearing, Session
-from engine.readback import ReadbackEvaluator, record_issued
+from engine.phraseology import callsign_hint
+from engine.readback import ReadbackEvaluator, is_truncation, record_issued
 from engine.session import SessionEngine
 from tooling.flow_scripts import SCRIPT_SCENARIO
 from gateway.flows_source import DirectoryFlowSource
@@ -167,3 +170,39 @@ def test_typed_gibberish_at_a_first_call_is_not_taken_for_a_missing_atis_letter(
     d = engine.transmit(session, "Lufthansa 359, banana pancakes", 1.0)
     assert session.active.state == "CD_INITIAL" and d.recognized is False
     assert "say again" in d.messages[0].text and "is current" not in d.messages[0].text
+
+
+def test_an_alternative_cut_short_is_no_disagreement() -> None:
+    """Seen by voice: the beam's second hypothesis "Edelweiss seven zero four." (it stopped early)
+    turned a perfectly heard "QNH one zero one six" into "say again QNH"."""
+    variables = {**SCRIPT_SCENARIO, "qnh": 1016}
+    best = "Edelweiss seven zero four. Roger, QNH one zero one six."
+    result = ReadbackEvaluator().evaluate(["qnh"], variables, best, alternatives=["Edelweiss seven zero four."])
+    assert result.ok and result.fields["qnh"] == "ok"
+    # a hypothesis cut inside the number hears another number: still a disagreement
+    cut = ReadbackEvaluator().evaluate(["qnh"], variables, best, alternatives=["Edelweiss seven zero four. Roger, QNH one zero one"])
+    assert cut.fields["qnh"] == "unsure" and not cut.ok
+
+
+@given(st.data())
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_a_word_prefix_alternative_never_changes_the_verdict(data: st.DataObject) -> None:
+    """For any readback (right or wrong values) and any alternative made of its first words, the
+    verdict is the one without the alternative: an early-ended hypothesis is never evidence,
+    in either direction (never makes a wrong value acceptable)."""
+    qnh = data.draw(st.integers(980, 1040), label="qnh said")
+    squawk = data.draw(st.sampled_from(["4721", "4712", "1200", "7421"]), label="squawk said")
+    words = f"Lufthansa three five niner, QNH {qnh}, squawk {' '.join(squawk)}, roger".split()
+    best = " ".join(words)
+    cut = data.draw(st.integers(1, len(words) - 1), label="words kept")
+    alternative = " ".join(words[:cut])
+    variables = {**SCRIPT_SCENARIO, "qnh": 1013, "squawk": "4721"}
+    evaluator = ReadbackEvaluator()
+    with_alt = evaluator.evaluate(["qnh", "squawk"], variables, best, alternatives=[alternative])
+    without = evaluator.evaluate(["qnh", "squawk"], variables, best)
+    if is_truncation(alternative, best, callsign_hint(variables)):
+        assert with_alt == without
+    else:  # the cut split a number ("squawk 4 7"): then it may only make a field unsure, never ok
+        assert not (with_alt.ok and not without.ok)
+    if with_alt.ok:  # accepted only when every value said is the issued one
+        assert qnh == 1013 and squawk == "4721"
