@@ -23,7 +23,7 @@ transcript and any alternative is "unsure": the controller asks "say again" for 
 instead of accepting or refusing it. A wrong value is never accepted. An alternative whose words
 are only the first words of the best transcript (the beam stopped early: "Edelweiss seven zero
 four." beside "Edelweiss seven zero four, roger, QNH one zero one six") heard nothing the best one
-did not: it is no disagreement (`truncations`) and is left out.
+did not: it is no disagreement (`is_truncation`) and is left out.
 """
 
 from __future__ import annotations
@@ -100,7 +100,7 @@ def is_truncation(alternative: str, best: str, callsign: str | None = None) -> b
     """True when `alternative` says, word for word, only the first words of `best` (fewer of
     them): a hypothesis the recognizer ended early, which contradicts nothing in `best`."""
     alt, full = tokenize(alternative, callsign=callsign).words, tokenize(best, callsign=callsign).words
-    return 0 < len(alt) < len(full) and list(full[: len(alt)]) == list(alt)
+    return 0 < len(alt) < len(full) and full[: len(alt)] == alt
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,7 +127,8 @@ class ReadbackEvaluator:
         check over every issued value, `alternatives` the unsure-hearing check, `traffic` the
         callsigns of other aircraft whose numbers are never values."""
         traffic = tuple(traffic)
-        alternatives = [alt for alt in alternatives if not is_truncation(alt, transcript, callsign_hint(variables))]
+        hint = callsign_hint(variables)
+        alternatives = [alt for alt in alternatives if not is_truncation(alt, transcript, hint)]
         best = self._judge(required, variables, transcript, issued or {}, traffic)
         others = [self._judge(required, variables, alt, issued or {}, traffic) for alt in alternatives]
         fields: dict[str, str] = {}
