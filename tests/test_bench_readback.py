@@ -83,6 +83,16 @@ def test_voice_bench_runs_with_and_without_bias(tmp_path):
     for b in ("bias_on", "bias_off"):
         _check_counts(report[b], 3)
         assert report[b]["wer"] is not None
+        by = report[b]["by_engine"]
+        assert set(by) <= {"kokoro", "espeak", "flite"} and sum(e["n"] for e in by.values()) == 3
+        assert sum(e["correct"] for e in by.values()) == report[b]["correct"]
+        assert sum(e["wrong_accepted"] for e in by.values()) == report[b]["wrong_accepted"]
     assert report["wrong_accepted_with_bias"] == report["bias_on"]["wrong_accepted"]
     assert isinstance(report["accepted_only_with_bias"], list)
-    assert "word error rate" in done.stdout
+    assert "word error rate" in done.stdout and "by pilot voice engine" in done.stdout
+
+
+def test_voice_bench_names_a_missing_or_unknown_voice_engine(tmp_path, capsys):
+    code = main(["bench", "readback", "--mode", "voice", "--n", "1", "--voices", "piper", "--out", str(tmp_path / "v.json")])
+    assert code != 0
+    assert "unknown pilot voice engine piper" in capsys.readouterr().err

@@ -1,6 +1,7 @@
 """`livefreq bench readback --mode voice`: the readbacks spoken by voices the product never answers
-with (espeak-ng or flite), through headset noise and the VHF channel, recognized by the gateway's
-own STT as a live transmission is, then decided as in text mode (see `tooling.bench.readback`)."""
+with (Kokoro neural voices with a non-native accent, espeak-ng and flite formant/diphone voices),
+through headset noise and the VHF channel, recognized by the gateway's own STT as a live
+transmission is, then decided as in text mode (see `tooling.bench.readback`)."""
 
 from __future__ import annotations
 
@@ -17,12 +18,14 @@ if TYPE_CHECKING:
     from gateway.settings import Settings
     from tooling.bench.common import Progress
 
-__all__ = ["CHANNELS", "espeak_available", "pilot_recording", "pilot_voices", "run_voice_bench"]
+__all__ = ["CHANNELS", "VOICE_ENGINES", "espeak_available", "pilot_recording", "pilot_voices", "run_voice_bench"]
 
 ESPEAK_VOICES = ("en-us", "en-gb", "en-gb-scotland", "en-029", "en-gb-x-rp", "en-us-nyc")
 ESPEAK_VARIANTS = ("", "+m1", "+m2", "+m3", "+m4", "+m5", "+m6", "+m7", "+f1", "+f2", "+f3")
 STT_RATE = 16000
 FLITE_VOICES = ("awb", "rms", "slt", "kal16")  # flite's built-in English voices (Scottish, US male, US female, US male)
+KOKORO_ACCENTS = ("en-us", "en-gb")  # espeak-ng's pronunciation fed to the Kokoro voices
+VOICE_ENGINES = ("kokoro", "espeak", "flite")
 SNR_DB = (15.0, 30.0)  # headset microphone noise; the VHF radio effect adds its own band noise
 
 
@@ -57,11 +60,24 @@ def speak_flite(text: str, voice: str, wpm: int) -> tuple[bytes, int]:
     return _synthesize("flite", ["-voice", voice, "--setf", f"duration_stretch={170 / wpm:.2f}", "-t", text, "-o", "/dev/stdout"])
 
 
-def pilot_voices() -> list[str]:
-    """Every pilot voice this machine has: "espeak:<voice>" and "flite:<voice>" (never piper,
-    the controller's own voice)."""
-    voices = [f"espeak:{v}" for v in ESPEAK_VOICES] if espeak_available() else []
-    voices += [f"flite:{v}" for v in FLITE_VOICES] if flite_available() else []
+def pilot_voices(engines: tuple[str, ...] | list[str] = VOICE_ENGINES) -> list[str]:
+    """Every pilot voice of `engines` this machine has: "kokoro:<style>", "espeak:<voice>" and
+    "flite:<voice>" (never piper, the controller's own voice). Naming an engine that cannot speak
+    here is an error that says what to install; the default takes whichever are installed."""
+    from tooling.bench.kokoro_pilot import KOKORO_STYLES, kokoro_available
+
+    unknown = sorted(set(engines) - set(VOICE_ENGINES))
+    if unknown:
+        raise ReadbackBenchError(f"unknown pilot voice engine {', '.join(unknown)}: choose among {', '.join(VOICE_ENGINES)}")
+    present = {"kokoro": kokoro_available(), "espeak": espeak_available(), "flite": flite_available()}
+    names = {"kokoro": KOKORO_STYLES, "espeak": ESPEAK_VOICES, "flite": FLITE_VOICES}
+    chosen = tuple(engines)
+    if chosen != VOICE_ENGINES:
+        missing = [e for e in chosen if not present[e]]
+        if missing:
+            how = {"kokoro": "pip install -e '.[tools]' and espeak-ng", "espeak": "apt-get install espeak-ng", "flite": "apt-get install flite"}
+            raise ReadbackBenchError("pilot voices not available here: " + "; ".join(f"{e} ({how[e]})" for e in missing))
+    voices = [f"{e}:{v}" for e in chosen if present[e] for v in names[e]]
     if not voices:
         raise ReadbackBenchError("no pilot voice: install espeak-ng or flite (scripts/install-system-deps.sh)")
     return voices
@@ -73,7 +89,7 @@ CHANNELS = ("band", "radio")  # VHF band-pass only, or the full radio effect at 
 def pilot_recording(
     text: str, rng: random.Random, voices: list[str] | None = None, channel: str = "band"
 ) -> tuple[bytes, dict[str, Any]]:
-    """A pilot transmission at 16 kHz: an espeak-ng or flite voice, headset noise at 15-30 dB
+    """A pilot transmission at 16 kHz: a Kokoro, espeak-ng or flite voice, headset noise at 15-30 dB
     SNR, then the channel: "band" the VHF voice band (300-3400 Hz), "radio" the gateway's full
     radio effect at readability 3-5 (compressor, fading, static: what the controller's voice gets,
     harsher than a pilot's microphone); resampled, with silence around it. Returns the PCM and
@@ -89,7 +105,11 @@ def pilot_recording(
     wpm = rng.randint(150, 190)
     snr = rng.uniform(*SNR_DB)
     level = rng.choice((3, 4, 4, 5))
-    pcm, rate = speak_espeak(text, voice, wpm) if engine == "espeak" else speak_flite(text, voice, wpm)
+    details: dict[str, Any] = {}
+    if engine == "kokoro":
+        pcm, rate, details = _speak_kokoro(text, voice, wpm, rng)
+    else:
+        pcm, rate = speak_espeak(text, voice, wpm) if engine == "espeak" else speak_flite(text, voice, wpm)
     speech = np.frombuffer(pcm, dtype=np.int16).astype(np.float32)
     noise_rng = np.random.default_rng(rng.randrange(2**32))
     lead, trail = np.zeros(int(0.3 * rate), np.float32), np.zeros(int(0.5 * rate), np.float32)
@@ -100,10 +120,22 @@ def pilot_recording(
     mixed = np.clip(samples, -32768, 32767).astype(np.int16).tobytes()
     seed = rng.randrange(2**31)
     radio = apply_radio(mixed, rate, level=level, seed=seed, squelch=False) if channel == "radio" else band_pass(mixed, rate)
-    made = {"voice": f"{engine}:{voice}", "wpm": wpm, "snr_db": round(snr, 1), "channel": channel}
+    made = {"voice": f"{engine}:{voice}", "wpm": wpm, "snr_db": round(snr, 1), "channel": channel, **details}
     if channel == "radio":
         made["radio_level"] = level
     return resample(radio, rate, STT_RATE), made
+
+
+def _speak_kokoro(text: str, style: str, wpm: int, rng: random.Random) -> tuple[bytes, int, dict[str, Any]]:
+    """`style` blended with a second Kokoro style (up to 40 %), an English accent for the
+    pronunciation, the pace from `wpm`: every recording a slightly different speaker."""
+    from tooling.bench.kokoro_pilot import KOKORO_STYLES, speak_kokoro
+
+    other = rng.choice([s for s in KOKORO_STYLES if s != style])
+    share = round(rng.uniform(0.0, 0.4), 2)
+    accent = rng.choice(KOKORO_ACCENTS)
+    pcm, rate = speak_kokoro(text, {style: 1.0 - share, other: share}, speed=wpm / 170, accent=accent)
+    return pcm, rate, {"blend": {style: round(1.0 - share, 2), other: share}, "accent": accent}
 
 
 async def _recognize(stt: Any, pcm: bytes, context: Any) -> tuple[str, Any]:
@@ -129,9 +161,11 @@ def run_voice_bench(
     progress: Progress,
     bias: str = "on",
     channel: str = "band",
+    engines: tuple[str, ...] = VOICE_ENGINES,
 ) -> dict[str, Any]:
     """Speak, recognize and decide `n` readbacks; `bias`: on, off or both (see the module doc);
-    `channel`: band (VHF band-pass) or radio (the full readability effect)."""
+    `channel`: band (VHF band-pass) or radio (the full readability effect); `engines`: which
+    pilot voice engines speak (default: every one installed)."""
     from gateway.speech.stack import SpeechStack, stt_context
     from gateway.speech.stt.base import SttContext, start_engine
     from tooling.voicekit import word_errors
@@ -140,7 +174,7 @@ def run_voice_bench(
         raise ReadbackBenchError(f"--bias must be on, off or both, not {bias!r}")
     started = time.monotonic()
     cases = bench.cases(n, seed, wrong, forms="speech")
-    voices = pilot_voices()
+    voices = pilot_voices(engines)
     settings_list = ["on", "off"] if bias == "both" else [bias]
     tallies = {b: Tally() for b in settings_list}
     edits = {b: 0 for b in settings_list}
@@ -168,7 +202,8 @@ def run_voice_bench(
                 rows[b].append({
                     "index": case.index, "mode": case.readback.mode, "verdict": verdict(decision), "forward": forward,
                     "voice": made["voice"], "snr_db": made["snr_db"], "confidence": None if conf is None else round(conf, 3),
-                    "alternatives": len(getattr(hearing, "alternatives", []) or []), "said": case.readback.text, "heard": text,
+                    "alternatives": list(getattr(hearing, "alternatives", []) or []), "said": case.readback.text, "heard": text,
+                    "word_errors": e, "words": w,
                 })
                 heard[b] = text
                 accepted[b] = case.readback.mode != "correct" and (verdict(decision) == "accepted" or forward)
@@ -181,16 +216,18 @@ def run_voice_bench(
     asyncio.run(main())
     report = report_head("voice", n, seed, wrong, bench, started)
     report["stt"] = {"engine": settings.stt_engine, "name": getattr(stt, "name", None), "repr": repr(stt)}
-    report["voices"] = {"pilot_voices": voices, "espeak_variants": list(ESPEAK_VARIANTS), "wpm": [150, 190], "snr_db": list(SNR_DB), "channel": channel}
+    report["voices"] = {"engines": sorted({v.partition(":")[0] for v in voices}), "pilot_voices": voices, "espeak_variants": list(ESPEAK_VARIANTS), "wpm": [150, 190], "snr_db": list(SNR_DB), "channel": channel}
     report["bias"] = bias
     report["words"] = words
     for b in settings_list:
         result = tallies[b].result()
         result["wer"] = round(edits[b] / words, 4) if words else None
         result["by_voice"] = _by_voice(rows[b])
+        result["by_engine"] = by_engine(rows[b])
         result["transmissions"] = rows[b]
         report[f"bias_{b}"] = result
     primary = report[f"bias_{settings_list[0]}"]
+    report["by_engine"] = primary["by_engine"]
     for key in (
         "n", "correct", "bad", "changed", "dropped", "wrong_accepted", "correct_refused", "correct_said_again",
         "wrong_accepted_rate", "correct_refused_rate", "correct_said_again_rate", "wer",
@@ -216,3 +253,45 @@ def _by_voice(rows: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
         elif row["verdict"] == "accepted" or row["forward"]:
             counts["wrong_accepted"] += 1
     return out
+
+
+def by_engine(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Pilot voice engine -> the headline figures for its transmissions alone: correct readbacks
+    accepted / refused / asked again, wrong ones accepted, and the recognizer's word error rate."""
+    out: dict[str, dict[str, Any]] = {}
+    for row in rows:
+        engine = row["voice"].partition(":")[0]
+        counts = out.setdefault(engine, {"n": 0, "correct": 0, "accepted": 0, "refused": 0, "say_again": 0, "bad": 0, "wrong_accepted": 0, "word_errors": 0, "words": 0})
+        counts["n"] += 1
+        counts["word_errors"] += row.get("word_errors", 0)
+        counts["words"] += row.get("words", 0)
+        if row["mode"] == "correct":
+            counts["correct"] += 1
+            key = "accepted" if row["verdict"] == "accepted" else "say_again" if row["verdict"] == "say_again" else "refused"
+            counts[key] += 1
+        else:
+            counts["bad"] += 1
+            counts["wrong_accepted"] += int(row["verdict"] == "accepted" or row["forward"])
+    for counts in out.values():
+        counts["wer"] = round(counts["word_errors"] / counts["words"], 4) if counts["words"] else None
+        for key in ("refused", "say_again"):
+            counts[f"{key}_rate"] = round(counts[key] / counts["correct"], 4) if counts["correct"] else None
+    return out
+
+
+ENGINE_HEAD = ("pilot voices", "readbacks", "wrong accepted", "correct accepted", "refused", "say again", "WER")
+
+
+def engine_rows(by: dict[str, dict[str, Any]]) -> list[tuple[str, ...]]:
+    """The per-engine table of `by_engine`, one row per pilot voice engine."""
+
+    def pct(value: float | None) -> str:
+        return "-" if value is None else f"{100 * value:.1f}%"
+
+    return [
+        (
+            engine, str(c["n"]), f"{c['wrong_accepted']} / {c['bad']}", f"{c['accepted']} / {c['correct']}",
+            f"{c['refused']} ({pct(c['refused_rate'])})", f"{c['say_again']} ({pct(c['say_again_rate'])})", pct(c["wer"]),
+        )
+        for engine, c in sorted(by.items())
+    ]

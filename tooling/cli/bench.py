@@ -186,7 +186,7 @@ def cmd_bench_readback(args: argparse.Namespace) -> int:
         run_text_bench,
         tables,
     )
-    from tooling.bench.readback_voice import espeak_available, run_voice_bench
+    from tooling.bench.readback_voice import ENGINE_HEAD, engine_rows, espeak_available, run_voice_bench
     from tooling.readback_pilot.driver import DriveError
 
     if not 0.0 <= args.wrong <= 1.0:
@@ -200,8 +200,10 @@ def cmd_bench_readback(args: argparse.Namespace) -> int:
         else:
             if not espeak_available():
                 raise CliError("voice mode needs espeak-ng (apt-get install espeak-ng, or scripts/install-system-deps.sh)")
+            engines = tuple(e.strip() for e in args.voices.split(",") if e.strip()) if args.voices else None
             report = run_voice_bench(
-                bench, settings, n, args.seed, args.wrong, Progress("readback voice", n, unit="readbacks"), bias=args.bias, channel=args.channel
+                bench, settings, n, args.seed, args.wrong, Progress("readback voice", n, unit="readbacks"), bias=args.bias, channel=args.channel,
+                **({"engines": engines} if engines else {}),
             )
     except (ReadbackBenchError, DriveError, SttError) as exc:
         raise CliError(str(exc)) from None
@@ -210,6 +212,10 @@ def cmd_bench_readback(args: argparse.Namespace) -> int:
         print(f"{title}: {result['n']} readbacks ({result['correct']} correct, {result['changed']} with a value changed, {result['dropped']} with one dropped)")
         print_table(CONFUSION_HEAD, confusion_rows(result), sys.stdout, right=right)
         print()
+        if "by_engine" in result:
+            print(f"{title}, by pilot voice engine:")
+            print_table(ENGINE_HEAD, engine_rows(result["by_engine"]), sys.stdout, right=tuple(range(1, len(ENGINE_HEAD))))
+            print()
     for line in headline(report):
         print(line)
     path = write_report(args.json_path or f"reports/bench-readback-{args.mode}.json", report)

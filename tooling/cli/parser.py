@@ -171,7 +171,7 @@ def build_parser() -> argparse.ArgumentParser:
         help=BENCHMARKS["readback"],
         description=(
             "Generated readbacks (an independent pilot: correct, one value changed, one value dropped) at every "
-            "readback state of every flow, typed (text) or spoken by espeak-ng voices through noise and the radio "
+            "readback state of every flow, typed (text) or spoken by pilot voices (Kokoro, espeak-ng, flite) through noise and the radio "
             "effect and recognized by the gateway's STT (voice); prints the confusion table per field and the "
             "wrong values accepted / correct readbacks refused."
         ),
@@ -187,6 +187,10 @@ def build_parser() -> argparse.ArgumentParser:
     readback.add_argument(
         "--channel", choices=("band", "radio"), default="band",
         help="voice: the pilot's microphone through the VHF band-pass (band), or the full radio effect at readability 3-5 (radio) (default: band)",
+    )
+    readback.add_argument(
+        "--voices", default=None, metavar="ENGINES",
+        help="voice: pilot voice engines, comma-separated among kokoro (neural, accented), espeak, flite (default: every one installed)",
     )
     readback.add_argument("--stt", default=None, help="voice: STT engine (default: LIVEFREQ_STT_ENGINE or whisper)")
     readback.add_argument(
