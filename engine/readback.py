@@ -17,17 +17,23 @@ its own value was heard and no value of its kind contradicts the issued ones. Af
 correction, two five left" is wrong. Numbers inside a callsign (ours or nearby traffic's) are
 never values, so "Swiss one five eight" is not an altitude or a heading.
 
+A heard value its kind cannot have ("QNH one zero zero", a three-digit squawk:
+`engine.phraseology.plausible`) is a transmission cut short or misheard: that field is
+"unsure", never "wrong" and never "ok".
+
 **Unsure hearing** (voice): given `alternatives` (other transcripts of the same audio: n-best, or
 the best one with unsure words masked as "???"), a field whose verdict differs between the best
 transcript and any alternative is "unsure": the controller asks "say again" for that item
 instead of accepting or refusing it. A wrong value is never accepted. An alternative whose words
 are only the first words of the best transcript (the beam stopped early: "Edelweiss seven zero
-four." beside "Edelweiss seven zero four, roger, QNH one zero one six") heard nothing the best one
-did not: it is no disagreement (`is_truncation`) and is left out.
+four." beside "Edelweiss seven zero four, roger, QNH one zero one six"), or its words with other
+commas, heard nothing the best one did not: it is no disagreement (`is_truncation`) and is left
+out.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -39,9 +45,11 @@ from engine.phraseology.callsigns import find as find_callsigns
 from engine.phraseology.callsigns import parse_callsign
 from engine.phraseology.context import Context
 from engine.phraseology.handlers import Kind, canonical_of, kind
+from engine.phraseology.plausible import plausible
 from engine.phraseology.transcript import Transcript
 
 CORRECTION_WORDS = frozenset({"correction"})
+_SPOKEN = re.compile(r"[^\W_]+")  # the words of a transcript, without its punctuation
 
 # Kinds the controller issues as instructions or clearances: they are checked whenever heard.
 ISSUED_KINDS = frozenset(
@@ -70,7 +78,7 @@ _GROUP = {"flight_level": "vertical", "altitude": "vertical"}
 # Words after which an altitude is the pilot's report of where the aircraft is, not a clearance.
 _REPORT_WORDS = frozenset({"passing", "leaving", "through", "out"})
 
-Status = str  # "ok" | "missing" | "wrong"
+Status = str  # "ok" | "missing" | "wrong" | "unsure" (a value its kind cannot have)
 
 
 def issued_kind(name: str) -> str | None:
@@ -97,10 +105,16 @@ def record_issued(issued: dict[str, Any], said: Mapping[str, Any]) -> None:
 
 
 def is_truncation(alternative: str, best: str, callsign: str | None = None) -> bool:
-    """True when `alternative` says, word for word, only the first words of `best` (fewer of
-    them): a hypothesis the recognizer ended early, which contradicts nothing in `best`."""
-    alt, full = tokenize(alternative, callsign=callsign).words, tokenize(best, callsign=callsign).words
-    return 0 < len(alt) < len(full) and full[: len(alt)] == alt
+    """True when `alternative` says, word for word, only the first words of `best` (up to a
+    whole word, never inside a number), as written or with the commas of both left out
+    (whisper's: "ground one two, one point nine zero five" beside "ground one two one point nine
+    zero five"): a hypothesis the recognizer ended early or punctuated otherwise, which heard no
+    word `best` did not. "QNH one zero one" beside "QNH one zero one six" heard 101: no cut."""
+    for said, heard in ((alternative, best), (" ".join(_SPOKEN.findall(alternative)), " ".join(_SPOKEN.findall(best)))):
+        alt, full = tokenize(said, callsign=callsign).words, tokenize(heard, callsign=callsign).words
+        if 0 < len(alt) <= len(full) and full[: len(alt)] == alt:
+            return True
+    return False
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,6 +151,9 @@ class ReadbackEvaluator:
         unsure: list[str] = []
         for name, (status, expected, heard) in best.items():
             if any(other.get(name, ("missing", "", ""))[0] != status for other in others):
+                fields[name] = "unsure"
+                unsure.append(name)
+            elif status == "unsure":  # a value its kind cannot have (engine.phraseology.plausible)
                 fields[name] = "unsure"
                 unsure.append(name)
             elif status == "wrong":
@@ -184,11 +201,14 @@ class ReadbackEvaluator:
             if expected is None:
                 out[name] = ("missing", "", "")
                 continue
-            heard = _heard(handler, t, Context(expected, variables, name), correction, masked)
+            found = _heard(handler, t, Context(expected, variables, name), correction, masked)
+            heard, garbled = _plausible_split(handler, found)
             others = acceptable.get(handler.name, [])
             foreign = [v for v in heard if not any(handler.equal(a, v) for a in [expected, *others])]
             if foreign:
                 out[name] = ("wrong", _shown(handler, expected), _shown(handler, foreign[0]))
+            elif garbled:  # "QNH one zero zero": cut or misheard, asked again, never corrected
+                out[name] = ("unsure", _shown(handler, expected), str(garbled[0]))
             elif any(handler.equal(expected, v) for v in heard):
                 out[name] = ("ok", "", "")
             elif heard:
@@ -205,15 +225,21 @@ class ReadbackEvaluator:
             if expected is None:
                 continue
             checked.add(k)
-            heard = [
-                v
-                for v in _heard(handler, t, Context(expected, variables, name), correction, masked)
-                if not _report(t, v, handler)
-            ]
-            if not heard:
+            heard, garbled = _plausible_split(
+                handler,
+                [
+                    v
+                    for v in _heard(handler, t, Context(expected, variables, name), correction, masked)
+                    if not _report(t, v, handler)
+                ],
+            )
+            if not heard and not garbled:
                 continue
             foreign = [v for v in heard if not any(handler.equal(a, v) for a in acceptable.get(k, []))]
-            out[name] = ("wrong", _shown(handler, expected), _shown(handler, foreign[0])) if foreign else ("ok", "", "")
+            if foreign:
+                out[name] = ("wrong", _shown(handler, expected), _shown(handler, foreign[0]))
+            else:
+                out[name] = ("unsure", _shown(handler, expected), str(garbled[0])) if garbled else ("ok", "", "")
         return out
 
 
@@ -232,6 +258,12 @@ def _heard(handler: Kind, t: Transcript, ctx: Context, correction: int, masked: 
     found = [(i, v) for i, v in handler.find(t, ctx) if handler.name == "callsign" or i not in masked]
     after = [v for i, v in found if i > correction] if correction >= 0 else []
     return after or [v for _i, v in found]
+
+
+def _plausible_split(handler: Kind, values: list[str]) -> tuple[list[str], list[str]]:
+    """(values that can be of the handler's kind, values that cannot: QNH 100, squawk 325)."""
+    fine = [v for v in values if plausible(handler.name, v)]
+    return fine, [v for v in values if not plausible(handler.name, v)]
 
 
 def _report(t: Transcript, value: str, handler: Kind) -> bool:

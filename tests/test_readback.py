@@ -77,7 +77,6 @@ def test_correct_taxi_readbacks(transcript: str) -> None:
         (["ground_freq"], "ground one two one decimal niner", "ground_freq", "121.900"),
         (["squawk"], "squawk 4712", "squawk", "4712"),
         (["squawk"], "squawk four seven one two", "squawk", "4712"),
-        (["squawk"], "squawk 472", "squawk", "472"),
         (["initial_altitude_ft"], "climb four thousand", "initial_altitude_ft", "4000"),
         (["initial_altitude_ft"], "climb flight level five zero", "initial_altitude_ft", "FL050"),
         (["sid"], "via MARUN seven golf", "sid", "MARUN 7G"),
@@ -278,3 +277,20 @@ def test_a_destination_named_in_four_letters_is_read_back_by_its_name(code: str,
     assert wrong.fields["destination"] == "wrong"
     named_by_code = {**VARS, "destination": "EDDM", "destination_name": "EDDM"}  # no real name known
     assert evaluate(["destination"], "cleared to echo delta delta mike", named_by_code).ok
+
+
+@pytest.mark.parametrize(
+    ("required", "transcript", "field"),
+    [
+        (["squawk"], "squawk 472", "squawk"),
+        (["squawk"], "squawk four seven two nine", "squawk"),  # 9 is no transponder digit
+        (["qnh"], "QNH one zero zero", "qnh"),
+        (["qnh"], "QNH 10", "qnh"),
+    ],
+)
+def test_a_value_its_kind_cannot_have_is_asked_again(required: list[str], transcript: str, field: str) -> None:
+    """Seen by voice: "QNH one zero zero" (whisper cut "two") was corrected as a wrong QNH. A value
+    no QNH, squawk or frequency can have is a cut or a mishearing: unsure, never wrong or ok."""
+    result = evaluate(required, transcript)
+    assert not result.ok
+    assert result.fields[field] == "unsure" and field in result.unsure and not result.wrong

@@ -206,3 +206,33 @@ def test_a_word_prefix_alternative_never_changes_the_verdict(data: st.DataObject
         assert not (with_alt.ok and not without.ok)
     if with_alt.ok:  # accepted only when every value said is the issued one
         assert qnh == 1013 and squawk == "4721"
+
+
+@given(st.data())
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_an_alternative_with_other_commas_never_changes_the_verdict(data: st.DataObject) -> None:
+    """Seen by voice: the second hypothesis "ground one two, one point nine zero five" (the same
+    words, another comma) made a rightly heard 121.905 "unsure". For any readback and any
+    alternative of its first words with commas put anywhere, the verdict is the one without the
+    alternative unless the cut falls inside a number (then it may only make a field unsure);
+    accepted only when every value said is the issued one."""
+    freq = data.draw(st.sampled_from(["121.905", "121.950", "119.905", "121.805"]), label="frequency said")
+    qnh = data.draw(st.integers(995, 1030), label="qnh said")
+    spoken_freq = " ".join("decimal" if c == "." else "zero one two tree four fife six seven eight niner".split()[int(c)] for c in freq)
+    words = f"Scandinavian tree seven two, contact ground {spoken_freq}, QNH {' '.join(str(qnh))}, roger".replace(",", "").split()
+    best = " ".join(words)
+    cut = data.draw(st.integers(1, len(words)), label="words kept")
+    commas = data.draw(st.sets(st.integers(0, max(0, cut - 2)), max_size=4), label="commas after")
+    alternative = " ".join(w + ("," if i in commas else "") for i, w in enumerate(words[:cut]))
+    variables = {**SCRIPT_SCENARIO, "callsign": "SAS372", "ground_freq": "121.905", "qnh": 1013}
+    evaluator = ReadbackEvaluator()
+    with_alt = evaluator.evaluate(["ground_freq", "qnh"], variables, best, alternatives=[alternative])
+    without = evaluator.evaluate(["ground_freq", "qnh"], variables, best)
+    if cut == len(words):  # every word, other commas: never a disagreement
+        assert is_truncation(alternative, best, callsign_hint(variables))
+    if is_truncation(alternative, best, callsign_hint(variables)):
+        assert with_alt == without
+    else:  # cut inside a number ("ground one two one decimal nine"): it may make a field unsure, never ok
+        assert not (with_alt.ok and not without.ok)
+    if with_alt.ok:
+        assert freq == "121.905" and qnh == 1013

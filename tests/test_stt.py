@@ -381,6 +381,18 @@ def test_whisper_long_audio_goes_through_the_chunked_path(whisper: WhisperEngine
         ("Roger. Wilco.", "Roger. Wilco."),
         ("Roger, Ukraine", "Roger, Ukraine"),
         ("", ""),
+        # loops without sentence marks (seen on the readback bench's Kokoro voices)
+        (" runway one eight roger with air nine or five runway one eight roger with air nine or five runway one eight roger"
+         " with air nine or five runway one eight roger with air nine or five runway one eight roger",
+         "runway one eight roger with air nine or five"),
+        ("japanair one one one three runway one eight roja japanair one one one three runway one eight roja"
+         " japanair one one one three runway one eight roja japanair one eight roja",
+         "japanair one one one three runway one eight roja"),
+        # two copies are not a loop; digits said in a row are no block of words
+        ("runway one eight, runway one eight", "runway one eight, runway one eight"),
+        ("squawk one one one one", "squawk one one one one"),
+        ("QNH one zero one, one zero one, one zero one six", "QNH one zero one, one zero one, one zero one six"),
+        ("roger wilco thanks roger wilco thanks roger wilco thanks runway six", "roger wilco thanks runway six"),
     ],
 )
 def test_collapse_repeats_keeps_one_copy_of_a_looped_sentence(said: str, kept: str) -> None:

@@ -45,6 +45,10 @@ _SPELLINGS: dict[str, str] = {
     "niner": "niner",
     "nineer": "niner",
     "niener": "niner",
+    # "niner" as whisper writes it: "one one nine a decimal nine or zero five"
+    "ninea": "niner",
+    "nineor": "niner",
+    "nineof": "niner",
     "hundred": "hundred",
     "hundret": "hundred",
     "thousand": "thousand",
@@ -58,6 +62,8 @@ _SPELLINGS: dict[str, str] = {
     "daysemal": "decimal",
     "deesimal": "decimal",
     "desimal": "decimal",
+    "decimals": "decimal",
+    "decimos": "decimal",
 }
 _MAX_SYLLABLES = 3
 REPEATS: dict[str, int] = {"double": 2, "triple": 3}

@@ -120,7 +120,11 @@ _WORD_CLASSES: dict[str, tuple[str, int]] = {
 _NONE: tuple[None, None] = (None, None)
 # Words a number comes before: "too left" is runway 2 left.
 _UNIT_WORDS = frozenset({"left", "right", "center", "feet", "knots", "degrees"})
-_HOMOPHONES: dict[str, int] = {"too": 2, "to": 2, "for": 4, "oh": 0, "o": 0, "near": 9}
+_HOMOPHONES: dict[str, int] = {"too": 2, "to": 2, "for": 4, "fo": 4, "oh": 0, "o": 0, "near": 9}
+# After a phonetic letter, "to"/"for"/"fo" is the taxiway's digit ("bravo fo, lima fo and golf
+# one", "delta to golf two") when a route goes on (another letter, "and") or the transmission
+# pauses or ends there; "alfa for runway two five" keeps its preposition.
+_ROUTE_GOES_ON = frozenset({"and"})
 # Every word that may be (part of) a number; the callsign matcher never takes one for a name.
 NUMBER_WORDS: frozenset[str] = frozenset(_WORD_CLASSES) | frozenset(_HOMOPHONES) | _DECIMAL_WORDS | frozenset(_REPEATS)
 # Keywords a number follows: "runway too" is runway 2.
@@ -146,7 +150,7 @@ _VALUE_WORDS = frozenset(
 
 
 # Words whose meaning depends on their neighbours (homophones, decimal words, "and", breaks).
-_CONTEXT_WORDS = frozenset({"too", "to", "for", "oh", "o", "near", "and", BREAK}) | _DECIMAL_WORDS
+_CONTEXT_WORDS = frozenset(_HOMOPHONES) | frozenset({"and", BREAK}) | _DECIMAL_WORDS
 
 
 def _classify(word: str) -> tuple[str | None, object]:
@@ -225,7 +229,8 @@ def _resolve_homophones(
     - "too" and "oh" next to a number, right after a value keyword ("runway too", "squawk oh")
       or a number's decimal word ("decimal too") or "hundred and", or right before a unit ("too left", "too knots");
       "too too" is 22;
-    - "to"/"for" between two single digits;
+    - "to"/"for"/"fo" between two single digits, or after a phonetic letter where a route goes on
+      or the words pause or end ("bravo fo, lima fo and golf one");
     - "o" only between two numbers (alone it is also the letter)."""
     changed = True
     while pending and changed:
@@ -241,8 +246,11 @@ def _resolve_homophones(
                 # after a phonetic letter: a taxiway or holding point ("tango too", "golf too")
                 lettered = i > 0 and words[i - 1] in _PHONETIC
                 digit = prev in _NUMERIC or nxt in _NUMERIC or keyword or twice or lettered
-            elif word in ("to", "for"):
-                digit = prev == "D" and nxt == "D"
+            elif word in ("to", "for", "fo"):
+                after = words[i + 1] if i + 1 < len(words) else BREAK
+                goes_on = after == BREAK or after in _PHONETIC or after in _ROUTE_GOES_ON
+                in_route = i > 0 and words[i - 1] in _PHONETIC and goes_on
+                digit = (prev == "D" and nxt == "D") or in_route
             elif word == "near":  # "niner" as a recognizer writes it: "three five near" after two digits
                 digit = prev == "D" and beside(i - 1, -1) in ("D", "N")
             elif word == "oh":

@@ -20,7 +20,9 @@
    number word;
 6. drops fillers (`FILLERS`: "uh", "um", "er", "erm", "ah", "eh", "hmm", ...), after step 5 so
    the "er" of "nin-er" is not lost: "one two uh one decimal eight" -> "121.8";
-7. merges words said apart: "q n h" -> "qnh", "x ray" -> "xray", "fox trot" -> "foxtrot";
+7. merges words said apart: "q n h" -> "qnh", "x ray" -> "xray", "fox trot" -> "foxtrot", and
+   folds whisper's spellings of keywords: "q and eight"/"kqnh" -> "qnh", "centa" -> "center",
+   "one way" before a number (and after none) -> "runway";
 8. repeats digits after "double"/"triple" with `numbers.expand_repeats` ("double four" -> "four
    four"; "double check" stays);
 9. with a `callsign` hint ("SWR158", "DLH359", "N123AB"; any form `parse_callsign` reads), finds
@@ -64,6 +66,8 @@ _REPLACE: dict[str, tuple[str, ...]] = {
     "rwy": ("runway",),
     "hdg": ("heading",),
     "centre": ("center",),
+    "centa": ("center",),
+    "kqnh": ("qnh",),
     "squak": ("squawk",),
     **{variant: (icao,) for variant, icao in SPELLING_VARIANTS.items() if "-" not in variant},
 }
@@ -71,6 +75,9 @@ _MERGE: dict[tuple[str, ...], str] = {
     ("x", "ray"): "xray",
     ("fox", "trot"): "foxtrot",
     ("q", "n", "h"): "qnh",
+    ("q", "and", "h"): "qnh",  # whisper's spellings of a spoken "Q N H" ("aitch" sounds like "eight")
+    ("q", "and", "eight"): "qnh",
+    ("q", "n", "eight"): "qnh",
     ("i", "l", "s"): "ils",
 }
 _MERGE_FIRST = frozenset(key[0] for key in _MERGE)
@@ -156,7 +163,21 @@ def _words(text: str) -> list[str]:
     if not FILLERS.isdisjoint(words):
         words = [w for w in words if w not in FILLERS]
         words = [w for k, w in enumerate(words) if w != BREAK or (k and words[k - 1] != BREAK)]
-    return expand_repeats(_merge(words))
+    return expand_repeats(_runway_heard_as_one_way(_merge(words)))
+
+
+def _runway_heard_as_one_way(words: list[str]) -> list[str]:
+    """ "one way zero seven left" -> "runway zero seven left": whisper's spelling of "runway"
+    before a number, where "one" cannot end a number (no number word or numeral before it)."""
+    if "way" not in words:
+        return words
+    out = list(words)
+    for i in range(len(out) - 2, 0, -1):
+        if out[i] == "way" and out[i - 1] == "one" and out[i + 1] in NUMBER_WORDS:
+            before = out[i - 2] if i >= 2 else BREAK
+            if before not in NUMBER_WORDS and not before[:1].isdigit():
+                out[i - 1 : i + 1] = ["runway"]
+    return out
 
 
 def _flight_starts(words: list[str], callsign: str) -> tuple[tuple[int, str], ...]:

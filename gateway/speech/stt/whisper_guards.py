@@ -1,6 +1,6 @@
-"""Checks around a whisper decode (`gateway.speech.stt.whisper`): a sentence whisper says again
-on a short window (`collapse_repeats`), a transcript that compresses like a loop
-(`compression_ratio`), and audio after a partial that holds no words (`silent_tail`)."""
+"""Checks around a whisper decode (`gateway.speech.stt.whisper`): a sentence or a run of words
+whisper says again on a short window (`collapse_repeats`), a transcript that compresses like a
+loop (`compression_ratio`), and audio after a partial that holds no words (`silent_tail`)."""
 
 from __future__ import annotations
 
@@ -11,9 +11,18 @@ import numpy as np
 
 from gateway.audio.pcm import pcm_to_int16
 
-__all__ = ["TAIL_SILENCE_DB", "collapse_repeats", "compression_ratio", "silent_tail"]
+__all__ = ["TAIL_SILENCE_DB", "collapse_repeats", "collapse_word_loop", "compression_ratio", "silent_tail"]
 
 TAIL_SILENCE_DB = 35.0  # audio this far below the utterance's loudest 20 ms holds no words
+# A loop without sentence marks ("runway one eight roger with air nine or five runway one eight
+# roger ...") is a block of at least LOOP_MIN_WORDS words said LOOP_MIN_COPIES times in a row.
+# Measured on the readback bench's Kokoro voices: such loops came back as "" (the compression
+# guard) for whole, rightly heard readbacks; a pilot never says a 3-word block three times over.
+LOOP_MIN_WORDS = 3
+LOOP_MIN_COPIES = 3
+_DIGIT_KEYS = frozenset(
+    "zero oh one two three tree four five fife six seven eight nine niner point decimal".split() + [str(d) for d in range(10)]
+)
 
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
@@ -35,7 +44,32 @@ def collapse_repeats(text: str) -> str:
             if key == previous or (cut_off and previous.startswith(key)):
                 continue
         kept.append(sentence)
-    return " ".join(kept)
+    return collapse_word_loop(" ".join(kept))
+
+
+def collapse_word_loop(text: str) -> str:
+    """`text` with a block of words repeated `LOOP_MIN_COPIES` or more times in a row kept once
+    (the first run found, shortest block first), and a cut-off copy after the run dropped (fewer
+    words than a block, all of them the block's); words before and after the run stay.
+    Punctuation and case do not tell copies apart. A block of digits alone is never a loop:
+    "one zero one, one zero one" may be a value."""
+    tokens = text.split()
+    keys = [_sentence_key(token) for token in tokens]
+    n = len(keys)
+    for size in range(LOOP_MIN_WORDS, n // LOOP_MIN_COPIES + 1):
+        for start in range(n - LOOP_MIN_COPIES * size + 1):
+            block = keys[start : start + size]
+            if all(key in _DIGIT_KEYS for key in block):
+                continue
+            copies = 1
+            while keys[start + copies * size : start + (copies + 1) * size] == block:
+                copies += 1
+            if copies >= LOOP_MIN_COPIES:
+                after = start + copies * size
+                rest = keys[after:]
+                cut_off = len(rest) < size and set(rest) <= set(block)
+                return " ".join(tokens[: start + size] + ([] if cut_off else tokens[after:]))
+    return text
 
 
 def compression_ratio(text: str) -> float:
