@@ -324,6 +324,9 @@ class ControllerMessage(_Model):
     at: float = 0.0
 
 
+UNSURE_WORD = "???"  # stands for a word the recognizer was unsure of, in a `Hearing` alternative
+
+
 class Hearing(_Model):
     """What the recognizer was unsure of in one transmission (voice only; typed text has none).
 

@@ -24,7 +24,11 @@ A heard value its kind cannot have ("QNH one zero zero", a three-digit squawk:
 **Unsure hearing** (voice): given `alternatives` (other transcripts of the same audio: n-best, or
 the best one with unsure words masked as "???"), a field whose verdict differs between the best
 transcript and any alternative is "unsure": the controller asks "say again" for that item
-instead of accepting or refusing it. A wrong value is never accepted. An alternative whose words
+instead of accepting or refusing it. An alternative that heard no value of the kind at all (or
+none the kind can have) where the best one heard the issued value contradicts nothing
+(`_disagrees`): "one way three six" beside "runway three six" is no doubt about the runway. That
+holds for the n-best only: in a masked alternative, a value not heard is a word the recognizer
+doubted, and stays a disagreement. A wrong value is never accepted. An alternative whose words
 are only the first words of the best transcript (the beam stopped early: "Edelweiss seven zero
 four." beside "Edelweiss seven zero four, roger, QNH one zero one six"), or its words with other
 commas, heard nothing the best one did not: it is no disagreement (`is_truncation`) and is left
@@ -38,7 +42,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from engine.models import ReadbackResult
+from engine.models import UNSURE_WORD, ReadbackResult
 from engine.phraseology import callsign_hint, kind_for_variable, tokenize
 from engine.phraseology.callsigns import equal as callsign_equal
 from engine.phraseology.callsigns import find as find_callsigns
@@ -109,7 +113,10 @@ def is_truncation(alternative: str, best: str, callsign: str | None = None) -> b
     whole word, never inside a number), as written or with the commas of both left out
     (whisper's: "ground one two, one point nine zero five" beside "ground one two one point nine
     zero five"): a hypothesis the recognizer ended early or punctuated otherwise, which heard no
-    word `best` did not. "QNH one zero one" beside "QNH one zero one six" heard 101: no cut."""
+    word `best` did not. "QNH one zero one" beside "QNH one zero one six" heard 101: no cut.
+    A masked alternative ("???" for doubted words) is never one: its gaps are doubts."""
+    if UNSURE_WORD in alternative:
+        return False
     for said, heard in ((alternative, best), (" ".join(_SPOKEN.findall(alternative)), " ".join(_SPOKEN.findall(best)))):
         alt, full = tokenize(said, callsign=callsign).words, tokenize(heard, callsign=callsign).words
         if 0 < len(alt) <= len(full) and full[: len(alt)] == alt:
@@ -144,13 +151,15 @@ class ReadbackEvaluator:
         hint = callsign_hint(variables)
         alternatives = [alt for alt in alternatives if not is_truncation(alt, transcript, hint)]
         best = self._judge(required, variables, transcript, issued or {}, traffic)
-        others = [self._judge(required, variables, alt, issued or {}, traffic) for alt in alternatives]
+        others = [
+            (self._judge(required, variables, alt, issued or {}, traffic), UNSURE_WORD in alt) for alt in alternatives
+        ]
         fields: dict[str, str] = {}
         missing: list[str] = []
         wrong: list[dict[str, str]] = []
         unsure: list[str] = []
         for name, (status, expected, heard) in best.items():
-            if any(other.get(name, ("missing", "", ""))[0] != status for other in others):
+            if any(_disagrees(status, other.get(name, ("missing", "", ""))[0], masked) for other, masked in others):
                 fields[name] = "unsure"
                 unsure.append(name)
             elif status == "unsure":  # a value its kind cannot have (engine.phraseology.plausible)
@@ -164,7 +173,7 @@ class ReadbackEvaluator:
                 missing.append(name)
             else:
                 fields[name] = "ok"
-        for other in others:  # a field only an alternative heard (the best one did not) is unsure
+        for other, _masked in others:  # a field only an alternative heard (the best one did not) is unsure
             for name, (status, _e, _h) in other.items():
                 if name not in fields and status != "missing":
                     fields[name] = "unsure"
@@ -258,6 +267,17 @@ def _heard(handler: Kind, t: Transcript, ctx: Context, correction: int, masked: 
     found = [(i, v) for i, v in handler.find(t, ctx) if handler.name == "callsign" or i not in masked]
     after = [v for i, v in found if i > correction] if correction >= 0 else []
     return after or [v for _i, v in found]
+
+
+def _disagrees(best: Status, other: Status, masked: bool) -> bool:
+    """Whether an alternative's verdict on a field makes the best one's unsure. An n-best
+    hypothesis that heard no value of the field's kind, or none its kind can have ("one way three
+    six" for "runway three six", "QNH one zero one for"), contradicts nothing the best one heard
+    right; every other difference does, a field the best one did not hear right stays unsure, and
+    in a `masked` alternative (doubted words as "???") a value not heard is a doubted one."""
+    if best == "ok" and other in ("missing", "unsure") and not masked:
+        return False
+    return other != best
 
 
 def _plausible_split(handler: Kind, values: list[str]) -> tuple[list[str], list[str]]:

@@ -180,8 +180,16 @@ def test_an_alternative_cut_short_is_no_disagreement() -> None:
     result = ReadbackEvaluator().evaluate(["qnh"], variables, best, alternatives=["Edelweiss seven zero four."])
     assert result.ok and result.fields["qnh"] == "ok"
     # a hypothesis cut inside the number hears another number: still a disagreement
-    cut = ReadbackEvaluator().evaluate(["qnh"], variables, best, alternatives=["Edelweiss seven zero four. Roger, QNH one zero one"])
-    assert cut.fields["qnh"] == "unsure" and not cut.ok
+    heading = {**SCRIPT_SCENARIO, "heading": 270}
+    said = "Edelweiss seven zero four. Roger, heading two seven zero."
+    cut = ReadbackEvaluator().evaluate(["heading"], heading, said, alternatives=["Edelweiss seven zero four. Roger, heading two seven"])
+    assert cut.fields["heading"] == "unsure" and not cut.ok
+    # cut where no QNH can be (101): it heard no QNH, which contradicts nothing
+    short = ReadbackEvaluator().evaluate(["qnh"], variables, best, alternatives=["Edelweiss seven zero four. Roger, QNH one zero one"])
+    assert short.ok
+    # a masked alternative is never a cut: "QNH ???" doubts the value
+    doubted = ReadbackEvaluator().evaluate(["qnh"], variables, best, alternatives=["Edelweiss seven zero four. Roger, QNH ???"])
+    assert doubted.fields["qnh"] == "unsure" and not doubted.ok
 
 
 @given(st.data())
@@ -236,3 +244,46 @@ def test_an_alternative_with_other_commas_never_changes_the_verdict(data: st.Dat
         assert not (with_alt.ok and not without.ok)
     if with_alt.ok:
         assert freq == "121.905" and qnh == 1013
+
+
+def test_an_nbest_that_heard_no_value_of_the_kind_is_no_doubt() -> None:
+    """Seen by voice: "runway three six" heard right, the beam's second hypothesis "one way three
+    six" (no runway in it) made the controller ask again. An n-best hypothesis that heard no
+    runway contradicts nothing; a masked alternative ("???": doubted words) still does."""
+    variables = {**SCRIPT_SCENARIO, "callsign": "AAL634", "runway": "36"}
+    best = "American six tree four runway three six."
+    evaluator = ReadbackEvaluator()
+    result = evaluator.evaluate(["runway"], variables, best, alternatives=["American six tree four one way three six."])
+    assert result.ok and result.fields["runway"] == "ok"
+    doubted = evaluator.evaluate(["runway"], variables, best, alternatives=["American six tree four runway ??? ???."])
+    assert doubted.fields["runway"] == "unsure" and not doubted.ok
+    # another value heard by the alternative is still a disagreement
+    other = evaluator.evaluate(["runway"], variables, best, alternatives=["American six tree four runway three five."])
+    assert other.fields["runway"] == "unsure" and not other.ok
+
+
+GARBLE = st.sampled_from(["one way", "run with", "romek", "weight", "Q and", "cue", "the", "???"])
+
+
+@given(st.data())
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_an_alternative_that_lost_a_keyword_never_makes_a_wrong_value_acceptable(data: st.DataObject) -> None:
+    """For any readback (right or wrong runway and QNH) and an alternative of the same words with a
+    keyword garbled: an accepted verdict always means every value said is the issued one, the
+    alternative never turns a refusal into acceptance, and a masked alternative never accepts a
+    field whose keyword it doubted."""
+    runway = data.draw(st.sampled_from(["two six", "two five", "three six", "zero seven"]), label="runway said")
+    qnh = data.draw(st.sampled_from(["one zero one six", "one zero one five", "niner niner eight"]), label="qnh said")
+    best = f"Lufthansa three five niner, runway {runway}, QNH {qnh}"
+    lost = data.draw(st.sampled_from(["runway", "QNH"]), label="keyword lost")
+    garble = data.draw(GARBLE, label="heard as")
+    alternative = best.replace(lost, garble)
+    variables = {**SCRIPT_SCENARIO, "runway": "26", "qnh": 1016}
+    evaluator = ReadbackEvaluator()
+    with_alt = evaluator.evaluate(["runway", "qnh"], variables, best, alternatives=[alternative])
+    without = evaluator.evaluate(["runway", "qnh"], variables, best)
+    if with_alt.ok:
+        assert runway == "two six" and qnh == "one zero one six"
+    assert not (with_alt.ok and not without.ok)
+    if garble == "???":
+        assert not with_alt.ok

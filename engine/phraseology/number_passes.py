@@ -64,6 +64,9 @@ _SPELLINGS: dict[str, str] = {
     "desimal": "decimal",
     "decimals": "decimal",
     "decimos": "decimal",
+    "decimo": "decimal",
+    "dasimo": "decimal",
+    "dasimal": "decimal",
 }
 _MAX_SYLLABLES = 3
 REPEATS: dict[str, int] = {"double": 2, "triple": 3}

@@ -120,7 +120,8 @@ _WORD_CLASSES: dict[str, tuple[str, int]] = {
 _NONE: tuple[None, None] = (None, None)
 # Words a number comes before: "too left" is runway 2 left.
 _UNIT_WORDS = frozenset({"left", "right", "center", "feet", "knots", "degrees"})
-_HOMOPHONES: dict[str, int] = {"too": 2, "to": 2, "for": 4, "fo": 4, "oh": 0, "o": 0, "near": 9}
+_HOMOPHONES: dict[str, int] = {"too": 2, "to": 2, "for": 4, "fo": 4, "fall": 4, "full": 4, "oh": 0, "o": 0, "near": 9}
+_SIDES = frozenset({"left", "right", "center"})
 # After a phonetic letter, "to"/"for"/"fo" is the taxiway's digit ("bravo fo, lima fo and golf
 # one", "delta to golf two") when a route goes on (another letter, "and") or the transmission
 # pauses or ends there; "alfa for runway two five" keeps its preposition.
@@ -229,8 +230,9 @@ def _resolve_homophones(
     - "too" and "oh" next to a number, right after a value keyword ("runway too", "squawk oh")
       or a number's decimal word ("decimal too") or "hundred and", or right before a unit ("too left", "too knots");
       "too too" is 22;
-    - "to"/"for"/"fo" between two single digits, or after a phonetic letter where a route goes on
-      or the words pause or end ("bravo fo, lima fo and golf one");
+    - "to"/"for"/"fo" (and whisper's "fall"/"full" for four) between two single digits, or after a
+      phonetic letter where a route goes on or the words pause or end ("bravo fo, lima fo and golf
+      one"); "for"/"fo"/"fall"/"full" also after a digit before a side ("runway tree fall left");
     - "o" only between two numbers (alone it is also the letter)."""
     changed = True
     while pending and changed:
@@ -246,11 +248,12 @@ def _resolve_homophones(
                 # after a phonetic letter: a taxiway or holding point ("tango too", "golf too")
                 lettered = i > 0 and words[i - 1] in _PHONETIC
                 digit = prev in _NUMERIC or nxt in _NUMERIC or keyword or twice or lettered
-            elif word in ("to", "for", "fo"):
+            elif word in ("to", "for", "fo", "fall", "full"):
                 after = words[i + 1] if i + 1 < len(words) else BREAK
                 goes_on = after == BREAK or after in _PHONETIC or after in _ROUTE_GOES_ON
                 in_route = i > 0 and words[i - 1] in _PHONETIC and goes_on
-                digit = (prev == "D" and nxt == "D") or in_route
+                sided = word != "to" and prev == "D" and after in _SIDES  # "runway tree fall left"
+                digit = (prev == "D" and nxt == "D") or in_route or sided
             elif word == "near":  # "niner" as a recognizer writes it: "three five near" after two digits
                 digit = prev == "D" and beside(i - 1, -1) in ("D", "N")
             elif word == "oh":

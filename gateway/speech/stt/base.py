@@ -65,7 +65,7 @@ VALUE_CLASSES: tuple[frozenset[str], ...] = (
 _WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?|\d")  # letters of any script, or one digit
 
 
-UNSURE_WORD = "???"  # stands for a word the recognizer was unsure of, in a `Hearing` alternative
+from engine.models import UNSURE_WORD  # noqa: E402 (re-exported: the engine reads it too)
 
 
 @dataclass(frozen=True, slots=True)
