@@ -76,13 +76,16 @@ PLAYOUT_HELD = Counter(
     "livefreq_playout_held_total", "Controller messages whose start was held until enough audio was synthesized ahead"
 )
 PLAYOUT_HOLD_SECONDS = Histogram(
-    "livefreq_playout_hold_seconds", "How long a held controller message waited, its first audio ready, to start", buckets=LATENCY_BUCKETS
+    "livefreq_playout_hold_seconds",
+    "How long a held controller message waited, its first audio ready, to start",
+    buckets=LATENCY_BUCKETS,
 )
 PLAYOUT_STALLS = Counter(
     "livefreq_playout_stalls_total", "Controller audio that ran dry mid-message at the listener (the server's estimate)"
 )
 PLAYOUT_RTF = Gauge(
-    "livefreq_playout_guard_rtf", "Worst recent TTS real-time factor (synthesis s per audio s) the playout guard plans with"
+    "livefreq_playout_guard_rtf",
+    "Worst recent TTS real-time factor (synthesis s per audio s) the playout guard plans with",
 )
 CPU_JOBS = Gauge("livefreq_cpu_jobs", "Speech jobs in the shared CPU pool (gateway/speech/cpu.py)", ["state"])
 

@@ -68,7 +68,8 @@ def test_a_message_is_synthesized_ahead_of_its_playout_at_on_air_priority() -> N
         return text.encode() * 100
 
     async def scenario() -> tuple[list[bytes], bytes | None, bytes | None]:
-        ahead = SynthesisAhead(["one", "two", "three"], synthesize, lambda pcm: len(pcm) / 1000, SpeedWindow(), time.monotonic)
+        seconds = lambda pcm: len(pcm) / 1000  # noqa: E731
+        ahead = SynthesisAhead(["one", "two", "three"], synthesize, seconds, SpeedWindow(), time.monotonic)
         first = await ahead.piece(0)
         await ahead.wait_for(3)  # nobody consumed a piece: synthesis ran ahead anyway
         past = await ahead.piece(3)

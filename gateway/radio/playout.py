@@ -163,11 +163,13 @@ class Playout:
         radio = RadioEffect(self.tts.sample_rate, self.radio_level, seed=msg.seq) if self.radio_effect else None
         resampler = StreamResampler(self.tts.sample_rate, self.output_rate) if self.tts.sample_rate != self.output_rate else None
         samples = 0
-        ahead = self._ahead = SynthesisAhead(split_for_speech(msg.speech), self.tts.synthesize, self._seconds, self.speed, self.clock)
+        texts = split_for_speech(msg.speech)
+        ahead = self._ahead = SynthesisAhead(texts, self.tts.synthesize, self._seconds, self.speed, self.clock)
         try:
             await self._hold(ahead)
             started = ahead.started_at = self.clock()
-            for index in range(len(ahead.texts)):
+            for index in range(len(texts)):
+                piece: bytes | None
                 if index < len(ahead.pieces):
                     piece = ahead.pieces[index]
                 else:  # the only await on synthesis once playing: where audio could run dry
@@ -208,7 +210,9 @@ class Playout:
         await ahead.wait_for(1, stop)
         first_ready = self.clock()
         held = False
-        while not ahead.done and not self._cut and not may_start(ahead.ready_s(), ahead.pending_chars(), self.speed.worst()):
+        while not ahead.done and not self._cut:
+            if may_start(ahead.ready_s(), ahead.pending_chars(), self.speed.worst()):
+                break
             held = True
             await ahead.wait_for(len(ahead.pieces) + 1, stop)
         if held:
