@@ -6,8 +6,8 @@ here in `seq` order and go out one at a time: the `atc.message` event, the audio
 sentence by sentence (radio effect, resampled to the client's rate) paced at real time with a
 small lead, then `atc.message.end`. A message's audio starts only once enough of it is
 synthesized ahead that the rest will be ready in time at the synthesis speed measured recently
-(gateway/radio/playout_guard.py): once started, it does not stall. Pacing makes "the controller is talking" a
-fact of the server clock, which is what blocking needs:
+(gateway/radio/playout_guard.py): once started, it does not stall. Pacing makes "the
+controller is talking" a fact of the server clock, which is what blocking needs:
 
 - while the pilot is keyed, the controller does not start a new message (it waits);
 - if the pilot keys while the controller is talking, the controller stops at once
