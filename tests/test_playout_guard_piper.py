@@ -6,6 +6,7 @@ does not depend on how loaded the machine running the tests is."""
 from __future__ import annotations
 
 import asyncio
+import threading
 
 import pytest
 from prometheus_client import REGISTRY
@@ -14,6 +15,7 @@ from engine.models import ControllerMessage
 from gateway.radio import events as e
 from gateway.radio.playout import Playout
 from gateway.radio.playout_guard import Speed, SpeedWindow
+from gateway.speech.cpu import Priority, cpu_pool, priority
 from gateway.speech.tts.base import split_for_speech
 from gateway.speech.tts.cache import CachedTts, TtsCache
 from gateway.speech.tts.piper import PiperTts
@@ -105,3 +107,56 @@ def test_a_pilot_keying_over_a_held_message_cuts_it_before_any_audio(piper: Pipe
 
     end = asyncio.run(scenario())
     assert end.interrupted and listener.audio == 0 and listener.ready_at_first_audio == []
+
+
+class CountingPiper(PiperTts):
+    """The real piper engine, counting the syntheses that ran on the CPU pool."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ran: list[str] = []
+
+    def synthesize_sync(self, text: str) -> bytes:
+        self.ran.append(text)
+        return super().synthesize_sync(text)
+
+
+def test_a_message_about_to_play_overtakes_a_speculation_queued_in_the_pool(piper: PiperTts) -> None:
+    """Both workers busy: the speculative synthesis of a reply's first piece waits at AHEAD when
+    the reply comes; the message asks at ON_AIR, gets its own synthesis first, and the
+    speculation is cancelled before its job runs (the piece is synthesized once)."""
+    engine = CountingPiper()
+    tts = CachedTts(engine, TtsCache())
+    piece = "contact tower one one eight decimal seven."
+    assert split_for_speech(piece) == [piece]
+    pool = cpu_pool()
+    gates = [threading.Event() for _ in range(pool.workers)]
+    running = threading.Semaphore(0)
+
+    def block(gate: threading.Event) -> None:
+        running.release()
+        gate.wait(60)
+
+    async def scenario() -> tuple[bytes, bool]:
+        blockers = [pool.submit(lambda gate=gate: block(gate), Priority.FINAL) for gate in gates]
+        for _ in gates:
+            assert running.acquire(timeout=60)  # every worker busy
+        with priority(Priority.AHEAD):
+            speculation = asyncio.create_task(tts.prepare(piece))
+        await asyncio.sleep(0.05)  # its job is queued behind the busy workers
+        with priority(Priority.ON_AIR):
+            reply = asyncio.create_task(tts.synthesize(piece))
+        await asyncio.sleep(0.05)
+        gates[0].set()  # one worker frees up: it takes the most urgent job, the reply's
+        pcm = await asyncio.wait_for(reply, 60)
+        await asyncio.wait({speculation}, timeout=60)
+        for gate in gates[1:]:
+            gate.set()
+        for blocker in blockers:
+            blocker.result(timeout=60)
+        await asyncio.sleep(0.1)  # a job of the speculation, had it stayed queued, would run now
+        return pcm, speculation.cancelled()
+
+    pcm, cancelled = asyncio.run(scenario())
+    assert pcm and tts.cache.peek(tts.key(piece))
+    assert cancelled and engine.ran == [piece]
