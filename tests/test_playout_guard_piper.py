@@ -147,6 +147,11 @@ def test_a_message_about_to_play_overtakes_a_speculation_queued_in_the_pool(pipe
         with priority(Priority.ON_AIR):
             reply = asyncio.create_task(tts.synthesize(piece))
         await asyncio.sleep(0.05)
+        # queued after the reply at its priority: the worker that ran the reply takes this next,
+        # not the speculation, so the test does not race the cancellation
+        after = threading.Event()
+        gates.append(after)
+        blockers.append(pool.submit(lambda: block(after), Priority.ON_AIR))
         gates[0].set()  # one worker frees up: it takes the most urgent job, the reply's
         pcm = await asyncio.wait_for(reply, 60)
         await asyncio.wait({speculation}, timeout=60)
