@@ -12,10 +12,6 @@ The stages of a voice transmission, each a label of `livefreq_stage_seconds`:
 - ``speech_end_to_first_audio``: release to the first byte of the controller's reply sent, the
   latency the pilot hears (the `livefreq load` and `livefreq bench voice` headline figure).
 
-`livefreq_playout_held_total`, `livefreq_playout_hold_seconds` and `livefreq_playout_stalls_total`
-show the playout guard: messages whose start waited for audio synthesized ahead so they never stall
-mid-message, and how often audio ran dry anyway.
-
 `livefreq_cpu_jobs` shows the speech engines' CPU pool (running, queued): a queue that stays
 long is the capacity limit showing.
 
@@ -71,22 +67,6 @@ LLM_FALLBACKS = Counter(
 )
 LLM_TOKENS = Counter("livefreq_llm_tokens_total", "Tokens used by the LLM router", ["kind"])
 LLM_SECONDS = Histogram("livefreq_llm_request_seconds", "Latency of one LLM router call", buckets=LATENCY_BUCKETS)
-# the playout guard (gateway/radio/playout_guard.py): messages held so that their audio never stalls
-PLAYOUT_HELD = Counter(
-    "livefreq_playout_held_total", "Controller messages whose start was held until enough audio was synthesized ahead"
-)
-PLAYOUT_HOLD_SECONDS = Histogram(
-    "livefreq_playout_hold_seconds",
-    "How long a held controller message waited, its first audio ready, to start",
-    buckets=LATENCY_BUCKETS,
-)
-PLAYOUT_STALLS = Counter(
-    "livefreq_playout_stalls_total", "Controller audio that ran dry mid-message at the listener (the server's estimate)"
-)
-PLAYOUT_RTF = Gauge(
-    "livefreq_playout_guard_rtf",
-    "Worst recent TTS real-time factor (synthesis s per audio s) the playout guard plans with",
-)
 CPU_JOBS = Gauge("livefreq_cpu_jobs", "Speech jobs in the shared CPU pool (gateway/speech/cpu.py)", ["state"])
 
 

@@ -1,14 +1,15 @@
-"""The shared CPU pool serves what a pilot waits for first, and a playout synthesizes a
-message's pieces ahead of playing them."""
+"""The shared CPU pool serves what a pilot waits for first, and the frequency synthesizes a
+message's next sentence while the one before is sent."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 import time
+from collections.abc import AsyncIterator
 
-from gateway.radio.playout_guard import SpeedWindow
-from gateway.radio.synthesis_ahead import SynthesisAhead
+from gateway.radio.playout import prefetched
 from gateway.speech.cpu import CpuPool, Priority, current_priority
 
 
@@ -59,42 +60,24 @@ def test_a_failing_job_hands_its_error_to_the_caller() -> None:
     assert pool.submit(lambda: 42, Priority.FINAL).result(timeout=10) == 42
 
 
-def test_a_message_is_synthesized_ahead_of_its_playout_at_on_air_priority() -> None:
-    asked: list[tuple[str, Priority]] = []  # which piece was asked for, at what priority
+def test_the_next_sentence_is_synthesized_while_the_one_before_is_sent() -> None:
+    asked: list[tuple[str, Priority]] = []  # which sentence was asked for, at what priority
 
-    async def synthesize(text: str) -> bytes:
-        asked.append((text, current_priority()))
-        await asyncio.sleep(0)
-        return text.encode() * 100
+    async def sentences() -> AsyncIterator[bytes]:
+        for name in ("one", "two", "three", "four"):
+            asked.append((name, current_priority()))
+            yield name.encode()
 
-    async def scenario() -> tuple[list[bytes], bytes | None, bytes | None]:
-        seconds = lambda pcm: len(pcm) / 1000  # noqa: E731
-        ahead = SynthesisAhead(["one", "two", "three"], synthesize, seconds, SpeedWindow(), time.monotonic)
-        first = await ahead.piece(0)
-        await ahead.wait_for(3)  # nobody consumed a piece: synthesis ran ahead anyway
-        past = await ahead.piece(3)
-        await ahead.close()
-        return ahead.pieces, first, past
+    async def scenario() -> list[tuple[str, int]]:
+        seen: list[tuple[str, int]] = []  # each piece sent, and how many had been asked for then
+        async with contextlib.aclosing(prefetched(sentences(), lambda pcm: 1.0)) as pieces:
+            async for piece in pieces:
+                await asyncio.sleep(0)  # sending the piece: the next one is made meanwhile
+                seen.append((piece.decode(), len(asked)))
+                if piece == b"two":
+                    break  # the pilot keyed over the controller: the rest is not wanted
+        return seen
 
-    pieces, first, past = asyncio.run(scenario())
-    assert pieces == [b"one" * 100, b"two" * 100, b"three" * 100] and first == b"one" * 100 and past is None
-    assert asked == [("one", Priority.ON_AIR), ("two", Priority.ON_AIR), ("three", Priority.ON_AIR)]
-
-
-def test_closing_stops_synthesis_ahead() -> None:
-    asked: list[str] = []
-
-    async def synthesize(text: str) -> bytes:
-        asked.append(text)
-        await asyncio.sleep(3600 if text == "two" else 0)  # "two" is still synthesizing
-        return b"pcm"
-
-    async def scenario() -> None:
-        ahead = SynthesisAhead(["one", "two", "three"], synthesize, lambda pcm: 1.0, SpeedWindow(), time.monotonic)
-        await ahead.wait_for(1)
-        await asyncio.sleep(0)
-        await ahead.close()  # the pilot keyed over the controller: the rest is not wanted
-        assert ahead.done and len(ahead.pieces) == 1
-
-    asyncio.run(scenario())
-    assert asked == ["one", "two"]
+    seen = asyncio.run(scenario())
+    assert seen == [("one", 2), ("two", 3)]
+    assert asked == [("one", Priority.ON_AIR), ("two", Priority.AHEAD), ("three", Priority.AHEAD)]

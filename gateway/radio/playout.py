@@ -4,10 +4,8 @@ A `Playout` is what one pilot's radio hears; the `Frequency` it is tuned to
 (gateway/radio/frequency.py) hands it the transmissions made there. Controller messages queue
 here in `seq` order and go out one at a time: the `atc.message` event, the audio synthesized
 sentence by sentence (radio effect, resampled to the client's rate) paced at real time with a
-small lead, then `atc.message.end`. A message's audio starts only once enough of it is
-synthesized ahead that the rest will be ready in time at the synthesis speed measured recently
-(gateway/radio/playout_guard.py): once started, it does not stall. Pacing makes "the
-controller is talking" a fact of the server clock, which is what blocking needs:
+small lead, then `atc.message.end`. Pacing makes "the controller is talking" a
+fact of the server clock, which is what blocking needs:
 
 - while the pilot is keyed, the controller does not start a new message (it waits);
 - if the pilot keys while the controller is talking, the controller stops at once
@@ -22,16 +20,14 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 
 from engine.models import ControllerMessage
-from gateway import metrics
 from gateway.audio.radio import RadioEffect
 from gateway.audio.resample import StreamResampler
 from gateway.radio.events import Event, atc_message, atc_message_end
-from gateway.radio.playout_guard import SPEED, SpeedWindow, may_start
-from gateway.radio.synthesis_ahead import SynthesisAhead
-from gateway.speech.tts.base import TtsEngine, split_for_speech
+from gateway.speech.cpu import Priority, priority
+from gateway.speech.tts.base import TtsEngine
 
 log = logging.getLogger("livefreq.playout")
 
@@ -40,7 +36,43 @@ SendBytes = Callable[[bytes], Awaitable[None]]
 
 CHUNK_MS = 100  # audio frame size on the wire
 PACE_LEAD_S = 0.3  # how far ahead of real time audio may be sent (client jitter buffer)
-STALL_S = 0.02  # audio later than this past the listener's playout is a gap (tooling/load/report.py)
+
+
+async def prefetched(pieces: AsyncIterator[bytes], seconds: Callable[[bytes], float]) -> AsyncIterator[bytes]:
+    """`pieces` (a message's audio, sentence by sentence), each next one synthesized while the
+    one before is being sent: paced sending returns with only `PACE_LEAD_S` of audio left at the
+    client, too little to synthesize the next sentence in under load (an audible gap).
+
+    The first piece is asked for at `Priority.ON_AIR` (the pilot waits for it); the next ones at
+    `Priority.AHEAD` with the deadline when the audio before them will have played out
+    (`seconds(piece)` is a piece's duration), so the CPU pool serves waiting pilots first and
+    then the messages about to run dry. Close it (`contextlib.aclosing`) to drop a piece
+    synthesized ahead that is no longer wanted.
+    """
+    source = aiter(pieces)
+    with priority(Priority.ON_AIR):  # the task runs in a copy of this context
+        upcoming = asyncio.ensure_future(anext(source))
+    due: float | None = None
+    try:
+        while True:
+            try:
+                piece = await upcoming
+            except StopAsyncIteration:
+                return
+            due = (time.monotonic() if due is None else due) + seconds(piece)
+            with priority(Priority.AHEAD, due):
+                upcoming = asyncio.ensure_future(anext(source))
+            yield piece
+    finally:
+        if not upcoming.done():
+            upcoming.cancel()
+            await asyncio.wait({upcoming})
+        if not upcoming.cancelled():
+            upcoming.exception()  # retrieved: a failure of a piece nobody wants is not logged
+        close = getattr(source, "aclose", None)
+        if close is not None:
+            with contextlib.suppress(Exception):
+                await close()
 
 
 class Playout:
@@ -60,7 +92,6 @@ class Playout:
         clock: Callable[[], float] = time.monotonic,
         on_sent: Callable[[ControllerMessage], Awaitable[None]] | None = None,
         on_first_audio: Callable[[ControllerMessage], None] | None = None,
-        speed: SpeedWindow = SPEED,
     ) -> None:
         self._send_json = send_json
         self._send_bytes = send_bytes
@@ -72,8 +103,6 @@ class Playout:
         self.clock = clock
         self.on_sent = on_sent
         self.on_first_audio = on_first_audio
-        self.speed = speed
-        self._ahead: SynthesisAhead | None = None  # the current message's synthesis
         self._queue: asyncio.Queue[ControllerMessage] = asyncio.Queue()
         self._clear = asyncio.Event()  # set while the pilot is not transmitting
         self._clear.set()
@@ -104,7 +133,7 @@ class Playout:
         """Take a message off the air (a broadcast the pilot tuned away from): cut it if it is
         being spoken (`atc.message.end` says `interrupted`), drop it if it is still queued."""
         if self.current is not None and self.current.message_id == message_id:
-            self._cut_now()
+            self._cut = True
             return
         kept = []
         while not self._queue.empty():
@@ -126,14 +155,9 @@ class Playout:
         """The pilot keys the mic: hold the queue; cut the controller if on air (returns the cut one)."""
         self._clear.clear()
         if self.current is not None:
-            self._cut_now()
+            self._cut = True
             return self.current
         return None
-
-    def _cut_now(self) -> None:
-        self._cut = True
-        if self._ahead is not None:
-            self._ahead.wake()  # a message held or waiting for its next piece ends now
 
     def unkey(self) -> None:
         self._clear.set()
@@ -162,37 +186,23 @@ class Playout:
         await self._send_json(atc_message(msg, self.output_rate))
         radio = RadioEffect(self.tts.sample_rate, self.radio_level, seed=msg.seq) if self.radio_effect else None
         resampler = StreamResampler(self.tts.sample_rate, self.output_rate) if self.tts.sample_rate != self.output_rate else None
+        started = self.clock()
         samples = 0
-        texts = split_for_speech(msg.speech)
-        ahead = self._ahead = SynthesisAhead(texts, self.tts.synthesize, self._seconds, self.speed, self.clock)
         try:
-            await self._hold(ahead)
-            started = ahead.started_at = self.clock()
-            for index in range(len(texts)):
-                piece: bytes | None
-                if index < len(ahead.pieces):
-                    piece = ahead.pieces[index]
-                else:  # the only await on synthesis once playing: where audio could run dry
-                    piece = await ahead.piece(index, stop=lambda: self._cut)
-                    self._count_stall(started, samples)
-                if piece is None or self._cut:
-                    break
-                if not piece:
-                    continue
-                out = radio.process(piece) if radio is not None else piece
-                out = resampler.process(out) if resampler is not None else out
-                first = self._first_audio_of(msg) if samples == 0 else None
-                samples = await self._send_paced(out, started, samples, on_first=first)
-                if self._cut:
-                    break
+            async with contextlib.aclosing(prefetched(self.tts.stream(msg.speech), self._seconds)) as pieces:
+                async for piece in pieces:
+                    out = radio.process(piece) if radio is not None else piece
+                    out = resampler.process(out) if resampler is not None else out
+                    first = self._first_audio_of(msg) if samples == 0 else None
+                    samples = await self._send_paced(out, started, samples, on_first=first)
+                    if self._cut:
+                        break
             if not self._cut:
                 tail = radio.tail() if radio is not None else b""
                 tail = resampler.process(tail) if resampler is not None and tail else tail
                 rest = resampler.flush() if resampler is not None else b""
                 samples = await self._send_paced(tail + rest, started, samples)
         finally:
-            await ahead.close()
-            self._ahead = None
             interrupted = self._cut
             self.current, self._cut = None, False
             self.sent += 1
@@ -200,29 +210,6 @@ class Playout:
             if self.on_sent is not None:
                 await self.on_sent(msg)  # e.g. the delivery written, off the event loop
         await self._send_json(atc_message_end(msg, interrupted, round(samples * 1000 / self.output_rate)))
-
-    async def _hold(self, ahead: SynthesisAhead) -> None:
-        """Wait for the first piece, then until the audio ready covers the synthesis of the rest
-        at the worst speed measured recently (`may_start`), the whole message is ready, or the
-        message is cut. A hold is counted from the first piece ready (before it, the wait is
-        synthesis the message needs anyway)."""
-        stop = lambda: self._cut  # noqa: E731
-        await ahead.wait_for(1, stop)
-        first_ready = self.clock()
-        held = False
-        while not ahead.done and not self._cut:
-            if may_start(ahead.ready_s(), ahead.pending_chars(), self.speed.worst()):
-                break
-            held = True
-            await ahead.wait_for(len(ahead.pieces) + 1, stop)
-        if held:
-            metrics.PLAYOUT_HELD.inc()
-            metrics.PLAYOUT_HOLD_SECONDS.observe(self.clock() - first_ready)
-
-    def _count_stall(self, started: float, samples: int) -> None:
-        """The listener's audio ran dry if the piece came after everything sent had played."""
-        if self.pace and samples and self.clock() - started - samples / self.output_rate > STALL_S:
-            metrics.PLAYOUT_STALLS.inc()
 
     def _seconds(self, pcm: bytes) -> float:
         return len(pcm) / 2 / self.tts.sample_rate

@@ -10,16 +10,15 @@ Here one pool with one worker per core takes jobs by `Priority`, first come firs
 a priority:
 
 1. ``FINAL``: a final transcript (the pilot released the key and waits for the answer);
-2. ``ON_AIR``: audio of a controller message about to go on air or playing (every piece: a
-   piece late mid-message is an audible gap, gateway/radio/playout_guard.py) and other work
-   someone waits for now (HTTP speech requests, model loading);
-3. ``AHEAD``: audio that may be needed later: the speculative synthesis of a likely reply
-   while the pilot talks;
+2. ``ON_AIR``: audio of a controller message that is about to go on air (its first piece) and
+   other work someone waits for now (HTTP speech requests, model loading);
+3. ``AHEAD``: audio needed later: the next pieces of a message being spoken (the piece before
+   still plays) and the speculative synthesis of a likely reply while the pilot talks;
 4. ``PARTIAL``: partial transcripts, nice to have, skipped altogether while the pool is busy.
 
-Within a priority, jobs run earliest deadline first; a job without one is due when it comes
-(so such jobs run in the order they came). A piece of a message playing is due when the audio
-before it will have played out, a speculative reply when the pilot may release the key.
+Within ``AHEAD``, jobs run earliest deadline first: the next sentence of a message is due when
+the audio already sent has played out, a speculative reply when the pilot may release the key.
+Other jobs of one priority run in the order they came.
 
 The priority of a job is the caller's `current_priority()` (a context variable the radio
 connection, gateway/connection.py, and the frequency set around their awaits, so WebSocket and

@@ -13,7 +13,6 @@ import threading
 from collections import OrderedDict
 from collections.abc import AsyncIterator
 
-from gateway.speech.cpu import Priority, current_priority
 from gateway.speech.tts.base import TtsEngine, split_for_speech
 
 CacheKey = tuple[str, str, str]
@@ -90,10 +89,9 @@ class CachedTts:
         self.name = engine.name
         self.voice = engine.voice
         self.sample_rate = engine.sample_rate
-        # pieces being synthesized now, and at what priority: a message asking for one waits for
-        # it instead of starting it again (a speculative `prepare` is usually still running when
-        # the reply is decided), unless it is more urgent (see `_piece`)
-        self._inflight: dict[CacheKey, tuple[asyncio.Future[bytes], Priority, asyncio.Task[object] | None]] = {}
+        # pieces being synthesized now: a message asking for one waits for it instead of starting
+        # it again (a speculative `prepare` is usually still running when the reply is decided)
+        self._inflight: dict[CacheKey, asyncio.Future[bytes]] = {}
 
     async def load(self) -> None:
         await self.engine.load()
@@ -120,54 +118,19 @@ class CachedTts:
         return made
 
     async def _piece(self, piece: str) -> bytes:
-        """One piece from the cache, from a synthesis in flight, or synthesized now.
-
-        A caller more urgent than the synthesis in flight (a message about to play, and a
-        speculative synthesis of its first piece still queued behind the CPU pool's work)
-        does not wait behind it: it synthesizes at its own priority too and takes whichever
-        comes first; the speculation, if it lost, is cancelled (its job dropped from the pool
-        if it had not started)."""
+        """One piece from the cache, from a synthesis in flight, or synthesized now."""
         key = self.key(piece)
         pcm = self.cache.get(key)
         if pcm is not None:
             return pcm
-        level = current_priority()
-        inflight = self._inflight.get(key)
-        if inflight is not None:
-            pending, pending_level, owner = inflight
-            if level < pending_level:  # only speculative work (AHEAD) is cancelled when overtaken
-                return await self._race(piece, pending, owner if pending_level >= Priority.AHEAD else None)
+        pending = self._inflight.get(key)
+        if pending is not None:
             await asyncio.wait({pending})  # raises only if this task is cancelled
             if not pending.cancelled() and pending.exception() is None:
                 return pending.result()
             # the other synthesis failed or was cancelled: this one tries on its own
-        return await self._synthesize(key, piece, level)
-
-    async def _race(self, piece: str, pending: asyncio.Future[bytes], owner: asyncio.Task[object] | None) -> bytes:
-        """`piece` from `pending` or from a synthesis of our own at the caller's priority,
-        whichever is first; the loser is cancelled (`owner`: the task of `pending`)."""
-        own = asyncio.ensure_future(self.engine.synthesize(piece))  # the caller's priority: a copy of its context
-        try:
-            await asyncio.wait({pending, own}, return_when=asyncio.FIRST_COMPLETED)
-            if pending.done() and not pending.cancelled() and pending.exception() is None:
-                return pending.result()
-            pcm = await own
-            if not pending.done() and owner is not None and owner is not asyncio.current_task():
-                owner.cancel()  # a speculation overtaken: its queued job would only cost CPU
-        finally:
-            if not own.done():
-                own.cancel()
-                await asyncio.wait({own})
-            if own.done() and not own.cancelled():
-                own.exception()  # retrieved: the loser's failure is nobody's concern
-        if pcm:
-            self.cache.put(self.key(piece), pcm)
-        return pcm
-
-    async def _synthesize(self, key: CacheKey, piece: str, level: Priority) -> bytes:
-        """Synthesize `piece` into the cache, announcing it as in flight at `level`."""
         future: asyncio.Future[bytes] = asyncio.get_running_loop().create_future()
-        self._inflight[key] = (future, level, asyncio.current_task())
+        self._inflight[key] = future
         try:
             pcm = await self.engine.synthesize(piece)
         except asyncio.CancelledError:
@@ -178,7 +141,7 @@ class CachedTts:
             future.exception()  # retrieved: no "never retrieved" warning when nobody waits
             raise
         finally:
-            if self._inflight.get(key, (None,))[0] is future:
+            if self._inflight.get(key) is future:
                 del self._inflight[key]
         if pcm:
             self.cache.put(key, pcm)
