@@ -484,3 +484,34 @@ def test_spoken_messages_normalize_like_their_text(text: str, spoken: str) -> No
 def test_kind_for_variable(name: str, kind: str) -> None:
     assert p.kind_for_variable(name) == kind
     assert kind in p.KINDS
+
+
+@pytest.mark.parametrize(
+    ("heard", "callsign", "words"),
+    [
+        # whisper's spellings of the readback bench's Kokoro pilots (reports/bench-readback-voice.json)
+        ("tower one one nine a decimal nine or zero five", None, "tower 119.905"),
+        ("one two one point nine of zero five", None, "121.905"),
+        ("one two zero dasimo five three", None, "120.53"),
+        ("contact center one two four decimals six niner", None, "contact center 124.69"),
+        ("One two zero, decimal five three.", None, "120.53"),
+        ("runway two five centa", None, "runway 25 center"),
+        ("Q and eight one zero one six", None, "qnh 1016"),
+        ("KQNH one zero zero four", None, "qnh 1004"),
+        ("Egyptair three two. One way zero seven left", None, "egyptair 32 runway 07 left"),
+        ("All Nippon six zero two one way tree four left", "ANA602", "all nippon 602 runway 34 left"),
+        ("Roger runway tree fall left", None, "roger runway 34 left"),
+        ("via bravo fo lima fo and golf one", None, "via bravo 4 lima 4 and golf 1"),
+        ("taxi via delta to golf two", None, "taxi via delta 2 golf 2"),
+        # and where the same words mean what they say
+        ("heading two seven one way two six", None, "heading 271 way 26"),
+        ("holding point alfa for runway two five", None, "holding point alfa for runway 25"),
+        ("taxi to holding point alfa to runway two five", None, "taxi to holding point alfa to runway 25"),
+        ("cleared for takeoff runway two five", None, "cleared for takeoff runway 25"),
+        ("runway two five, point of no return", None, "runway 25 point of no return"),
+    ],
+)
+def test_recognizer_spellings_fold_into_the_words_they_stand_for(heard: str, callsign: str | None, words: str) -> None:
+    from engine.phraseology import tokenize
+
+    assert tokenize(heard, callsign=callsign).text == words

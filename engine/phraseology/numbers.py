@@ -193,8 +193,16 @@ def _resolve(
             continue
         word = words[i]
         prev, nxt = cls(i - 1), cls(i + 1)
-        if word in _DECIMAL_WORDS and prev in _NUMERIC and nxt in ("D", "N", "T", "X"):
-            items[i] = ("P", None)
+        if word in _DECIMAL_WORDS and beside(i, -1) in _NUMERIC and nxt in ("D", "N", "T", "X"):
+            items[i] = ("P", None)  # also after a pause: "one two zero, decimal five three" is 120.53
+        elif (
+            word == BREAK
+            and prev in _NUMERIC
+            and i + 2 < n
+            and words[i + 1] in _DECIMAL_WORDS
+            and cls(i + 2) in ("D", "N", "T", "X")
+        ):
+            items[i] = ("A", None)
         elif word == "and" and prev == "M" and nxt in ("D", "T", "X"):
             items[i] = ("A", None)
         elif (

@@ -51,7 +51,10 @@ from functools import lru_cache
 from typing import Any
 
 from engine.phraseology.alphabet import LOWER_LETTERS, SPELLING_VARIANTS
+from engine.phraseology.number_passes import DIGITS
 from engine.phraseology.numbers import BREAK, NUMBER_WORDS, collapse_numbers, expand_repeats, join_syllables
+
+SINGLE_DIGIT_WORDS = frozenset(DIGITS) | frozenset("0123456789") | {"oh", "too", "tree", "fife", "niner"}
 
 _THOUSANDS = re.compile(r"(?<![\d.])(\d{1,3})((?:,\d{3})+)(?![\d])")
 _DIGIT_HYPHEN = re.compile(r"(?<=\d)\s*-\s*(?=\d)")
@@ -166,6 +169,26 @@ def _words(text: str) -> list[str]:
     return expand_repeats(_runway_heard_as_one_way(_merge(words)))
 
 
+def _runway_after_flight(
+    words: list[str], flights: tuple[tuple[int, str], ...]
+) -> tuple[list[str], tuple[tuple[int, str], ...]]:
+    """ "all nippon six zero two one way tree four left": "one way" right after our flight number
+    said digit by digit is "runway" too (the flight number ends there; see `_flight_starts`)."""
+    out, starts = list(words), list(flights)
+    for start, digits in sorted(flights, reverse=True):
+        end = start + len(digits)  # the word after the flight number, its digits said one by one
+        spoken = out[start:end]
+        if (
+            len(spoken) == len(digits)
+            and all(w in SINGLE_DIGIT_WORDS for w in spoken)
+            and out[end : end + 2] == ["one", "way"]
+        ):
+            if end + 2 < len(out) and out[end + 2] in NUMBER_WORDS:
+                out[end : end + 2] = ["runway"]
+                starts = [(s - 1, d) if s > end else (s, d) for s, d in starts]
+    return out, tuple(starts)
+
+
 def _runway_heard_as_one_way(words: list[str]) -> list[str]:
     """ "one way zero seven left" -> "runway zero seven left": whisper's spelling of "runway"
     before a number, where "one" cannot end a number (no number word or numeral before it)."""
@@ -244,6 +267,8 @@ def _hint(callsign: str) -> str | None:
 def _tokenize(text: str, callsign: str | None) -> Transcript:
     raw = _words(text)
     flights = _flight_starts(raw, callsign) if callsign else ()
+    if flights and "way" in raw:
+        raw, flights = _runway_after_flight(raw, flights)
     for start, _digits in flights:
         if raw[start] == "too":
             raw[start] = "two"  # "american too": the flight number, not "also"
