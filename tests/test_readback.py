@@ -286,6 +286,10 @@ def test_a_destination_named_in_four_letters_is_read_back_by_its_name(code: str,
         (["squawk"], "squawk four seven two nine", "squawk"),  # 9 is no transponder digit
         (["qnh"], "QNH one zero zero", "qnh"),
         (["qnh"], "QNH 10", "qnh"),
+        # whisper's word for a side it misheard: which side was said cannot be told
+        (["runway"], "runway two five lift", "runway"),
+        (["runway"], "Lufthansa three five niner, runway two fife light, wilco", "runway"),
+        (["runway"], "runway two fife last", "runway"),
     ],
 )
 def test_a_value_its_kind_cannot_have_is_asked_again(required: list[str], transcript: str, field: str) -> None:

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from engine.loader import load_registry
 from engine.models import Hearing, Session
 from engine.phraseology import callsign_hint
+from engine.phraseology.numbers import MISHEARD_SIDES
 from engine.readback import ReadbackEvaluator, is_truncation, record_issued
 from engine.session import SessionEngine
 from tooling.flow_scripts import SCRIPT_SCENARIO
@@ -287,3 +288,20 @@ def test_an_alternative_that_lost_a_keyword_never_makes_a_wrong_value_acceptable
     assert not (with_alt.ok and not without.ok)
     if garble == "???":
         assert not with_alt.ok
+
+
+@given(
+    number=st.integers(1, 36),
+    issued_side=st.sampled_from(["", "L", "R", "C"]),
+    heard=st.sampled_from(sorted(MISHEARD_SIDES)),
+    spoken=st.sampled_from(["digits", "icao"]),
+)
+@settings(max_examples=200, deadline=None)
+def test_a_misheard_runway_side_is_asked_again_never_judged(number: int, issued_side: str, heard: str, spoken: str) -> None:
+    """For any runway and any of whisper's words for a misheard side after it, the runway is
+    unsure: never accepted (the side may be the wrong one), never corrected (it may be right)."""
+    words = "zero one two tree four fife six seven eight niner".split() if spoken == "icao" else [str(d) for d in range(10)]
+    said = " ".join(words[int(d)] for d in f"{number:02d}")
+    variables = {**SCRIPT_SCENARIO, "runway": f"{number:02d}{issued_side}"}
+    result = ReadbackEvaluator().evaluate(["runway"], variables, f"Lufthansa three five niner, runway {said} {heard}, wilco")
+    assert result.fields["runway"] == "unsure" and not result.ok and not result.wrong

@@ -122,6 +122,8 @@ _NONE: tuple[None, None] = (None, None)
 _UNIT_WORDS = frozenset({"left", "right", "center", "feet", "knots", "degrees"})
 _HOMOPHONES: dict[str, int] = {"too": 2, "to": 2, "for": 4, "fo": 4, "fall": 4, "full": 4, "oh": 0, "o": 0, "near": 9}
 _SIDES = frozenset({"left", "right", "center"})
+# whisper's words for a runway side it misheard (engine/phraseology/runways.py)
+MISHEARD_SIDES = frozenset({"lift", "last", "lats", "laughed", "lefts", "light", "lite", "write", "rite", "wright"})
 # After a phonetic letter, "to"/"for"/"fo" is the taxiway's digit ("bravo fo, lima fo and golf
 # one", "delta to golf two") when a route goes on (another letter, "and") or the transmission
 # pauses or ends there; "alfa for runway two five" keeps its preposition.
@@ -260,7 +262,9 @@ def _resolve_homophones(
                 after = words[i + 1] if i + 1 < len(words) else BREAK
                 goes_on = after == BREAK or after in _PHONETIC or after in _ROUTE_GOES_ON
                 in_route = i > 0 and words[i - 1] in _PHONETIC and goes_on
-                sided = word != "to" and prev == "D" and after in _SIDES  # "runway tree fall left"
+                sided = (
+                    word != "to" and prev == "D" and (after in _SIDES or after in MISHEARD_SIDES)
+                )  # "tree fall left"
                 digit = (prev == "D" and nxt == "D") or in_route or sided
             elif word == "near":  # "niner" as a recognizer writes it: "three five near" after two digits
                 digit = prev == "D" and beside(i - 1, -1) in ("D", "N")

@@ -1,5 +1,5 @@
-"""Whether a heard value can be one of its kind at all: QNH 100 or squawk 325 is a transmission
-cut short or misheard, not a pilot's wrong readback.
+"""Whether a heard value can be one of its kind at all: QNH 100, squawk 325 or runway "34 lift"
+is a transmission cut short or misheard, not a pilot's wrong readback.
 
 The readback check (engine/readback.py) hears such a value as *unsure*: the controller asks
 "say again" for that item, as real ATC does with a garbled value, instead of correcting the
@@ -22,8 +22,13 @@ def _squawk(value: str) -> bool:
     return len(value) == 4 and set(value) <= set("01234567")
 
 
+def _runway(value: str) -> bool:
+    """Not "25?": a runway whose side was misheard (engine/phraseology/runways.py)."""
+    return not value.endswith("?")
+
+
 # Frequencies need no rule: their finder reads only the air band (engine/phraseology/frequencies.py).
-_RULES: dict[str, Callable[[str], bool]] = {"qnh": _qnh, "squawk": _squawk}
+_RULES: dict[str, Callable[[str], bool]] = {"qnh": _qnh, "squawk": _squawk, "runway": _runway}
 
 
 def plausible(kind: str, value: str) -> bool:

@@ -10,7 +10,7 @@ import re
 from typing import Any
 
 from engine.phraseology.context import Context
-from engine.phraseology.numbers import speak_digits
+from engine.phraseology.numbers import MISHEARD_SIDES, speak_digits
 from engine.phraseology.transcript import Transcript
 
 SIDE_WORDS: dict[str, str] = {"L": "left", "R": "right", "C": "center"}
@@ -25,6 +25,10 @@ _SIDES: dict[str, str] = {
 }
 _VALUE = re.compile(r"^\s*(?:RWY|RUNWAY)?\s*(\d{1,2})\s*(LEFT|RIGHT|CENTER|CENTRE|L|R|C)?\s*$", re.IGNORECASE)
 _ANCHORS = frozenset({"runway", "runways"})
+# After "runway <number>", a word of MISHEARD_SIDES (whisper's for a side it misheard: "three four
+# lift", "tree for last", "zero seven light") cannot tell which side was said, so the runway is
+# reported as "<number>?": no runway can be that (engine/phraseology/plausible.py), and the
+# controller asks again instead of correcting a side the pilot may well have said right.
 _TURN_WORDS = frozenset({"heading", "turn", "hand", "base", "downwind", "crosswind", "traffic", "circuit", "orbit"})
 
 
@@ -64,6 +68,8 @@ def find(t: Transcript, ctx: Context) -> list[tuple[int, str]]:
             side = None  # "via kilo eight, c three": taxiways K8 and C3, not a runway 08C
         if t.word(i - 1) in _ANCHORS or side:
             value = _make(word, side)
+            if value and not side and t.word(i - 1) in _ANCHORS and t.word(i + 1) in MISHEARD_SIDES:
+                value += "?"
             if value:
                 found.append((i, value))
     return found
