@@ -305,3 +305,19 @@ def test_a_misheard_runway_side_is_asked_again_never_judged(number: int, issued_
     variables = {**SCRIPT_SCENARIO, "runway": f"{number:02d}{issued_side}"}
     result = ReadbackEvaluator().evaluate(["runway"], variables, f"Lufthansa three five niner, runway {said} {heard}, wilco")
     assert result.fields["runway"] == "unsure" and not result.ok and not result.wrong
+
+
+@given(
+    issued=st.integers(1, 360),
+    zeros=st.sampled_from(["zero", "zero zero", "zero zero zero", "0", "00", "000"]),
+    tail=st.sampled_from(["", "twizier", "roger", "wilco"]),
+)
+@settings(max_examples=200, deadline=None)
+def test_a_heading_heard_as_zero_is_never_accepted(issued: int, zeros: str, tail: str) -> None:
+    """Seen by voice (whisper base on the bench's Kokoro pilots): a wrong "heading zero tree zero"
+    heard as "heading zero twizier" was taken for 360, the issued heading, and accepted. A heading
+    of zeros is a cut: asked again for every issued heading, never accepted."""
+    variables = {**SCRIPT_SCENARIO, "callsign": "MSR287", "heading": issued}
+    said = f"Egyptair two eight seven okay heading {zeros} {tail}".strip()
+    result = ReadbackEvaluator().evaluate(["heading"], variables, said)
+    assert not result.ok and result.fields["heading"] == "unsure"

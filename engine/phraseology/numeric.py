@@ -70,8 +70,13 @@ def heading_speak(canon: str) -> str:
 
 
 def heading_find(t: Transcript, ctx: Context) -> Found:
+    """Headings heard after "heading". A heard "zero" (or "zero zero") stays "000", never 360:
+    seen by voice, "heading zero tree zero" cut to "heading zero" read back an issued 360."""
     anchors = frozenset({"heading"})
-    return [(i, heading_canonical(n) or n) for i, n in _after(t, anchors, frozenset({"to"}), length=3)]
+    return [
+        (i, "000" if n.isdigit() and int(n) == 0 else heading_canonical(n) or n)
+        for i, n in _after(t, anchors, frozenset({"to"}), length=3)
+    ]
 
 
 # --------------------------------------------------------------------------- squawk

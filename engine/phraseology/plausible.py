@@ -22,13 +22,18 @@ def _squawk(value: str) -> bool:
     return len(value) == 4 and set(value) <= set("01234567")
 
 
+def _heading(value: str) -> bool:
+    """Not "000": a heard "heading zero" is a cut "zero tree zero", never north (360)."""
+    return value != "000"
+
+
 def _runway(value: str) -> bool:
     """Not "25?": a runway whose side was misheard (engine/phraseology/runways.py)."""
     return not value.endswith("?")
 
 
 # Frequencies need no rule: their finder reads only the air band (engine/phraseology/frequencies.py).
-_RULES: dict[str, Callable[[str], bool]] = {"qnh": _qnh, "squawk": _squawk, "runway": _runway}
+_RULES: dict[str, Callable[[str], bool]] = {"qnh": _qnh, "squawk": _squawk, "runway": _runway, "heading": _heading}
 
 
 def plausible(kind: str, value: str) -> bool:
