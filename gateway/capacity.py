@@ -42,7 +42,9 @@ from gateway.speech.stt.base import SttContext, transcribe_result
 log = logging.getLogger("livefreq.capacity")
 
 TALK_SHARE = 0.27  # a pilot talks 27 % of the time under `livefreq load`'s default pattern
-HEADROOM = 0.25  # share of the cores final decodes may use at capacity (calibrated, module docstring)
+# share of the cores final decodes may use at capacity: 0.25 from a first calibration gave 65-72
+# sessions, `livefreq load --find-capacity` measured 57 (docs/operations.md "Capacity"), so 0.2
+HEADROOM = 0.2
 SELF_TEST_TEXT = (
     "Runway two five right, cleared for takeoff, wind two seven zero degrees eight knots, Lufthansa three five nine"
 )
