@@ -54,7 +54,7 @@ from engine.phraseology.alphabet import LOWER_LETTERS, SPELLING_VARIANTS
 from engine.phraseology.number_passes import DIGITS
 from engine.phraseology.numbers import BREAK, NUMBER_WORDS, collapse_numbers, expand_repeats, join_syllables
 
-SINGLE_DIGIT_WORDS = frozenset(DIGITS) | frozenset("0123456789") | {"oh", "too", "tree", "fife", "niner"}
+SINGLE_DIGIT_WORDS = frozenset(DIGITS) | frozenset("0123456789") | {"oh", "too"}  # DIGITS has the ICAO words
 
 _THOUSANDS = re.compile(r"(?<![\d.])(\d{1,3})((?:,\d{3})+)(?![\d])")
 _DIGIT_HYPHEN = re.compile(r"(?<=\d)\s*-\s*(?=\d)")

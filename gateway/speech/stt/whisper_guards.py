@@ -9,6 +9,7 @@ import zlib
 
 import numpy as np
 
+from engine.phraseology.number_passes import DIGITS
 from gateway.audio.pcm import pcm_to_int16
 
 __all__ = ["TAIL_SILENCE_DB", "collapse_repeats", "collapse_word_loop", "compression_ratio", "silent_tail"]
@@ -20,9 +21,7 @@ TAIL_SILENCE_DB = 35.0  # audio this far below the utterance's loudest 20 ms hol
 # guard) for whole, rightly heard readbacks; a pilot never says a 3-word block three times over.
 LOOP_MIN_WORDS = 3
 LOOP_MIN_COPIES = 3
-_DIGIT_KEYS = frozenset(
-    "zero oh one two three tree four five fife six seven eight nine niner point decimal".split() + [str(d) for d in range(10)]
-)
+_DIGIT_KEYS = frozenset(DIGITS) | frozenset("0123456789") | {"oh", "point", "decimal"}  # the tokenizer's digit words
 
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
