@@ -333,11 +333,14 @@ class Hearing(_Model):
     `alternatives` are other transcripts of the same audio: the recognizer's n-best, or the best
     one with its low-confidence words masked as "???". A readback value is judged only when every
     transcript agrees on it; otherwise the controller asks "say again" for that item.
-    `cut_off` says the audio ended mid-speech (key released early, length limit)."""
+    `cut_off` says the audio ended mid-speech (key released early, length limit).
+    `open_transcript` is set when the transcript is a second, closed-vocabulary hearing: the first
+    (open) one it replaced, which is among the alternatives too."""
 
     alternatives: list[str] = Field(default_factory=list)
     cut_off: bool = False
     confidence: float | None = None  # mean word confidence of the best transcript, 0..1, if known
+    open_transcript: str | None = None
 
 
 class ReadbackResult(_Model):
@@ -401,6 +404,12 @@ class Decision(_Model):
     completed: bool = False
     at: float = 0.0
     trace: Trace = Field(default_factory=Trace)
+
+    @property
+    def settled(self) -> bool:
+        """Understood as heard: recognized, no "say again", and any readback correct. A voice
+        transmission that would not settle is worth a second hearing (gateway.speech.rehearing)."""
+        return self.recognized and self.intent != "say_again" and (self.readback is None or self.readback.ok)
 
 
 class LlmUsage(_Model):

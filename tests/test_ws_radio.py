@@ -100,6 +100,11 @@ def test_voice_readbacks_correct_and_wrong(server):
         await client.transmit_audio(pilot_pcm(wrong), 16000)
         bad = await client.wait_type("decision", start=mark)
         assert bad["readback"]["ok"] is False and bad["readback"]["fields"]["squawk"] == "wrong"
+        # a transmission the engine would not accept as heard is heard a second time, in the
+        # radio's words, with the first hearing kept among the alternatives (gateway.speech.rehearing)
+        heard_bad = await client.wait_type("transcript", final=True, start=mark)
+        first = heard_bad["hearing"]["open_transcript"]
+        assert isinstance(first, str) and (first == heard_bad["text"] or first in heard_bad["hearing"]["alternatives"])
         correction = await client.wait_type("atc.message", start=mark)
         assert "negative" in correction["text"]
         await client.wait_type("atc.message.end", start=mark)

@@ -296,6 +296,7 @@ class HearingView(_View):
     alternatives: list[str]
     cut_off: bool
     confidence: float | None
+    open_transcript: str | None = None
 
 
 class PttResult(_View):

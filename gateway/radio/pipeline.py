@@ -25,7 +25,9 @@ from gateway.radio import events as e
 from gateway.radio.link import STT_RATE, Link
 from gateway.radio.protocol import ProtocolError
 from gateway.radio.speculation import Speculation
+from gateway.speech.rehearing import hear_again
 from gateway.speech.stack import stt_context
+from gateway.speech.stt.lexicon import radio_lexicon
 from gateway.speech.stt.base import SttContext, SttResult, SttStream, final_result
 
 if TYPE_CHECKING:
@@ -121,7 +123,7 @@ class TransmissionPipeline:
         for cut in link.frequency.key():
             log.info("session %s: pilot keyed over controller message %s", link.session_id, cut.message_id)
         session = await service.get_async(link.session_id)  # after the deferral above, off the loop
-        stream = speech.stt.open(stt_context(session, service.expected_pilot(session)))
+        stream = speech.stt.open(stt_context(session, service.expected_pilot(session), radio_lexicon(service.registry)))
         self.tx = Transmission(stream, time.monotonic())
         await self.feed(preroll)
         self.tx.partial_task = asyncio.create_task(self._partials(self.tx), name="livefreq-partials")
@@ -148,6 +150,13 @@ class TransmissionPipeline:
                 tx.partial_task.cancel()  # a decode it started may finish beside the final, not before
             result = await final_result(tx.stream) if tx.samples else SttResult("")
             metrics.observe_stage("speech_end_to_final", time.monotonic() - tx.ended)
+            if tx.channel != "ask" and tx.samples and (result.text.strip() or tx.speech.heard):
+
+                async def settles(heard: SttResult) -> bool:
+                    hearing = transmission_hearing(tx, heard)
+                    return await self.conn.service.off_loop(link.session_id, lambda sid: self.conn.service.settles(sid, heard.text.strip(), hearing))
+
+                result = await hear_again(tx.stream, result, settles)
         finally:
             if tx.partial_task is not None:
                 with contextlib.suppress(asyncio.CancelledError):

@@ -271,24 +271,29 @@ class RadioService:
         """The controller's reply (spoken forms, in order) if the pilot now says the first phrase
         the state expects: the engine decides it on a copy of the session, nothing is stored.
 
-        The voice path synthesizes it while the pilot is still talking (speculative TTS): a
-        reply that then comes true starts playing from the cache. Empty when the state expects
-        nothing, or when the pilot would not be answered at once.
-        """
+        The voice path synthesizes it while the pilot is still talking (speculative TTS): a reply
+        that comes true plays from the cache. Empty when the state expects nothing, or no answer."""
+        try:
+            decision = self._dry_run(session_id, None)
+        except Exception:  # a guess only: never let it break the transmission it serves
+            log.exception("predicting the reply of session %s failed", session_id)
+            decision = None
+        return [message.speech for message in decision.messages] if decision is not None else []
+
+    def settles(self, session_id: str, text: str, hearing: Hearing | None) -> bool:
+        """Whether the engine would understand `text` as heard (`Decision.settled`) on a copy of
+        the session: the radio spends a second hearing only where not (gateway.speech.rehearing)."""
+        decision = self._dry_run(session_id, text, hearing)
+        return decision is None or decision.settled
+
+    def _dry_run(self, session_id: str, text: str | None, hearing: Hearing | None = None) -> Decision | None:
+        """The decision on `text` (None: the first expected phrase) for a copy of the session."""
         with self._lock:
-            record = self.repository.get(session_id)
+            record = self.repository.get(session_id)  # a copy: the store hands out copies
             if record is None:
-                return []
-            session = record.session
-            expected = self.engine.expected_pilot(session)
-            if not expected:
-                return []
-            try:
-                decision = self.engine.transmit(session, expected[0], self.clock())
-            except Exception:  # a guess only: never let it break the transmission it serves
-                log.exception("predicting the reply of session %s failed", session_id)
-                return []
-        return [message.speech for message in decision.messages]
+                return None
+            expected = self.engine.expected_pilot(record.session) if text is None else [text]
+            return self.engine.transmit(record.session, expected[0], self.clock(), hearing=hearing) if expected else None
 
     def tune(self, session_id: str, frequency: str) -> Decision | None:
         """The pilot changed frequency (`com1`); guards and triggers may use it."""
@@ -476,9 +481,6 @@ class RadioService:
         writes: how the HTTP routes read and write the store without blocking the event loop."""
         self.hub.bind()
         return await self.writer.run(session_id, lambda: work(session_id))
-
-    async def likely_reply_async(self, session_id: str) -> list[str]:
-        return await self.writer.run(session_id, lambda: self.likely_reply(session_id))
 
     async def flush(self, session_id: str | None = None) -> None:
         """Wait for the queued store work (of one session, or all): a connection closing, shutdown."""

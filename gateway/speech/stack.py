@@ -119,8 +119,9 @@ class SpeechStack:
         }
 
 
-def stt_context(session: Session, expected: list[str]) -> SttContext:
-    """What the recognizer should expect now: the state's phrases, the callsign and the values issued."""
+def stt_context(session: Session, expected: list[str], lexicon: frozenset[str] = frozenset()) -> SttContext:
+    """What the recognizer should expect now: the state's phrases, the callsign and the values
+    issued; `lexicon` (the radio's words, `radio_lexicon`) allows a second, closed-vocabulary hearing."""
     variables = session.variables
     vocabulary: list[str] = []
     telephony = variables.get("callsign_spoken")
@@ -136,7 +137,9 @@ def stt_context(session: Session, expected: list[str]) -> SttContext:
             vocabulary.append(variables[key])
     vocabulary.extend(traffic_vocabulary(session.traffic))
     callsign = telephony if isinstance(telephony, str) and telephony.strip() else None
-    return SttContext(expected_phrases=list(expected), vocabulary=vocabulary, speaker=session.session_id, callsign=callsign)
+    return SttContext(
+        expected_phrases=list(expected), vocabulary=vocabulary, speaker=session.session_id, callsign=callsign, lexicon=lexicon
+    )
 
 
 def traffic_vocabulary(callsigns: list[str]) -> list[str]:

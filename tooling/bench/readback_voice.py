@@ -138,15 +138,18 @@ def _speak_kokoro(text: str, style: str, wpm: int, rng: random.Random) -> tuple[
     return pcm, rate, {"blend": {style: round(1.0 - share, 2), other: share}, "accent": accent}
 
 
-async def _recognize(stt: Any, pcm: bytes, context: Any) -> tuple[str, Any]:
+async def _recognize(stt: Any, pcm: bytes, context: Any, settles: Any = None) -> tuple[str, Any]:
     """The final transcript and the recognizer's hearing, as the WS radio path gets them (open,
-    feed, final)."""
+    feed, final, and the second hearing where `settles` says the engine would not understand it)."""
+    from gateway.speech.rehearing import hear_again
     from gateway.speech.stt.base import final_result
 
     stream = stt.open(context)
     try:
         stream.feed(pcm)
         result = await final_result(stream)
+        if settles is not None:
+            result = await hear_again(stream, result, settles)
         return result.text.strip(), result.hearing
     finally:
         await stream.aclose()
@@ -168,6 +171,7 @@ def run_voice_bench(
     pilot voice engines speak (default: every one installed)."""
     from gateway.speech.stack import SpeechStack, stt_context
     from gateway.speech.stt.base import SttContext, start_engine
+    from gateway.speech.stt.lexicon import radio_lexicon
     from tooling.voicekit import word_errors
 
     if bias not in ("on", "off", "both"):
@@ -191,9 +195,18 @@ def run_voice_bench(
             session, _ = bench.at_state(case.flow, case.state, case.seed)
             heard: dict[str, str] = {}
             accepted: dict[str, bool] = {}
+            lexicon = radio_lexicon(bench.registry)  # value-neutral: the same with bias on or off
+
+            async def settles(first: Any, case: Any = case) -> bool:  # the radio's own test (Decision.settled)
+                return bool(bench.decide(case, first.text.strip(), first.hearing)[0].settled)
+
             for b in settings_list:
-                context = stt_context(session, bench.engine.expected_pilot(session)) if b == "on" else SttContext(speaker=session.session_id)
-                text, hearing = await _recognize(stt, pcm, context)
+                context = (
+                    stt_context(session, bench.engine.expected_pilot(session), lexicon)
+                    if b == "on"
+                    else SttContext(speaker=session.session_id, lexicon=lexicon)
+                )
+                text, hearing = await _recognize(stt, pcm, context, settles)
                 e, w = word_errors(case.readback.text, text)
                 edits[b] += e
                 decision, _s, forward = bench.decide(case, text, hearing)
@@ -203,6 +216,7 @@ def run_voice_bench(
                     "index": case.index, "mode": case.readback.mode, "verdict": verdict(decision), "forward": forward,
                     "voice": made["voice"], "snr_db": made["snr_db"], "confidence": None if conf is None else round(conf, 3),
                     "alternatives": list(getattr(hearing, "alternatives", []) or []), "said": case.readback.text, "heard": text,
+                    "first_heard": getattr(hearing, "open_transcript", None),
                     "word_errors": e, "words": w,
                 })
                 heard[b] = text

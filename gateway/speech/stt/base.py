@@ -118,7 +118,9 @@ class SttContext:
     takeoff"); engines speak them in ICAO form themselves. `vocabulary` holds single words or short
     items: ICAO words, the callsign telephony ("Lufthansa"), values issued ("25R", "121.8").
     `speaker` names who talks (one pilot per session), for engines that adapt to the voice and
-    microphone from one transmission to the next (pocketsphinx's cepstral mean).
+    microphone from one transmission to the next (pocketsphinx's cepstral mean). `lexicon` is the
+    radio's closed vocabulary (`gateway.speech.stt.lexicon`) for an engine's second hearing; empty:
+    no second hearing.
     """
 
     expected_phrases: list[str] = field(default_factory=list)
@@ -126,6 +128,7 @@ class SttContext:
     sample_rate: int = STT_SAMPLE_RATE
     speaker: str | None = None  # e.g. the session id: lets an engine carry its adaptation over
     callsign: str | None = None  # our own callsign as said ("Lufthansa 359"): who is talking, not a readback value
+    lexicon: frozenset[str] = frozenset()
 
     def spoken_phrases(self) -> list[str]:
         """The expected phrases in ICAO speech ("runway two fife right")."""

@@ -101,6 +101,7 @@ from gateway.speech.stt.base import (
     words_of,
 )
 from gateway.speech.stt.batching import WindowInput
+from gateway.speech.stt.whisper_closed import closed_result
 from gateway.speech.stt.whisper_guards import collapse_repeats, compression_ratio, silent_tail
 
 PARTIAL_EVERY_S = 0.7
@@ -446,6 +447,16 @@ class WhisperStream(BufferedStream):
             return await self._decode(self.engine.decode_result, pcm, self.prompt)
         result: SttResult = await self._run_job(job, Priority.FINAL)
         return result
+
+    async def closed_result(self) -> SttResult | None:
+        """The second hearing: everything fed, decoded again in the radio's words only
+        (`whisper_closed.closed_result`), at `Priority.FINAL`; None where there is none (no
+        lexicon in the context, audio past one window, the model not loaded)."""
+        async with self._lock:
+            pcm = bytes(self._pcm)
+            if not pcm or not self.context.lexicon or not self.engine.loaded:
+                return None
+            return await self._decode(closed_result, self.engine, pcm, self.prompt, self.context)
 
     async def aclose(self) -> None:
         self._finished = True

@@ -1,0 +1,177 @@
+"""The second hearing: the radio's closed vocabulary, when it is spent, and what it hands on.
+
+With the real parts: the flows' registry, the radio service on a virtual clock, and whisper
+tiny.en decoding espeak-ng recordings (the second hearing is a real decode).
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from engine.models import Hearing
+from engine.phraseology import normalize_transcript
+from gateway.audio.pcm import silence
+from gateway.audio.resample import resample
+from gateway.service import RadioService
+from gateway.settings import Settings
+from gateway.speech.rehearing import hear_again
+from gateway.speech.stack import stt_context
+from gateway.speech.stt import make_stt
+from gateway.speech.stt.base import ICAO_WORDS, VALUE_CLASSES, SttContext, SttResult, final_result
+from gateway.speech.stt.lexicon import PILOT_WORDS, flow_words, radio_lexicon
+from gateway.speech.stt.whisper import WhisperEngine
+from gateway.speech.stt.whisper_closed import second_hearing
+from gateway.speech.tts.espeak import EspeakTts
+from gateway.store import MemorySessionRepository
+
+RATE = 16000
+
+
+@pytest.fixture(scope="module")
+def service() -> RadioService:
+    return RadioService(Settings(), clock=lambda: 1_000.0, repository=MemorySessionRepository())
+
+
+@pytest.fixture(scope="module")
+def whisper() -> WhisperEngine:
+    engine = make_stt("whisper")
+    assert isinstance(engine, WhisperEngine)
+    engine.load()
+    return engine
+
+
+def speak(text: str) -> bytes:
+    tts = EspeakTts()
+    pad = silence(0.2, RATE)
+    return pad + resample(asyncio.run(tts.synthesize(text)), tts.sample_rate, RATE) + pad
+
+
+# --- the lexicon ----------------------------------------------------------------------------------
+
+
+def test_the_lexicon_holds_every_value_word_so_it_can_favour_no_value(service: RadioService) -> None:
+    lexicon = radio_lexicon(service.registry)
+    for members in VALUE_CLASSES:  # every digit, letter, side, climb/descend: whatever was issued
+        assert set(members) <= lexicon, sorted(set(members) - lexicon)
+    assert {w for line in ICAO_WORDS for w in line.split()} <= lexicon
+    assert set(PILOT_WORDS) <= lexicon
+    assert {"lufthansa", "speedbird", "ryanair"} <= lexicon  # traffic stays hearable
+    assert radio_lexicon(service.registry) is lexicon  # made once per registry
+
+
+def test_flow_words_are_the_flows_words_without_template_variables(service: RadioService) -> None:
+    words = flow_words(service.registry)
+    assert {"cleared", "takeoff", "readback", "airborne", "mayday"} <= words
+    assert not {w for w in words if "_" in w or "{" in w}
+    assert "callsign_spoken" not in words and "station_name" not in words
+
+
+# --- when a second hearing is spent ---------------------------------------------------------------
+
+
+def test_settles_decides_on_a_copy_and_stores_nothing(service: RadioService) -> None:
+    session, opening, _ = service.create(flow="clearance", seed=5)
+    sid = session.session_id
+    clearance = service.transmit(sid, opening.expected_pilot[0])
+    readback = clearance.expected_pilot[0]
+    before, transcript = service.get(sid), service.transcript(sid)
+    assert service.settles(sid, readback, Hearing()) is True
+    assert service.settles(sid, "say again", Hearing()) is False
+    assert service.settles(sid, "", Hearing(confidence=0.0)) is False
+    assert service.get(sid) == before and service.transcript(sid) == transcript
+    assert service.transmit(sid, readback, hearing=Hearing()).readback.ok
+
+
+@given(st.booleans(), st.booleans(), st.sampled_from([None, "say_again", "readback"]))
+def test_a_decision_settles_only_when_understood_and_any_readback_is_correct(recognized: bool, ok: bool, intent: str | None) -> None:
+    from engine.models import Decision, ReadbackResult
+
+    decision = Decision(recognized=recognized, intent=intent, readback=ReadbackResult(ok=ok))
+    assert decision.settled == (recognized and ok and intent != "say_again")
+    assert Decision(recognized=recognized, intent=intent).settled == (recognized and intent != "say_again")
+
+
+# --- what the second hearing hands on -------------------------------------------------------------
+
+
+@given(st.text(max_size=30), st.text(max_size=30), st.lists(st.text(max_size=20), max_size=3))
+def test_second_hearing_keeps_the_first_transcript_among_the_alternatives(first: str, closed: str, alts: list[str]) -> None:
+    one = SttResult(first, Hearing(alternatives=alts, cut_off=True, confidence=0.5))
+    two = SttResult(closed, Hearing(alternatives=alts[:1], confidence=0.7))
+    combined = second_hearing(one, two)
+    if not closed:
+        assert combined is one
+        return
+    assert combined.text == closed and combined.hearing.open_transcript == first
+    assert combined.hearing.cut_off is True and combined.hearing.confidence == 0.7
+    if first.strip() and first.strip() != closed.strip():
+        assert combined.hearing.alternatives[0] == first.strip()  # a value heard otherwise first is doubt
+    assert closed.strip() not in combined.hearing.alternatives
+
+
+def test_hear_again_spends_a_decode_only_where_the_engine_would_not_settle(whisper: WhisperEngine, service: RadioService) -> None:
+    pcm = speak("Lufthansa three five nine, runway zero seven right")
+    context = SttContext(callsign="Lufthansa 359", lexicon=radio_lexicon(service.registry))
+
+    async def hear(settled: bool) -> tuple[SttResult, SttResult, float, float]:
+        stream = whisper.open(context)
+        stream.feed(pcm)
+        first = await final_result(stream)
+        spent = stream.decode_s
+
+        async def settles(_heard: SttResult) -> bool:
+            return settled
+
+        result = await hear_again(stream, first, settles)
+        await stream.aclose()
+        return first, result, spent, stream.decode_s
+
+    first, result, before, after = asyncio.run(hear(True))
+    assert result is first and after == before  # settled: no second decode
+    first, result, before, after = asyncio.run(hear(False))
+    assert after > before and result.hearing.open_transcript == first.text
+    assert "runway 07 right" in normalize_transcript(result.text)
+    assert first.text.strip() == result.text.strip() or first.text.strip() in result.hearing.alternatives
+
+
+def test_no_second_hearing_without_a_lexicon(whisper: WhisperEngine) -> None:
+    pcm = speak("runway zero seven right")
+
+    async def closed() -> SttResult | None:
+        stream = whisper.open(SttContext())
+        stream.feed(pcm)
+        await final_result(stream)
+        try:
+            return await stream.closed_result()
+        finally:
+            await stream.aclose()
+
+    assert asyncio.run(closed()) is None
+
+
+def test_the_closed_hearing_writes_radio_words(whisper: WhisperEngine, service: RadioService) -> None:
+    """The textbook readback of a clearance, heard again in closed vocabulary, keeps its values."""
+    from engine.phraseology import speak_text
+
+    session, opening, _ = service.create(flow="clearance", seed=5)
+    clearance = service.transmit(session.session_id, opening.expected_pilot[0])
+    context = stt_context(service.get(session.session_id), clearance.expected_pilot, radio_lexicon(service.registry))
+    pcm = speak(speak_text(clearance.expected_pilot[0]))  # "... climb six thousand feet, squawk fife seven two fife ..."
+
+    async def closed() -> SttResult | None:
+        stream = whisper.open(context)
+        stream.feed(pcm)
+        await final_result(stream)
+        try:
+            return await stream.closed_result()
+        finally:
+            await stream.aclose()
+
+    result = asyncio.run(closed())
+    assert result is not None
+    heard = normalize_transcript(result.text)
+    assert "squawk 5725" in heard and "6000" in heard
