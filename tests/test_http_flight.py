@@ -11,9 +11,9 @@ import time
 
 import pytest
 
+from engine.models import Decision, Hearing
 from gateway.app import create_app
 from gateway.service import RadioService
-from engine.models import Decision, Hearing
 from tooling.fly import HttpPilot, spoken, wrong_value
 from gateway.settings import Settings
 
@@ -153,7 +153,7 @@ def late_timer_server():
 
 
 @pytest.mark.parametrize("wrong", [False, True])
-def test_a_timer_firing_between_decision_and_response_never_pairs_its_state_with_the_old_phrase(late_timer_server, wrong):
+def test_a_timer_firing_between_decision_and_response_never_pairs_a_state_with_the_old_phrase(late_timer_server, wrong):
     """The flake of `livefreq bench router` ("correct readback rejected at TWR_DEP_RB: ..., airborne"):
     the takeoff readback moved the session to TWR_ROLLING, the 60 s handoff timer took it on to
     TWR_DEP_RB before the response was built, and the response paired the new state with the
