@@ -7,9 +7,13 @@ with time compression so the controller's timed calls come quickly, on the real 
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
+from engine.models import Decision, Hearing
 from gateway.app import create_app
+from gateway.service import RadioService
 from tooling.fly import HttpPilot, spoken, wrong_value
 from gateway.settings import Settings
 
@@ -117,3 +121,65 @@ def test_telemetry_over_http_hands_off_from_tower_to_departure(moderate_server):
         # compressed time: silence prompts may already follow the handoff, so look at every call
         handoff = [e for e in entries if e["role"] == "atc" and "contact departure" in e["text"]]
         assert handoff and handoff[0]["state"] in ("TWR_CONTACT_DEP", "TWR_DEP_RB")
+
+
+class TimersFireRightAfterEachDecision(RadioService):
+    """The background clock at its worst moment: as soon as a transmission is decided, before the
+    response reads the session back, scenario time jumps a minute and every due timer fires.
+
+    The scenario clock is this service's own (`now`), and the app's clock never ticks on its own
+    (the test sets a tick interval of an hour), so the timers fire there and only there."""
+
+    JUMP_S = 61.0  # past the tower's 60 s "handoff without telemetry" and 30 s "cleared for takeoff"
+
+    def __init__(self, settings: Settings) -> None:
+        self.now = time.time()
+        super().__init__(settings, clock=lambda: self.now)
+
+    async def transmit_async(self, session_id: str, text: str, *, hearing: Hearing | None = None) -> Decision:
+        decision = await super().transmit_async(session_id, text, hearing=hearing)
+        self.now += self.JUMP_S
+        self.tick_all()
+        return decision
+
+
+@pytest.fixture
+def late_timer_server():
+    from tests.conftest import run_server
+
+    settings = Settings(store="memory", tick_interval_s=3600.0, speech_preload=False)
+    with run_server(create_app(settings, service=TimersFireRightAfterEachDecision(settings))) as base:
+        yield base
+
+
+@pytest.mark.parametrize("wrong", [False, True])
+def test_a_timer_firing_between_decision_and_response_never_pairs_a_state_with_the_old_phrase(late_timer_server, wrong):
+    """The flake of `livefreq bench router` ("correct readback rejected at TWR_DEP_RB: ..., airborne"):
+    the takeoff readback moved the session to TWR_ROLLING, the 60 s handoff timer took it on to
+    TWR_DEP_RB before the response was built, and the response paired the new state with the
+    phrase TWR_ROLLING expected. The response's state and phrase now come from one snapshot."""
+    import httpx
+
+    pilot = HttpPilot(late_timer_server, seed=0, wrong_readbacks=wrong, wait_timeout_s=5.0)
+    try:
+        report = pilot.fly(flow="tower_departure", max_turns=5)  # up to the departure controller's first call
+    finally:
+        pilot.close()
+    # the timers always won: the pilot never had TWR_ROLLING's (or TWR_LINED_UP's) turn, it answered
+    # the state the session was in, and every correct readback was accepted (fly raises otherwise)
+    assert report.states == [
+        "tower_departure:TWR_READY",
+        "tower_departure:TWR_LINEUP_RB",
+        "tower_departure:TWR_TAKEOFF_RB",
+        "tower_departure:TWR_DEP_RB",
+        "departure:DEP_INITIAL",
+    ]
+    assert report.log == [] and report.misses == [] and report.wrong_caught == report.wrong_sent == (3 if wrong else 0)
+    # any transmission's response is the session as a read right after it shows it
+    with httpx.Client(base_url=late_timer_server, timeout=10) as client:
+        said = client.post(f"/api/radio/sessions/{report.session_id}/transmissions", json={"text": "say again"}).json()
+        view = client.get(f"/api/radio/sessions/{report.session_id}").json()
+    assert said["expected_pilot"] and (said["session"]["state"], said["expected_pilot"]) == (
+        view["session"]["state"],
+        view["expected_pilot"],
+    )

@@ -129,11 +129,15 @@ def session_view(session: Session, service: RadioService) -> dict[str, Any]:
 
 
 def decision_body(session: Session, decision: Decision, service: RadioService) -> dict[str, Any]:
-    """The common part of every response that carries a decision."""
+    """The common part of every response that carries a decision.
+
+    `session` is read after the decision, and a controller timer may fire in between (the
+    background clock does not wait for the response): `expected_pilot` is that session's, never
+    the decision's, so the state and the phrase it expects always come from one snapshot."""
     return {
         "session": session_view(session, service),
         "messages": [message_view(m) for m in decision.messages],
-        "expected_pilot": list(decision.expected_pilot),
+        "expected_pilot": service.expected_pilot(session),
         "trace": decision.trace.model_dump(mode="json"),
     }
 

@@ -42,7 +42,6 @@ from tooling.flow_scripts import SCRIPT_SCENARIO, SCRIPTS_DIR, load_scripts, run
 PARAPHRASES = REPO_ROOT / "tests" / "flows" / "paraphrases.yaml"
 TARGET_SHARE = 0.95
 NONE = "none"
-PILOT_TIME_SCALE = 1000.0  # the scripted pilot's waits for controller timers, compressed
 
 
 class RouterBenchError(Exception):
@@ -107,21 +106,22 @@ def script_corpus(service: RadioService, scripts_dir: Path = SCRIPTS_DIR) -> Tal
 def pilot_corpus(settings: Settings, seeds: int, echo: Callable[[str], None] | None = None) -> Tally:
     """The scripted pilot (`livefreq fly`), gate to gate, `seeds` scenarios, each flown with
     correct readbacks and again with one wrong value per readback, over HTTP to an in-process
-    gateway (memory store, compressed clock, no speech models)."""
+    gateway (memory store, no speech models) whose clock skips the controller's waits but never
+    lets a timer overtake the pilot's answer (tooling/bench/pilot_clock.py): the same flight,
+    and the same figures, on every run."""
     from gateway.app import create_app
     from tooling.bench.common import BackgroundServer
+    from tooling.bench.pilot_clock import PilotPacedService
     from tooling.fly import FlightError, HttpPilot
 
     tally = Tally(f"scripted pilot (livefreq fly), {seeds} seed(s), with and without wrong readbacks")
-    app_settings = settings.model_copy(
-        update={"store": "memory", "speech_preload": False, "time_scale": PILOT_TIME_SCALE, "llm_url": None}
-    )
+    app_settings = settings.model_copy(update={"store": "memory", "speech_preload": False, "llm_url": None})
 
     def on_reply(text: str, reply: dict[str, Any]) -> None:
         decision = reply.get("decision") or {}
         tally.add(text, (reply.get("trace") or {}).get("router"), f"{decision.get('from_flow')}:{decision.get('from_state')}")
 
-    with BackgroundServer(create_app(app_settings)) as server:
+    with BackgroundServer(create_app(app_settings, service=PilotPacedService(app_settings))) as server:
         for seed in range(seeds):
             for wrong in (False, True):
                 pilot = HttpPilot(server.url, seed=seed, wrong_readbacks=wrong, poll_s=0.05, on_reply=on_reply)
