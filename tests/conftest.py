@@ -59,7 +59,7 @@ TIERS: dict[str, str] = {
     ),
     **dict.fromkeys(
         (
-            "test_admission", "test_ask_ws", "test_assistant_http", "test_assistant_llm", "test_atis_radio", "test_auth", "test_cli",
+            "test_admission", "test_ask_ws", "test_assistant_http", "test_bench_pilot_clock", "test_assistant_llm", "test_atis_radio", "test_auth", "test_cli",
             "test_compat_api", "test_contract_conformance", "test_flow_hardening", "test_fuzz_auth", "test_http_api",
             "test_http_flight", "test_limits", "test_llm_gateway", "test_metrics_scrape", "test_openapi",
             "test_persistence", "test_redis_store", "test_sim_bridge", "test_traffic_api", "test_weather",
