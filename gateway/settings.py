@@ -90,6 +90,9 @@ class Settings(BaseSettings):
     tts_cache_mb: int = Field(default=64, ge=0)
     max_frame_bytes: int = Field(default=65536, gt=0)  # WebSocket binary frame limit (protocol v1)
     max_transmission_s: float = Field(default=30.0, gt=0)  # longer ptt/vox audio is cut there
+    # hear a voice transmission the engine would not accept once more, in the radio's words only
+    # (gateway/speech/rehearing.py); skipped while no worker of the CPU pool is idle
+    second_hearing: bool = True
     audio_pacing: bool = True  # send controller audio at real time (blocking needs it); off: as fast as made
     # speech HTTP endpoints (gateway/api/speech.py): base64 audio in JSON bodies outgrows max_body_bytes
     max_audio_body_bytes: int = Field(default=8 * 1024 * 1024, gt=0)

@@ -81,3 +81,28 @@ def test_the_next_sentence_is_synthesized_while_the_one_before_is_sent() -> None
     seen = asyncio.run(scenario())
     assert seen == [("one", 2), ("two", 3)]
     assert asked == [("one", Priority.ON_AIR), ("two", Priority.AHEAD), ("three", Priority.AHEAD)]
+
+
+def test_idle_means_a_job_submitted_now_starts_at_once() -> None:
+    """The second hearing (gateway/speech/rehearing.py) runs only while a worker is idle."""
+    pool = CpuPool(2)
+    gate, running = threading.Event(), threading.Event()
+
+    def block() -> None:
+        running.set()
+        gate.wait(10)
+
+    assert pool.idle()
+    first = pool.submit(block, Priority.FINAL)
+    assert running.wait(10)
+    assert pool.idle()  # one of two workers busy: the other takes a job at once
+    running.clear()
+    second = pool.submit(block, Priority.FINAL)
+    assert running.wait(10)
+    assert not pool.idle()  # both busy
+    gate.set()
+    first.result(10), second.result(10)
+    deadline = time.monotonic() + 10
+    while not pool.idle() and time.monotonic() < deadline:  # workers account the end of a job after its result
+        time.sleep(0.01)
+    assert pool.idle()

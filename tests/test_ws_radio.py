@@ -381,3 +381,25 @@ def test_transmission_hearing_marks_cut_and_wordless_transmissions():
     assert transmission_hearing(tx, heard).cut_off and transmission_hearing(tx, heard).alternatives == ["QNH 1005"]
     wordless = transmission_hearing(Transmission(stream=None, started=0.0), SttResult(""))  # type: ignore[arg-type]
     assert wordless.confidence == 0.0 and not wordless.cut_off
+
+
+def test_second_hearing_can_be_turned_off(speech):
+    """`LIVEFREQ_SECOND_HEARING=false`: a wrong readback is judged on its one hearing."""
+
+    async def scenario(base: str):
+        client, started = await _start(base, scenario={**SCENARIO, "sid": "SOBRA 5B"})
+        mark = client.mark()
+        await client.send({"type": "text", "text": started["expected_pilot"][0]})
+        state = await client.wait_type("state", start=mark)
+        readback = state["expected_pilot"][0]
+        squawk = started["scenario"]["squawk"]
+        mark = client.mark()
+        await client.transmit_audio(pilot_pcm(readback.replace(squawk, squawk[:2] + squawk[3] + squawk[2])), 16000)
+        bad = await client.wait_type("decision", start=mark)
+        heard = await client.wait_type("transcript", final=True, start=mark)
+        assert bad["readback"]["ok"] is False
+        assert heard["hearing"]["open_transcript"] is None
+        await client.close()
+
+    with _server(speech, audio_pacing=False, second_hearing=False) as base:
+        run(scenario(base))

@@ -150,7 +150,7 @@ class TransmissionPipeline:
                 tx.partial_task.cancel()  # a decode it started may finish beside the final, not before
             result = await final_result(tx.stream) if tx.samples else SttResult("")
             metrics.observe_stage("speech_end_to_final", time.monotonic() - tx.ended)
-            if tx.channel != "ask" and tx.samples and (result.text.strip() or tx.speech.heard):
+            if self.settings.second_hearing and tx.channel != "ask" and tx.samples and (result.text.strip() or tx.speech.heard):
 
                 async def settles(heard: SttResult) -> bool:
                     hearing = transmission_hearing(tx, heard)

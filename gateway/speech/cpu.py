@@ -154,6 +154,11 @@ class CpuPool:
         with self._cond:
             return self._busy + len(self._queue) < max(1, self.workers - 1)
 
+    def idle(self) -> bool:
+        """Whether a worker is free now with nothing queued: a job submitted now starts at once."""
+        with self._cond:
+            return self._busy + len(self._queue) < self.workers
+
     def _work(self) -> None:
         while True:
             with self._cond:
