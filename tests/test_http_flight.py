@@ -183,3 +183,41 @@ def test_a_timer_firing_between_decision_and_response_never_pairs_a_state_with_t
         view["session"]["state"],
         view["expected_pilot"],
     )
+
+
+def test_the_opensquawk_transmit_response_pairs_next_state_with_its_own_phrase(late_timer_server):
+    """The same race on the OpenSquawk app's endpoint: ``next_state_id`` is where the transmission
+    took the session, and ``expected_pilot_template`` must be that state's phrase, even when a
+    timer has moved the session on before the response is built (the app shows that phrase)."""
+    import httpx
+
+    from engine.models import Role
+
+    registry = RadioService(Settings(speech_preload=False)).registry
+
+    def template(flow: str, state_id: str) -> str | None:
+        state = registry.get(flow).states[state_id]
+        if state.role is not Role.PILOT:
+            return None
+        return state.utterance_tpl or next((t.utterance_tpl for t in state.transitions if t.utterance_tpl), None)
+
+    def render(tpl: str, variables: dict) -> str:
+        for key, value in variables.items():
+            tpl = tpl.replace("{{" + key + "}}", str(value))
+        return tpl
+
+    moved_on = 0
+    with httpx.Client(base_url=late_timer_server, timeout=10) as client:
+        created = client.post("/api/radio/session", json={"flow_slug": "tower_departure"}).json()
+        sid, phrase = created["session_id"], template("tower_departure", created["current_state"])
+        variables = created["variables"]
+        for _ in range(4):
+            assert phrase is not None
+            out = client.post(f"/api/radio/session/{sid}/transmissions", json={"pilot_utterance": render(phrase, variables)}).json()
+            assert out["expected_pilot_template"] == template(out["flow_slug"], out["next_state_id"]), out
+            now = client.get(f"/api/radio/sessions/{sid}").json()["session"]["state"]
+            moved_on += now != out["next_state_id"]
+            phrase, variables = out["expected_pilot_template"], out["variables"]
+            if phrase is None:
+                break
+    assert moved_on  # the timer did fire between a decision and its response

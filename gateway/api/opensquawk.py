@@ -95,10 +95,11 @@ def session_response(session: Session) -> dict[str, Any]:
     }
 
 
-def expected_template(service: RadioService, session: Session) -> str | None:
-    flow = service.registry.flows.get(session.active.flow)
-    state = flow.states.get(session.active.state) if flow else None
-    if state is None or state.role is not Role.PILOT or session.completed:
+def expected_template(service: RadioService, flow_slug: str | None, state_id: str | None, completed: bool) -> str | None:
+    """The textbook pilot phrase of a state, as a template (None: not the pilot's turn there)."""
+    flow = service.registry.flows.get(flow_slug or "")
+    state = flow.states.get(state_id or "") if flow else None
+    if state is None or state.role is not Role.PILOT or completed:
         return None
     return state.utterance_tpl or next((t.utterance_tpl for t in state.transitions if t.utterance_tpl), None)
 
@@ -118,7 +119,10 @@ def fallback_of(decision: Decision) -> str | None:
 
 
 def transmit_response(service: RadioService, session: Session, decision: Decision) -> dict[str, Any]:
-    """``RadioTransmitResponse`` (+ ``flow_slug``)."""
+    """``RadioTransmitResponse`` (+ ``flow_slug``). `session` is read after the decision, and a
+    controller timer may have moved it on in between; ``next_state_id`` and the
+    ``expected_pilot_template`` are both the decision's, so the app never pairs a state with
+    another state's phrase (the timer's call reaches the app with its next request)."""
     messages = decision.messages
     passed = [key.split(":", 1)[1] for key in decision.trace.auto_advance]
     if passed and passed[-1] == decision.to_state:
@@ -130,7 +134,9 @@ def transmit_response(service: RadioService, session: Session, decision: Decisio
         "flow_slug": decision.to_flow,
         "controller_say_template": " ".join(m.template for m in messages) if messages else None,
         "controller_say_rendered": " ".join(m.text for m in messages) if messages else None,
-        "expected_pilot_template": expected_template(service, session),
+        "expected_pilot_template": expected_template(
+            service, decision.to_flow or session.active.flow, decision.to_state or session.active.state, decision.completed
+        ),
         "variables": session.variables,
         "flags": session.flags,
         "trace": [{"type": step.step, "message": step.detail} for step in decision.trace.steps],
