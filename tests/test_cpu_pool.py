@@ -106,3 +106,34 @@ def test_idle_means_a_job_submitted_now_starts_at_once() -> None:
     while not pool.idle() and time.monotonic() < deadline:  # workers account the end of a job after its result
         time.sleep(0.01)
     assert pool.idle()
+
+
+def test_a_piece_about_to_run_dry_goes_before_finals() -> None:
+    """The next piece of a message on air (`urgent`) runs before everything once its deadline is
+    `URGENT_S` away: a final waits a piece, the pilot on air does not hear a gap. Until then it
+    waits its turn at its own priority."""
+    from gateway.speech.cpu import URGENT_S
+
+    pool = CpuPool(1)
+    gate, running = threading.Event(), threading.Event()
+
+    def block() -> None:
+        running.set()
+        gate.wait(10)
+
+    blocker = pool.submit(block, Priority.PARTIAL)
+    assert running.wait(10)
+    done: list[str] = []
+    now = time.monotonic()
+    pool.submit(lambda: done.append("final"), Priority.FINAL)
+    pool.submit(lambda: done.append("piece due soon"), Priority.AHEAD, now + URGENT_S / 2, urgent=True)
+    pool.submit(lambda: done.append("piece due later"), Priority.AHEAD, now + 60.0, urgent=True)
+    pool.submit(lambda: done.append("speculation due soon"), Priority.AHEAD, now + URGENT_S / 4)  # not urgent
+    last = pool.submit(lambda: done.append("on air"), Priority.ON_AIR)
+    gate.set()
+    blocker.result(10)
+    last.result(10)
+    deadline = time.monotonic() + 10
+    while len(done) < 5 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert done == ["piece due soon", "final", "on air", "speculation due soon", "piece due later"]

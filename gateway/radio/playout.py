@@ -60,7 +60,7 @@ async def prefetched(pieces: AsyncIterator[bytes], seconds: Callable[[bytes], fl
             except StopAsyncIteration:
                 return
             due = (time.monotonic() if due is None else due) + seconds(piece)
-            with priority(Priority.AHEAD, due):
+            with priority(Priority.AHEAD, due, urgent=True):  # before finals once about to run dry
                 upcoming = asyncio.ensure_future(anext(source))
             yield piece
     finally:

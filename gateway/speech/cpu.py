@@ -61,7 +61,14 @@ class Priority(IntEnum):
     PARTIAL = 3
 
 
-_priority: ContextVar[tuple[Priority, float | None]] = ContextVar("livefreq_cpu_priority", default=(Priority.ON_AIR, None))
+# How long before its deadline a job submitted with `urgent=True` (the next piece of a message on
+# air) jumps ahead of every other priority, finals included: about what a piece takes to
+# synthesize on a loaded core, so it is ready before the audio before it runs dry (a gap).
+URGENT_S = 0.8
+
+_priority: ContextVar[tuple[Priority, float | None, bool]] = ContextVar(
+    "livefreq_cpu_priority", default=(Priority.ON_AIR, None, False)
+)
 
 
 def current_priority() -> Priority:
@@ -69,10 +76,11 @@ def current_priority() -> Priority:
 
 
 @contextlib.contextmanager
-def priority(level: Priority, deadline: float | None = None) -> Iterator[None]:
+def priority(level: Priority, deadline: float | None = None, *, urgent: bool = False) -> Iterator[None]:
     """CPU jobs submitted inside the block (by this task) get `level`, and `deadline` (a
-    `time.monotonic()` instant: when the result is needed) orders them within it."""
-    token = _priority.set((level, deadline))
+    `time.monotonic()` instant: when the result is needed) orders them within it; `urgent` jobs
+    with a deadline run before any other once it is `URGENT_S` away (audio about to run dry)."""
+    token = _priority.set((level, deadline, urgent))
     try:
         yield
     finally:
@@ -104,7 +112,9 @@ class BatchJob:
         return result
 
 
-_Entry = tuple[int, float, int, "Future[Any]", Callable[[], Any]]
+# (level, due, arrival, future, fn, urgent_at): the heap orders by the first three; `urgent_at`
+# (None: never) is when the job jumps the queue.
+_Entry = tuple[int, float, int, "Future[Any]", Callable[[], Any], float | None]
 
 
 class CpuPool:
@@ -122,12 +132,14 @@ class CpuPool:
         for thread in self._threads:
             thread.start()
 
-    def submit(self, fn: Callable[[], T], level: Priority, deadline: float | None = None) -> Future[T]:
-        """Queue `fn` at `level`; within it by `deadline` (default: now, i.e. in arrival order)."""
+    def submit(self, fn: Callable[[], T], level: Priority, deadline: float | None = None, urgent: bool = False) -> Future[T]:
+        """Queue `fn` at `level`; within it by `deadline` (default: now, i.e. in arrival order).
+        An `urgent` job with a deadline runs before every other job from `URGENT_S` before it."""
         future: Future[T] = Future()
         due = time.monotonic() if deadline is None else deadline
+        urgent_at = deadline - URGENT_S if urgent and deadline is not None else None
         with self._cond:
-            heapq.heappush(self._queue, (int(level), due, next(self._order), future, fn))
+            heapq.heappush(self._queue, (int(level), due, next(self._order), future, fn, urgent_at))
             self._cond.notify()
         return future
 
@@ -164,7 +176,7 @@ class CpuPool:
             with self._cond:
                 while not self._queue:
                     self._cond.wait()
-                level, _due, _n, future, fn = heapq.heappop(self._queue)
+                level, _due, _n, future, fn, _urgent_at = self._next()
                 if not future.set_running_or_notify_cancel():
                     continue  # its caller gave up before it started
                 batch = self._take_batch(level, fn) if isinstance(fn, BatchJob) and self._all_others_busy() else []
@@ -180,6 +192,17 @@ class CpuPool:
             else:
                 self._done()  # before the caller can see the result: it may ask `saturated()`
                 future.set_result(result)
+
+    def _next(self) -> _Entry:
+        """The job to run next (lock held): the most overdue urgent one, else the heap's first."""
+        now = time.monotonic()
+        urgent = [entry for entry in self._queue if entry[5] is not None and entry[5] <= now]
+        if not urgent:
+            return heapq.heappop(self._queue)
+        entry = min(urgent, key=lambda e: (e[5], e[2]))
+        self._queue.remove(entry)
+        heapq.heapify(self._queue)
+        return entry
 
     def _all_others_busy(self) -> bool:
         """Whether every other worker runs a job (lock held). Only then does a batch gain: a job
@@ -244,6 +267,6 @@ def cpu_pool() -> CpuPool:
 async def run_cpu(fn: Callable[..., T], *args: object, level: Priority | None = None) -> T:
     """Run CPU-bound `fn(*args)` on the pool at `level` (default: the caller's priority) and
     await its result. Cancelling the await drops a job that has not started yet."""
-    current, deadline = _priority.get()
-    future = cpu_pool().submit(functools.partial(fn, *args), current if level is None else level, deadline)
+    current, deadline, urgent = _priority.get()
+    future = cpu_pool().submit(functools.partial(fn, *args), current if level is None else level, deadline, urgent)
     return await asyncio.wrap_future(future)
