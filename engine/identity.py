@@ -142,17 +142,17 @@ def identify(
     for code in mine:
         nearby.pop(code, None)  # a list naming ourselves: we are never traffic
 
-    found: dict[int, str] = dict(find(t, Context()))  # written/spoken callsigns of any airline
+    found: dict[int, str] = {h.index: h.value for h in find(t, Context())}  # written/spoken, any airline
     exact_own: set[int] = {i for i, code in found.items() if _letters(code) in mine}
     if own is not None:
         variables = {"callsign_spoken": callsign_spoken} if isinstance(callsign_spoken, str) else {}
-        for i, code in find(t, Context(own.code, variables)):  # fuzzy telephony, registrations
-            if i not in found or _letters(code) in mine:
-                found[i] = code
+        for hit in find(t, Context(own.code, variables)):  # fuzzy telephony, registrations
+            if hit.index not in found or _letters(hit.value) in mine:
+                found[hit.index] = hit.value
     for parsed in nearby.values():  # traffic misspelled or spelled ("lufthanza 359", registrations)
-        for i, code in find(t, Context(parsed.code)):
-            if _letters(code) == _letters(parsed.code):
-                found[i] = code
+        for hit in find(t, Context(parsed.code)):
+            if _letters(hit.value) == _letters(parsed.code):
+                found[hit.index] = hit.value
     for j in sorted(found):  # "nor shuttle 359" names NAX359, not also SHT359 from its second word
         heard = parse_callsign(found[j]) if j in found else None
         words = len(heard.telephony.split()) if heard is not None and heard.telephony else 1

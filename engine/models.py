@@ -343,9 +343,12 @@ class Hearing(_Model):
     open_transcript: str | None = None
 
 
+FieldStatus = Literal["ok", "missing", "wrong", "unsure"]  # a readback field's verdict
+
+
 class ReadbackResult(_Model):
     ok: bool
-    fields: dict[str, Literal["ok", "missing", "wrong", "unsure"]] = Field(default_factory=dict)
+    fields: dict[str, FieldStatus] = Field(default_factory=dict)
     missing: list[str] = Field(default_factory=list)
     wrong: list[dict[str, str]] = Field(default_factory=list)  # {field, expected, heard}
     unsure: list[str] = Field(default_factory=list)  # heard differently by the alternatives: "say again"

@@ -18,8 +18,9 @@ correction, two five left" is wrong. Numbers inside a callsign (ours or nearby t
 never values, so "Swiss one five eight" is not an altitude or a heading.
 
 A heard value its kind cannot have ("QNH one zero zero", a three-digit squawk:
-`engine.phraseology.plausible`) is a transmission cut short or misheard: that field is
-"unsure", never "wrong" and never "ok".
+`engine.phraseology.plausible`), or one its finder heard garbled (a runway whose side was
+misheard, a heading heard as zero: `engine.phraseology.hits`), is a transmission cut short or
+misheard: that field is "unsure", never "wrong" and never "ok".
 
 **Unsure hearing** (voice): given `alternatives` (other transcripts of the same audio: n-best, or
 the best one with unsure words masked as "???"), a field whose verdict differs between the best
@@ -42,13 +43,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from engine.models import UNSURE_WORD, ReadbackResult
+from engine.models import UNSURE_WORD, FieldStatus, ReadbackResult
 from engine.phraseology import callsign_hint, kind_for_variable, tokenize
 from engine.phraseology.callsigns import equal as callsign_equal
 from engine.phraseology.callsigns import find as find_callsigns
 from engine.phraseology.callsigns import parse_callsign
 from engine.phraseology.context import Context
 from engine.phraseology.handlers import Kind, canonical_of, kind
+from engine.phraseology.hits import Found, Hit
 from engine.phraseology.plausible import plausible
 from engine.phraseology.transcript import Transcript
 
@@ -82,7 +84,7 @@ _GROUP = {"flight_level": "vertical", "altitude": "vertical"}
 # Words after which an altitude is the pilot's report of where the aircraft is, not a clearance.
 _REPORT_WORDS = frozenset({"passing", "leaving", "through", "out"})
 
-Status = str  # "ok" | "missing" | "wrong" | "unsure" (a value its kind cannot have)
+Status = FieldStatus  # "unsure": heard garbled, a value its kind cannot have, or heard otherwise by an alternative
 
 
 def issued_kind(name: str) -> str | None:
@@ -154,7 +156,7 @@ class ReadbackEvaluator:
         others = [
             (self._judge(required, variables, alt, issued or {}, traffic), UNSURE_WORD in alt) for alt in alternatives
         ]
-        fields: dict[str, str] = {}
+        fields: dict[str, Status] = {}
         missing: list[str] = []
         wrong: list[dict[str, str]] = []
         unsure: list[str] = []
@@ -162,7 +164,7 @@ class ReadbackEvaluator:
             if any(_disagrees(status, other.get(name, ("missing", "", ""))[0], masked) for other, masked in others):
                 fields[name] = "unsure"
                 unsure.append(name)
-            elif status == "unsure":  # a value its kind cannot have (engine.phraseology.plausible)
+            elif status == "unsure":  # heard garbled or a value its kind cannot have (_plausible_split)
                 fields[name] = "unsure"
                 unsure.append(name)
             elif status == "wrong":
@@ -217,7 +219,7 @@ class ReadbackEvaluator:
             if foreign:
                 out[name] = ("wrong", _shown(handler, expected), _shown(handler, foreign[0]))
             elif garbled:  # "QNH one zero zero": cut or misheard, asked again, never corrected
-                out[name] = ("unsure", _shown(handler, expected), str(garbled[0]))
+                out[name] = ("unsure", _shown(handler, expected), garbled[0])
             elif any(handler.equal(expected, v) for v in heard):
                 out[name] = ("ok", "", "")
             elif heard:
@@ -237,9 +239,9 @@ class ReadbackEvaluator:
             heard, garbled = _plausible_split(
                 handler,
                 [
-                    v
-                    for v in _heard(handler, t, Context(expected, variables, name), correction, masked)
-                    if not _report(t, v, handler)
+                    h
+                    for h in _heard(handler, t, Context(expected, variables, name), correction, masked)
+                    if not _report(t, h.value, handler)
                 ],
             )
             if not heard and not garbled:
@@ -248,7 +250,7 @@ class ReadbackEvaluator:
             if foreign:
                 out[name] = ("wrong", _shown(handler, expected), _shown(handler, foreign[0]))
             else:
-                out[name] = ("unsure", _shown(handler, expected), str(garbled[0])) if garbled else ("ok", "", "")
+                out[name] = ("unsure", _shown(handler, expected), garbled[0]) if garbled else ("ok", "", "")
         return out
 
 
@@ -263,10 +265,10 @@ def _acceptable(required: list[str], variables: Mapping[str, Any], issued: Mappi
     return out
 
 
-def _heard(handler: Kind, t: Transcript, ctx: Context, correction: int, masked: frozenset[int]) -> list[str]:
-    found = [(i, v) for i, v in handler.find(t, ctx) if handler.name == "callsign" or i not in masked]
-    after = [v for i, v in found if i > correction] if correction >= 0 else []
-    return after or [v for _i, v in found]
+def _heard(handler: Kind, t: Transcript, ctx: Context, correction: int, masked: frozenset[int]) -> Found:
+    found = [h for h in handler.find(t, ctx) if handler.name == "callsign" or h.index not in masked]
+    after = [h for h in found if h.index > correction] if correction >= 0 else []
+    return after or found
 
 
 def _disagrees(best: Status, other: Status, masked: bool) -> bool:
@@ -280,10 +282,15 @@ def _disagrees(best: Status, other: Status, masked: bool) -> bool:
     return other != best
 
 
-def _plausible_split(handler: Kind, values: list[str]) -> tuple[list[str], list[str]]:
-    """(values that can be of the handler's kind, values that cannot: QNH 100, squawk 325)."""
-    fine = [v for v in values if plausible(handler.name, v)]
-    return fine, [v for v in values if not plausible(handler.name, v)]
+def _plausible_split(handler: Kind, hits: Found) -> tuple[list[str], list[str]]:
+    """(values that can be of the handler's kind, values heard garbled or that cannot be: runway
+    "25?", heading "000", QNH 100, squawk 325), each in the order heard."""
+    fine = [h.value for h in hits if _sound(handler, h)]
+    return fine, [h.value for h in hits if not _sound(handler, h)]
+
+
+def _sound(handler: Kind, hit: Hit) -> bool:
+    return not hit.garbled and plausible(handler.name, hit.value)
 
 
 def _report(t: Transcript, value: str, handler: Kind) -> bool:
@@ -299,22 +306,22 @@ def _report(t: Transcript, value: str, handler: Kind) -> bool:
 def _callsign_words(t: Transcript, variables: Mapping[str, Any], traffic: tuple[str, ...]) -> frozenset[int]:
     """Indexes of the words of any callsign heard (ours, nearby traffic's, any airline's): the
     flight number of "Swiss one five eight" is not a heading, an altitude or a runway."""
-    found: list[tuple[int, str]] = []
+    found: Found = []
     for code, ctx_vars in [(variables.get("callsign"), variables), *((c, {}) for c in traffic)]:
         parsed = parse_callsign(str(code)) if code else None
         if parsed is not None:  # that callsign only, found with the tolerance its finder allows
             found += [
-                (i, v) for i, v in find_callsigns(t, Context(parsed.code, ctx_vars)) if callsign_equal(v, parsed.code)
+                h for h in find_callsigns(t, Context(parsed.code, ctx_vars)) if callsign_equal(h.value, parsed.code)
             ]
     # Any other airline callsign, except one whose telephony is a phonetic letter: "delta two" is
     # taxiway D2 far more often than Delta Air Lines 2.
-    found += [(i, v) for i, v in find_callsigns(t, Context()) if t.letter(i) is None]
+    found += [h for h in find_callsigns(t, Context()) if t.letter(h.index) is None]
     masked: set[int] = set()
-    for start, value in found:
-        parsed = parse_callsign(value)
+    for hit in found:
+        parsed = parse_callsign(hit.value)
         if parsed is None or parsed.is_registration:
             continue  # a registration is letters only: no number to mistake for a value
-        j = start
+        start = j = hit.index
         while j < len(t.words) and j - start <= 4 and not t.words[j][:1].isdigit():
             masked.add(j)
             j += 1

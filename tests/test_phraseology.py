@@ -7,7 +7,10 @@ import pytest
 from engine import phraseology as p
 from engine.phraseology.alphabet import LETTER_WORDS, letter_of, spell
 from engine.phraseology.callsigns import AIRLINES, abbreviated_registration, parse_callsign
+from engine.phraseology.context import Context
+from engine.phraseology.hits import Hit
 from engine.phraseology.numbers import speak_digits, speak_whole
+from engine.phraseology.plausible import plausible
 
 VARS = {
     "callsign": "DLH359", "callsign_spoken": "Lufthansa 359", "destination": "EDDM",
@@ -515,3 +518,24 @@ def test_recognizer_spellings_fold_into_the_words_they_stand_for(heard: str, cal
     from engine.phraseology import tokenize
 
     assert tokenize(heard, callsign=callsign).text == words
+
+
+@pytest.mark.parametrize(
+    ("kind", "heard", "hit"),
+    [
+        ("runway", "runway two five lift", Hit(1, "25?", garbled=True)),  # the side said is unknown
+        ("heading", "heading zero", Hit(1, "000", garbled=True)),  # a cut "zero tree zero", never 360
+        ("heading", "heading zero zero", Hit(1, "000", garbled=True)),
+        ("runway", "runway two five left", Hit(1, "25L")),
+        ("heading", "heading zero three zero", Hit(1, "030")),
+        ("qnh", "qnh one zero zero", Hit(1, "100")),  # no value of the kind, but heard as said: plausible.py
+    ],
+)
+def test_a_finder_flags_a_value_it_heard_garbled(kind: str, heard: str, hit: Hit) -> None:
+    """The finder says a value was garbled on its hit; the readback check asks "say again" for it
+    by the flag, not by recognising the string a trace shows ("25?", "000")."""
+    from engine.phraseology import tokenize
+    from engine.phraseology.handlers import kind as handler_of
+
+    assert handler_of(kind).find(tokenize(heard), Context()) == [hit]
+    assert plausible(kind, hit.value) == (kind != "qnh")  # only genuine range rules are left there

@@ -89,9 +89,9 @@ def extract(kind: str, text: str, variables: Mapping[str, Any] | None = None) ->
     """
     ctx = Context(variables=variables or {})
     values: list[str] = []
-    for _i, value in _handler(kind).find(tokenize(text, callsign_hint(variables)), ctx):
-        if value not in values:
-            values.append(value)
+    for hit in _handler(kind).find(tokenize(text, callsign_hint(variables)), ctx):
+        if hit.value not in values:
+            values.append(hit.value)
     return values
 
 

@@ -17,6 +17,7 @@ from rapidfuzz import fuzz, process
 from engine.phraseology.alphabet import spell
 from engine.phraseology.callsigns import TELEPHONY_WORDS
 from engine.phraseology.context import Context
+from engine.phraseology.hits import Found, Hit
 from engine.phraseology.kinds import kind_for_variable
 from engine.phraseology.places import CODES, PLACES
 from engine.phraseology.transcript import Transcript, tokenize
@@ -104,14 +105,14 @@ def _limit_names(t: Transcript) -> list[tuple[int, str]]:
 _NOT_PLACES = frozenset(w.casefold() for w in TELEPHONY_WORDS) | _NOT_LIMITS
 
 
-def find(t: Transcript, ctx: Context) -> list[tuple[int, str]]:
+def find(t: Transcript, ctx: Context) -> Found:
     found = _find_known(t, ctx)
     if ctx.expected or ctx.variables:
         at = {i for i, _ in found}
         for i, name in _limit_names(t):
             if not any(i <= k < i + len(name.split()) for k in at):
                 found.append((i, name))
-    return sorted(found)
+    return [Hit(i, value) for i, value in sorted(found)]
 
 
 def _find_known(t: Transcript, ctx: Context) -> list[tuple[int, str]]:

@@ -15,6 +15,7 @@ import re
 from typing import Any
 
 from engine.phraseology.context import Context
+from engine.phraseology.hits import Found, Hit
 from engine.phraseology.numbers import DIGIT_WORDS, speak_digits, speak_whole
 from engine.phraseology.transcript import Transcript
 
@@ -81,9 +82,9 @@ def speak(canon: str) -> str:
     return speak_whole(int(canon))
 
 
-def find(t: Transcript, ctx: Context) -> list[tuple[int, str]]:
+def find(t: Transcript, ctx: Context) -> Found:
     words = t.words
-    found: list[tuple[int, str]] = []
+    found: Found = []
     anchor_until = -1  # index up to which an altitude anchor is still in force
     for i, word in enumerate(words):
         if word in _ANCHORS:
@@ -98,12 +99,12 @@ def find(t: Transcript, ctx: Context) -> list[tuple[int, str]]:
             continue
         if t.word(i - 1) == "level" and t.word(i - 2) == "flight":
             if len(word) <= 3 and int(word) > 0:
-                found.append((i, level(int(word))))
+                found.append(Hit(i, level(int(word))))
             continue
         n = int(word)
         after, before = t.word(i + 1), t.word(i - 1)
         if after in _NOT_ALTITUDE_AFTER or before in _NOT_ALTITUDE_BEFORE or n > MAX_FEET:
             continue
         if after == "feet" or (i in t.multiplied and n >= 500) or (i <= anchor_until and n >= 100):
-            found.append((i, str(n)))
+            found.append(Hit(i, str(n)))
     return found

@@ -22,6 +22,7 @@ from rapidfuzz import fuzz
 
 from engine.phraseology.alphabet import letter_of, letter_word, spell
 from engine.phraseology.context import Context
+from engine.phraseology.hits import Found, Hit
 from engine.phraseology.numbers import speak_digits
 
 if TYPE_CHECKING:  # transcript.py imports this module (callsign hints); annotations only here
@@ -305,15 +306,16 @@ def _airline_at(
     return hits
 
 
-def find(t: Transcript, ctx: Context) -> list[tuple[int, str]]:
+def find(t: Transcript, ctx: Context) -> Found:
     expected = parse_callsign(ctx.expected) if ctx.expected else None
     extra = _telephony_of(ctx.variables.get("callsign_spoken")) if expected else None
     return _find(t, expected, extra)
 
 
 @lru_cache(maxsize=1024)
-def _find(t: Transcript, expected: ParsedCallsign | None, extra: str | None) -> list[tuple[int, str]]:
-    """Cached: the route extractor and the callsign field both look for the callsign."""
+def _find(t: Transcript, expected: ParsedCallsign | None, extra: str | None) -> Found:
+    """Cached (callers must not change the list): the route extractor and the callsign field both
+    look for the callsign."""
     if expected is not None and expected.is_registration:
         return _find_registration(t, expected)
     letters = sum(ch.isalpha() for ch in expected.flight) if expected else None
@@ -337,7 +339,7 @@ def _find(t: Transcript, expected: ParsedCallsign | None, extra: str | None) -> 
                 break
     if expected and expected.airline and not any(v.startswith(expected.airline) for v in found.values()):
         found.update(_fuzzy_telephony(t, expected, extra, letters))
-    return sorted(found.items())
+    return [Hit(i, code) for i, code in sorted(found.items())]
 
 
 def _spelled_designator(t: Transcript, i: int) -> str | None:
@@ -369,13 +371,13 @@ def _fuzzy_telephony(t: Transcript, expected: ParsedCallsign, extra: str | None,
     return found
 
 
-def _find_registration(t: Transcript, expected: ParsedCallsign) -> list[tuple[int, str]]:
+def _find_registration(t: Transcript, expected: ParsedCallsign) -> Found:
     """Full or abbreviated registration, spelled or written ("delta echo alfa bravo charlie",
     "d eabc", "delta bravo charlie"). Another spelled registration of the same length and first
     letter is reported as heard (wrong)."""
     full = expected.letters
     short = abbreviated_registration(full)
-    found: list[tuple[int, str]] = []
+    found: Found = []
     words = t.words
     i = 0
     while i < len(words):
@@ -393,11 +395,11 @@ def _find_registration(t: Transcript, expected: ParsedCallsign) -> list[tuple[in
             j += 1
         if len(run) >= 3 and run[0] == full[0]:
             if run.startswith(full) or run.startswith(short):
-                found.append((i, expected.code))
+                found.append(Hit(i, expected.code))
                 i = j
                 continue
             if phonetic and len(run) == len(full):
-                found.append((i, run))
+                found.append(Hit(i, run))
                 i = j
                 continue
         i += 1

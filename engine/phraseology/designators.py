@@ -17,10 +17,10 @@ from rapidfuzz import fuzz
 from engine.phraseology import callsigns
 from engine.phraseology.alphabet import LETTER_WORDS, is_phonetic_word, letter_of, letter_word
 from engine.phraseology.context import Context
+from engine.phraseology.hits import Found, Hit
 from engine.phraseology.numbers import DIGIT_WORDS, speak_digits
 from engine.phraseology.transcript import Transcript
 
-Found = list[tuple[int, str]]
 NAME_SCORE = 70.0  # rapidfuzz ratio from which a heard fix name is the issued one
 
 # --------------------------------------------------------------------------- procedures
@@ -84,9 +84,9 @@ def procedure_find(t: Transcript, ctx: Context) -> Found:
         if len(digit) == 1 and digit.isdigit():
             letter = letter_of(t.word(i + 2)) or ""
             if letter or matches_expected:
-                found.append((i, f"{name} {digit}{letter}"))
+                found.append(Hit(i, f"{name} {digit}{letter}"))
         elif matches_expected and not exp_suffix:
-            found.append((i, name))
+            found.append(Hit(i, name))
     return found
 
 
@@ -140,9 +140,9 @@ def _callsign_starts(t: Transcript, ctx: Context) -> frozenset[int]:
     own = callsigns.canonical(ctx.variables.get("callsign") or "") if ctx.variables else None
     found = callsigns.find(t, Context(own, ctx.variables))
     if own:
-        return frozenset(i for i, value in found if callsigns.equal(value, own))
+        return frozenset(h.index for h in found if callsigns.equal(h.value, own))
     # Not knowing the callsign, "delta 6" is taxiway D6 more likely than Delta Air Lines 6.
-    return frozenset(i for i, _ in found if not is_phonetic_word(t.words[i]))
+    return frozenset(h.index for h in found if not is_phonetic_word(t.words[h.index]))
 
 
 def route_find(t: Transcript, ctx: Context) -> Found:
@@ -157,7 +157,7 @@ def route_find(t: Transcript, ctx: Context) -> Found:
             j += 1
         parts, end = _route_at(t, j, stops)
         if parts:
-            found.append((j, " ".join(parts)))
+            found.append(Hit(j, " ".join(parts)))
             covered = end
     if not found:
         # No "via": a run of two or more numbered taxiways ("november 3 uniform 4").
@@ -167,7 +167,7 @@ def route_find(t: Transcript, ctx: Context) -> Found:
             if parts and t.word(i - 1) in _POSITION_WORDS:
                 parts = parts[1:]  # "holding point alfa 12 november 3 ...": A12 is not part of the route
             if len(parts) >= 2 and all(p[1:].isdigit() for p in parts):
-                found.append((i, " ".join(parts)))
+                found.append(Hit(i, " ".join(parts)))
             i = max(end, i + 1)
     return found
 
@@ -212,7 +212,7 @@ def position_find(t: Transcript, ctx: Context) -> Found:
             j += 1
         value = _position_at(t, j, suffix=bool(ctx.expected and ctx.expected[-1:].isalpha()))
         if value:
-            found.append((j, value))
+            found.append(Hit(j, value))
     return found
 
 
@@ -263,6 +263,6 @@ def letter_find(t: Transcript, ctx: Context) -> Found:
             loose = word in _LOOSE_ANCHORS and j == i + 1
             if not letter or (loose and (len(t.word(j) or "") < 2 or t.number(j + 1) is not None)):
                 continue  # "we have a problem", "with alpha 12": no ATIS letter
-            if (j, letter) not in found:
-                found.append((j, letter))
+            if Hit(j, letter) not in found:
+                found.append(Hit(j, letter))
     return found

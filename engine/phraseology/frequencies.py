@@ -18,6 +18,7 @@ from typing import Any
 from engine.phraseology.alphabet import LOWER_LETTERS
 from engine.phraseology.callsigns import AIRLINES, TELEPHONY_WORDS
 from engine.phraseology.context import Context, near
+from engine.phraseology.hits import Found, Hit
 from engine.phraseology.numbers import speak_digits
 from engine.phraseology.transcript import Transcript
 
@@ -80,8 +81,8 @@ def _from_integer(digits: str) -> str | None:
     return _format(digits[:3], digits[3:])
 
 
-def find(t: Transcript, ctx: Context) -> list[tuple[int, str]]:
-    found: list[tuple[int, str]] = []
+def find(t: Transcript, ctx: Context) -> Found:
+    found: Found = []
     station = _station(ctx.name)
     for i, word in enumerate(t.words):
         if not word[:1].isdigit():
@@ -96,10 +97,10 @@ def find(t: Transcript, ctx: Context) -> list[tuple[int, str]]:
             value = None
         if value is None:
             continue
-        found.append((i, value))
+        found.append(Hit(i, value))
     if station and found:
         # "contact tower 118.7 ground 121.8": a value right after its own station's name wins.
-        own = [(i, v) for i, v in found if near(t.words, i, frozenset({station}), 2)]
+        own = [h for h in found if near(t.words, h.index, frozenset({station}), 2)]
         if own:
             return own
     return found

@@ -16,11 +16,10 @@ from rapidfuzz import fuzz
 
 from engine.phraseology import airports, altitudes, callsigns, designators, frequencies, numeric, runways
 from engine.phraseology.context import Context
+from engine.phraseology.hits import Found, Hit
 from engine.phraseology.numbers import speak_digits
 from engine.phraseology.speech import speak_text
 from engine.phraseology.transcript import Transcript, tokenize
-
-Found = list[tuple[int, str]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,7 +28,7 @@ class Kind:
     canonical: Callable[[Any], str | None]  # issued or heard value -> canonical text, None if invalid
     display: Callable[[str], str]  # canonical -> as written in a clearance
     speak: Callable[[str], str]  # canonical -> ICAO speech
-    find: Callable[[Transcript, Context], Found]  # (word index, canonical or raw heard value)
+    find: Callable[[Transcript, Context], Found]  # hits: word index, canonical or raw heard value, garbled
     equal: Callable[[str, str], bool] = operator.eq
 
 
@@ -52,9 +51,9 @@ def _text_find(t: Transcript, ctx: Context) -> Found:
     text = t.text
     at = f" {text} ".find(f" {ctx.expected} ")
     if at >= 0:
-        return [(text[:at].count(" "), ctx.expected)]
+        return [Hit(text[:at].count(" "), ctx.expected)]
     if len(ctx.expected) >= 4 and fuzz.partial_ratio(ctx.expected, text) >= TEXT_SCORE:
-        return [(0, ctx.expected)]
+        return [Hit(0, ctx.expected)]
     return []
 
 
@@ -108,5 +107,5 @@ def canonical_of(handler: Kind, value: Any) -> str | None:
     canon = handler.canonical(t.text)
     if canon is not None:
         return canon
-    found = {v for _i, v in handler.find(t, Context())}
+    found = {hit.value for hit in handler.find(t, Context())}
     return handler.canonical(found.pop()) if len(found) == 1 else None

@@ -12,10 +12,9 @@ import re
 from typing import Any
 
 from engine.phraseology.context import Context
+from engine.phraseology.hits import Found, Hit
 from engine.phraseology.numbers import speak_digits
 from engine.phraseology.transcript import Transcript
-
-Found = list[tuple[int, str]]
 
 
 def _digits(value: Any) -> str | None:
@@ -28,7 +27,7 @@ def _digits(value: Any) -> str | None:
 
 
 def _after(t: Transcript, anchors: frozenset[str], skip: frozenset[str] = frozenset(), length: int = 0) -> Found:
-    """(index, numeral) for each integer that follows an anchor word, skipping `skip` words.
+    """A hit (index, numeral) for each integer that follows an anchor word, skipping `skip` words.
 
     A value said digit by digit with a pause inside ("heading zero seven, zero", as a recognizer
     writes it) arrives as two numbers: while the first is shorter than the kind's `length`, the
@@ -48,7 +47,7 @@ def _after(t: Transcript, anchors: frozenset[str], skip: frozenset[str] = frozen
             number.isdigit() and len(number) < length and (more := t.integer(k)) and len(number) + len(more) <= length
         ):
             number, k = number + more, k + 1
-        found.append((j, number))
+        found.append(Hit(j, number))
     return found
 
 
@@ -70,12 +69,14 @@ def heading_speak(canon: str) -> str:
 
 
 def heading_find(t: Transcript, ctx: Context) -> Found:
-    """Headings heard after "heading". A heard "zero" (or "zero zero") stays "000", never 360:
-    seen by voice, "heading zero tree zero" cut to "heading zero" read back an issued 360."""
+    """Headings heard after "heading". A heard "zero" (or "zero zero") is garbled, shown "000",
+    never 360: seen by voice, "heading zero tree zero" cut to "heading zero" read back an issued 360."""
     anchors = frozenset({"heading"})
     return [
-        (i, "000" if n.isdigit() and int(n) == 0 else heading_canonical(n) or n)
-        for i, n in _after(t, anchors, frozenset({"to"}), length=3)
+        Hit(h.index, "000", garbled=True)
+        if h.value.isdigit() and int(h.value) == 0
+        else Hit(h.index, heading_canonical(h.value) or h.value)
+        for h in _after(t, anchors, frozenset({"to"}), length=3)
     ]
 
 
@@ -94,7 +95,7 @@ def squawk_canonical(value: Any) -> str | None:
 
 
 def squawk_find(t: Transcript, ctx: Context) -> Found:
-    return [(i, n) for i, n in _after(t, _SQUAWK_ANCHORS, frozenset({"code", "transponder", "squawk"}), length=4)]
+    return _after(t, _SQUAWK_ANCHORS, frozenset({"code", "transponder", "squawk"}), length=4)
 
 
 # --------------------------------------------------------------------------- QNH / altimeter
@@ -110,7 +111,10 @@ def qnh_canonical(value: Any) -> str | None:
 
 def qnh_find(t: Transcript, ctx: Context) -> Found:
     anchors = frozenset({"qnh", "altimeter"})
-    return [(i, qnh_canonical(n) or n) for i, n in _after(t, anchors, frozenset({"is", "of", "setting"}), length=4)]
+    return [
+        Hit(h.index, qnh_canonical(h.value) or h.value)
+        for h in _after(t, anchors, frozenset({"is", "of", "setting"}), length=4)
+    ]
 
 
 # --------------------------------------------------------------------------- speed
@@ -122,11 +126,13 @@ def speed_canonical(value: Any) -> str | None:
 
 
 def speed_find(t: Transcript, ctx: Context) -> Found:
-    found = dict(_after(t, frozenset({"speed", "reduce", "increase"}), frozenset({"to", "speed"})))
+    found = {
+        h.index: h.value for h in _after(t, frozenset({"speed", "reduce", "increase"}), frozenset({"to", "speed"}))
+    }
     for i, word in enumerate(t.words):
         if word.isdigit() and t.word(i + 1) == "knots" and "wind" not in t.words[max(0, i - 4) : i]:
             found[i] = word
-    return [(i, speed_canonical(v) or v) for i, v in sorted(found.items())]
+    return [Hit(i, speed_canonical(v) or v) for i, v in sorted(found.items())]
 
 
 # --------------------------------------------------------------------------- wind
@@ -176,5 +182,5 @@ def wind_find(t: Transcript, ctx: Context) -> Found:
             j += 1
         if t.word(j + 1) in ("gusting", "gusts", "g") and t.integer(j + 2):
             gust = f"G{t.integer(j + 2)}"
-        found.append((i + 1, wind_canonical(f"{direction}/{speed}{gust}") or f"{direction}/{speed}"))
+        found.append(Hit(i + 1, wind_canonical(f"{direction}/{speed}{gust}") or f"{direction}/{speed}"))
     return found

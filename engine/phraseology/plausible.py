@@ -1,9 +1,11 @@
-"""Whether a heard value can be one of its kind at all: QNH 100, squawk 325 or runway "34 lift"
-is a transmission cut short or misheard, not a pilot's wrong readback.
+"""Whether a heard value can be one of its kind at all: QNH 100 or squawk 325 is a transmission
+cut short or misheard, not a pilot's wrong readback.
 
 The readback check (engine/readback.py) hears such a value as *unsure*: the controller asks
 "say again" for that item, as real ATC does with a garbled value, instead of correcting the
-pilot for a number nobody said. Kinds not listed here take every value they parse.
+pilot for a number nobody said. Kinds not listed here take every value they parse. A value its
+finder already knows was garbled (runway "34 lift", heading "zero") comes flagged on its hit
+(engine/phraseology/hits.py) and needs no rule here.
 """
 
 from __future__ import annotations
@@ -22,18 +24,8 @@ def _squawk(value: str) -> bool:
     return len(value) == 4 and set(value) <= set("01234567")
 
 
-def _heading(value: str) -> bool:
-    """Not "000": a heard "heading zero" is a cut "zero tree zero", never north (360)."""
-    return value != "000"
-
-
-def _runway(value: str) -> bool:
-    """Not "25?": a runway whose side was misheard (engine/phraseology/runways.py)."""
-    return not value.endswith("?")
-
-
 # Frequencies need no rule: their finder reads only the air band (engine/phraseology/frequencies.py).
-_RULES: dict[str, Callable[[str], bool]] = {"qnh": _qnh, "squawk": _squawk, "runway": _runway, "heading": _heading}
+_RULES: dict[str, Callable[[str], bool]] = {"qnh": _qnh, "squawk": _squawk}
 
 
 def plausible(kind: str, value: str) -> bool:

@@ -10,6 +10,7 @@ import re
 from typing import Any
 
 from engine.phraseology.context import Context
+from engine.phraseology.hits import Found, Hit
 from engine.phraseology.numbers import MISHEARD_SIDES, speak_digits
 from engine.phraseology.transcript import Transcript
 
@@ -27,8 +28,8 @@ _VALUE = re.compile(r"^\s*(?:RWY|RUNWAY)?\s*(\d{1,2})\s*(LEFT|RIGHT|CENTER|CENTR
 _ANCHORS = frozenset({"runway", "runways"})
 # After "runway <number>", a word of MISHEARD_SIDES (whisper's for a side it misheard: "three four
 # lift", "tree for last", "zero seven light") cannot tell which side was said, so the runway is
-# reported as "<number>?": no runway can be that (engine/phraseology/plausible.py), and the
-# controller asks again instead of correcting a side the pilot may well have said right.
+# reported garbled (shown "<number>?", engine/phraseology/hits.py), and the controller asks again
+# instead of correcting a side the pilot may well have said right.
 _TURN_WORDS = frozenset({"heading", "turn", "hand", "base", "downwind", "crosswind", "traffic", "circuit", "orbit"})
 
 
@@ -56,8 +57,8 @@ def speak(canon: str) -> str:
     return f"{speak_digits(digits)} {SIDE_WORDS[side]}" if side else speak_digits(digits)
 
 
-def find(t: Transcript, ctx: Context) -> list[tuple[int, str]]:
-    found: list[tuple[int, str]] = []
+def find(t: Transcript, ctx: Context) -> Found:
+    found: Found = []
     for i, word in enumerate(t.words):
         if not (word.isdigit() and len(word) <= 2):
             continue
@@ -69,7 +70,7 @@ def find(t: Transcript, ctx: Context) -> list[tuple[int, str]]:
         if t.word(i - 1) in _ANCHORS or side:
             value = _make(word, side)
             if value and not side and t.word(i - 1) in _ANCHORS and t.word(i + 1) in MISHEARD_SIDES:
-                value += "?"
-            if value:
-                found.append((i, value))
+                found.append(Hit(i, f"{value}?", garbled=True))  # the side said is unknown
+            elif value:
+                found.append(Hit(i, value))
     return found
