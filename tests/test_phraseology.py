@@ -539,3 +539,14 @@ def test_a_finder_flags_a_value_it_heard_garbled(kind: str, heard: str, hit: Hit
 
     assert handler_of(kind).find(tokenize(heard), Context()) == [hit]
     assert plausible(kind, hit.value) == (kind != "qnh")  # only genuine range rules are left there
+
+
+@pytest.mark.parametrize(
+    ("kind", "heard"), [("heading", "heading zero thanks"), ("heading", "heading zero zero"), ("runway", "runway two five lift")]
+)
+def test_a_garbled_value_has_no_canonical_form(kind: str, heard: str) -> None:
+    """`canonical_value` of a garbled hearing is None, never a value: "heading zero" is not 360."""
+    from engine.phraseology import canonical_value, same_value
+
+    assert canonical_value(kind, heard) is None
+    assert not same_value(kind, "360" if kind == "heading" else "25L", heard)

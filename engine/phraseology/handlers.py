@@ -104,8 +104,11 @@ def canonical_of(handler: Kind, value: Any) -> str | None:
     if canon is not None or not isinstance(value, str) or handler.name == "text":
         return canon
     t = tokenize(value)
+    hits = handler.find(t, Context())
+    if any(hit.garbled for hit in hits):
+        return None  # "heading zero": a cut "zero tree zero", never north; a misheard runway side
     canon = handler.canonical(t.text)
     if canon is not None:
         return canon
-    found = {hit.value for hit in handler.find(t, Context())}
+    found = {hit.value for hit in hits}
     return handler.canonical(found.pop()) if len(found) == 1 else None
