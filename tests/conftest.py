@@ -271,3 +271,15 @@ def fake_speech() -> Any:
     stack = SpeechStack(Settings(speech_preload=False), stt=FakeStt(), tts=FakeTts())
     asyncio.run(stack.load())
     return stack
+
+
+@pytest.fixture(scope="module")
+def whisper() -> Any:
+    """The bundled whisper tiny.en, loaded once per module (the STT tests share it)."""
+    from gateway.speech.stt import make_stt
+    from gateway.speech.stt.whisper import WhisperEngine
+
+    engine = make_stt("whisper")
+    assert isinstance(engine, WhisperEngine)
+    engine.load()
+    return engine

@@ -14,7 +14,7 @@ import pytest
 
 from engine.phraseology import normalize_transcript
 from gateway.speech.cpu import BatchJob, CpuPool, Priority
-from gateway.speech.stt import SttContext, make_stt
+from gateway.speech.stt import SttContext
 from gateway.speech.stt.base import SttResult
 from gateway.speech.stt.batching import decode_finals
 from gateway.speech.stt.whisper import WhisperEngine, build_prompt, window_samples
@@ -31,14 +31,6 @@ CONTEXT = SttContext(
     vocabulary=["Lufthansa", "DLH359", "25R"],
     callsign="Lufthansa 359",
 )
-
-
-@pytest.fixture(scope="module")
-def whisper() -> WhisperEngine:
-    engine = make_stt("whisper")
-    assert isinstance(engine, WhisperEngine)
-    engine.load()
-    return engine
 
 
 @pytest.fixture(scope="module")

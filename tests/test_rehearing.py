@@ -20,7 +20,6 @@ from gateway.service import RadioService
 from gateway.settings import Settings
 from gateway.speech.rehearing import hear_again
 from gateway.speech.stack import stt_context
-from gateway.speech.stt import make_stt
 from gateway.speech.stt.base import ICAO_WORDS, VALUE_CLASSES, SttContext, SttResult, final_result
 from gateway.speech.stt.lexicon import PILOT_WORDS, flow_words, radio_lexicon
 from gateway.speech.stt.whisper import WhisperEngine
@@ -36,18 +35,25 @@ def service() -> RadioService:
     return RadioService(Settings(), clock=lambda: 1_000.0, repository=MemorySessionRepository())
 
 
-@pytest.fixture(scope="module")
-def whisper() -> WhisperEngine:
-    engine = make_stt("whisper")
-    assert isinstance(engine, WhisperEngine)
-    engine.load()
-    return engine
-
-
 def speak(text: str) -> bytes:
     tts = EspeakTts()
     pad = silence(0.2, RATE)
     return pad + resample(asyncio.run(tts.synthesize(text)), tts.sample_rate, RATE) + pad
+
+
+def closed_hearing(whisper: WhisperEngine, context: SttContext, pcm: bytes) -> SttResult | None:
+    """The stream's final, then its second hearing (`WhisperStream.closed_result`)."""
+
+    async def hear() -> SttResult | None:
+        stream = whisper.open(context)
+        stream.feed(pcm)
+        await final_result(stream)
+        try:
+            return await stream.closed_result()
+        finally:
+            await stream.aclose()
+
+    return asyncio.run(hear())
 
 
 # --- the lexicon ----------------------------------------------------------------------------------
@@ -87,7 +93,9 @@ def test_settles_decides_on_a_copy_and_stores_nothing(service: RadioService) -> 
 
 
 @given(st.booleans(), st.booleans(), st.sampled_from([None, "say_again", "readback"]))
-def test_a_decision_settles_only_when_understood_and_any_readback_is_correct(recognized: bool, ok: bool, intent: str | None) -> None:
+def test_a_decision_settles_only_when_understood_and_any_readback_is_correct(
+    recognized: bool, ok: bool, intent: str | None
+) -> None:
     from engine.models import Decision, ReadbackResult
 
     decision = Decision(recognized=recognized, intent=intent, readback=ReadbackResult(ok=ok))
@@ -99,7 +107,9 @@ def test_a_decision_settles_only_when_understood_and_any_readback_is_correct(rec
 
 
 @given(st.text(max_size=30), st.text(max_size=30), st.lists(st.text(max_size=20), max_size=3))
-def test_second_hearing_keeps_the_first_transcript_among_the_alternatives(first: str, closed: str, alts: list[str]) -> None:
+def test_second_hearing_keeps_the_first_transcript_among_the_alternatives(
+    first: str, closed: str, alts: list[str]
+) -> None:
     one = SttResult(first, Hearing(alternatives=alts, cut_off=True, confidence=0.5))
     two = SttResult(closed, Hearing(alternatives=alts[:1], confidence=0.7))
     combined = second_hearing(one, two)
@@ -113,7 +123,9 @@ def test_second_hearing_keeps_the_first_transcript_among_the_alternatives(first:
     assert closed.strip() not in combined.hearing.alternatives
 
 
-def test_hear_again_spends_a_decode_only_where_the_engine_would_not_settle(whisper: WhisperEngine, service: RadioService) -> None:
+def test_hear_again_spends_a_decode_only_where_the_engine_would_not_settle(
+    whisper: WhisperEngine, service: RadioService
+) -> None:
     pcm = speak("Lufthansa three five nine, runway zero seven right")
     context = SttContext(callsign="Lufthansa 359", lexicon=radio_lexicon(service.registry))
 
@@ -139,18 +151,7 @@ def test_hear_again_spends_a_decode_only_where_the_engine_would_not_settle(whisp
 
 
 def test_no_second_hearing_without_a_lexicon(whisper: WhisperEngine) -> None:
-    pcm = speak("runway zero seven right")
-
-    async def closed() -> SttResult | None:
-        stream = whisper.open(SttContext())
-        stream.feed(pcm)
-        await final_result(stream)
-        try:
-            return await stream.closed_result()
-        finally:
-            await stream.aclose()
-
-    assert asyncio.run(closed()) is None
+    assert closed_hearing(whisper, SttContext(), speak("runway zero seven right")) is None
 
 
 def test_the_closed_hearing_writes_radio_words(whisper: WhisperEngine, service: RadioService) -> None:
@@ -160,18 +161,10 @@ def test_the_closed_hearing_writes_radio_words(whisper: WhisperEngine, service: 
     session, opening, _ = service.create(flow="clearance", seed=5)
     clearance = service.transmit(session.session_id, opening.expected_pilot[0])
     context = stt_context(service.get(session.session_id), clearance.expected_pilot, radio_lexicon(service.registry))
-    pcm = speak(speak_text(clearance.expected_pilot[0]))  # "... climb six thousand feet, squawk fife seven two fife ..."
-
-    async def closed() -> SttResult | None:
-        stream = whisper.open(context)
-        stream.feed(pcm)
-        await final_result(stream)
-        try:
-            return await stream.closed_result()
-        finally:
-            await stream.aclose()
-
-    result = asyncio.run(closed())
+    pcm = speak(
+        speak_text(clearance.expected_pilot[0])
+    )  # "... climb six thousand feet, squawk fife seven two fife ..."
+    result = closed_hearing(whisper, context, pcm)
     assert result is not None
     heard = normalize_transcript(result.text)
     assert "squawk 5725" in heard and "6000" in heard

@@ -54,14 +54,6 @@ def clips() -> dict[str, bytes]:
 
 
 @pytest.fixture(scope="module")
-def whisper() -> WhisperEngine:
-    engine = make_stt("whisper")
-    assert isinstance(engine, WhisperEngine)
-    engine.load()
-    return engine
-
-
-@pytest.fixture(scope="module")
 def sphinx() -> SphinxEngine:
     engine = make_stt("sphinx")
     assert isinstance(engine, SphinxEngine)

@@ -27,8 +27,8 @@ from gateway.radio.protocol import ProtocolError
 from gateway.radio.speculation import Speculation
 from gateway.speech.rehearing import hear_again
 from gateway.speech.stack import stt_context
-from gateway.speech.stt.lexicon import radio_lexicon
 from gateway.speech.stt.base import SttContext, SttResult, SttStream, final_result
+from gateway.speech.stt.lexicon import radio_lexicon
 
 if TYPE_CHECKING:
     from gateway.radio.connection import RadioConnection

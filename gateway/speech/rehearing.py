@@ -25,9 +25,7 @@ from gateway.speech.stt.base import SttResult, SttStream
 from gateway.speech.stt.whisper_closed import second_hearing
 
 
-async def hear_again(
-    stream: SttStream, first: SttResult, settles: Callable[[SttResult], Awaitable[bool]]
-) -> SttResult:
+async def hear_again(stream: SttStream, first: SttResult, settles: Callable[[SttResult], Awaitable[bool]]) -> SttResult:
     """`first`, or the second hearing of `stream`'s audio where `settles(first)` says the engine
     would not understand it and the engine can hear in closed vocabulary (whisper, short audio)."""
     closed_result = getattr(stream, "closed_result", None)

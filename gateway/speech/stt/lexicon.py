@@ -51,7 +51,9 @@ def flow_words(registry: FlowRegistry) -> set[str]:
                 texts.extend(_REGEX_ESCAPE.sub(" ", t.pattern) for t in transition.triggers if t.pattern)
     words: set[str] = set()
     for text in texts:
-        words.update(w for w in _LETTERS.findall(_TEMPLATE_VARIABLE.sub(" ", text).lower()) if len(w) > 1 or w in ("a", "i"))
+        words.update(
+            w for w in _LETTERS.findall(_TEMPLATE_VARIABLE.sub(" ", text).lower()) if len(w) > 1 or w in ("a", "i")
+        )
     return words
 
 
