@@ -163,6 +163,19 @@ def test_cached_tts_returns_identical_bytes_without_synthesizing_again(piper: Pi
     assert cache.get(("piper", "en_US-joe-medium", text)) == first
 
 
+def test_prepare_caches_every_piece_of_a_likely_reply(piper: PiperTts) -> None:
+    """Speculation (gateway/radio/speculation.py) makes the whole reply while the pilot talks:
+    when it comes true, no piece of it is synthesized on air."""
+    events: list[str] = []
+    engine = CachedTts(RecordingPiper(events), TtsCache(max_bytes=10_000_000))
+    assert run(engine.prepare(TWO_SENTENCES)) == 2  # both pieces made
+    made = len(events)
+    assert made == 2
+    assert len(run(collect(engine.stream(TWO_SENTENCES)))) == 2 and len(events) == made  # played from the cache
+    assert run(engine.prepare(TWO_SENTENCES)) == 0  # nothing left to make
+    assert run(engine.prepare("Roger. Wilco.", pieces=1)) == 1  # a bounded prepare still stops early
+
+
 def test_cache_is_lru_bounded_by_bytes() -> None:
     cache = TtsCache(max_bytes=100)
     cache.put(("e", "v", "a"), b"a" * 40)

@@ -21,7 +21,8 @@ the audio already sent has played out, a speculative reply when the pilot may re
 Other jobs of one priority run in the order they came. One exception: a job submitted *urgent*
 (only the next piece of a message on air is) runs before every other job, finals included, once
 its deadline is `URGENT_S` away: a final then waits one piece, and no pilot hears the controller
-stall mid-message (docs/performance.md: 52 gaps -> 0 at 64 pilots, capacity 57 -> 63).
+stall mid-message (docs/performance.md: 52 gaps -> 0 at 64 pilots, capacity 57 -> 63; with
+speculation making whole replies ahead, 75).
 
 The priority of a job is the caller's `current_priority()` (a context variable the radio
 connection, gateway/connection.py, and the frequency set around their awaits, so WebSocket and

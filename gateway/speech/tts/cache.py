@@ -105,9 +105,9 @@ class CachedTts:
             if pcm:
                 yield pcm
 
-    async def prepare(self, text: str, pieces: int = 1) -> int:
-        """Synthesize the first `pieces` pieces of `text` into the cache ahead of need (the
-        controller's likely reply while the pilot talks); returns how many were not cached."""
+    async def prepare(self, text: str, pieces: int | None = None) -> int:
+        """Synthesize the first `pieces` pieces of `text` (None: all) into the cache ahead of need
+        (the controller's likely reply while the pilot talks); returns how many were not cached."""
         made = 0
         for piece in split_for_speech(text)[:pieces]:
             key = self.key(piece)
