@@ -18,12 +18,11 @@ from gateway.audio.pcm import silence
 from gateway.audio.resample import resample
 from gateway.service import RadioService
 from gateway.settings import Settings
-from gateway.speech.rehearing import hear_again
+from gateway.speech.rehearing import hear_again, second_hearing
 from gateway.speech.stack import stt_context
 from gateway.speech.stt.base import ICAO_WORDS, VALUE_CLASSES, SttContext, SttResult, final_result
 from gateway.speech.stt.lexicon import PILOT_WORDS, flow_words, radio_lexicon
 from gateway.speech.stt.whisper import WhisperEngine
-from gateway.speech.stt.whisper_closed import second_hearing
 from gateway.speech.tts.espeak import EspeakTts
 from gateway.store import MemorySessionRepository
 

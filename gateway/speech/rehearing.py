@@ -19,10 +19,10 @@ from __future__ import annotations
 import time
 from collections.abc import Awaitable, Callable
 
+from engine.models import Hearing
 from gateway import metrics
 from gateway.speech.cpu import cpu_pool
-from gateway.speech.stt.base import SttResult, SttStream
-from gateway.speech.stt.whisper_closed import second_hearing
+from gateway.speech.stt.base import SttResult, SttStream, unique_alternatives
 
 
 async def hear_again(stream: SttStream, first: SttResult, settles: Callable[[SttResult], Awaitable[bool]]) -> SttResult:
@@ -41,3 +41,18 @@ async def hear_again(stream: SttStream, first: SttResult, settles: Callable[[Stt
         return first
     metrics.observe_stage("second_hearing", time.monotonic() - started)
     return second_hearing(first, closed)
+
+
+def second_hearing(first: SttResult, closed: SttResult) -> SttResult:
+    """The closed decode as the transcript, and the open one first among its alternatives: a
+    value the two hear differently is not judged but asked again (`engine.readback`)."""
+    if not closed.text:
+        return first
+    alternatives = [first.text, *closed.hearing.alternatives, *first.hearing.alternatives]
+    hearing = Hearing(
+        alternatives=unique_alternatives(closed.text, [a for a in alternatives if a]),
+        cut_off=first.hearing.cut_off,
+        confidence=closed.hearing.confidence,
+        open_transcript=first.text,
+    )
+    return SttResult(closed.text, hearing)

@@ -75,16 +75,6 @@ from engine.phraseology import speak_text
 from gateway.audio.pcm import pcm_to_float32
 from gateway.speech.cpu import BatchJob, Priority
 from gateway.speech.stt import batching
-from gateway.speech.stt.whisper_windows import (  # noqa: F401 (re-exported for the decode bench)
-    FULL_WINDOW_S,
-    MIN_NEW_TOKENS,
-    TOKENS_PER_SECOND,
-    WINDOW_PAD_S,
-    WINDOW_STEP_S,
-    fits_window,
-    max_new_tokens,
-    window_samples,
-)
 from gateway.speech.stt.base import (
     VALUE_CLASSES,
     BufferedStream,
@@ -103,6 +93,16 @@ from gateway.speech.stt.base import (
 from gateway.speech.stt.batching import WindowInput
 from gateway.speech.stt.whisper_closed import closed_result
 from gateway.speech.stt.whisper_guards import collapse_repeats, compression_ratio, silent_tail
+from gateway.speech.stt.whisper_windows import (  # noqa: F401 (re-exported for the decode bench)
+    FULL_WINDOW_S,
+    MIN_NEW_TOKENS,
+    TOKENS_PER_SECOND,
+    WINDOW_PAD_S,
+    WINDOW_STEP_S,
+    fits_window,
+    max_new_tokens,
+    window_samples,
+)
 
 PARTIAL_EVERY_S = 0.7
 BEAM_SIZE = 2
@@ -306,13 +306,15 @@ class WhisperEngine:
         features = model.feature_extractor(padded, padding=0)[:, : size // hop]
         return WindowInput(np.ascontiguousarray(features, dtype=np.float32), list(tokens), max_new)
 
-    def generate_windows(self, inputs: Sequence[WindowInput]) -> list[Any]:
+    def generate_windows(self, inputs: Sequence[WindowInput], suppress: Sequence[int] | None = None) -> list[Any]:
         """One CTranslate2 `generate` call over windows of one shape (`WindowInput.shape`); the
-        longest output allowed is the largest `max_new` of the batch."""
+        longest output allowed is the largest `max_new` of the batch. `suppress`: the tokens
+        never to write (default whisper's own; the second hearing passes its closed vocabulary's)."""
         import ctranslate2
         from faster_whisper.transcribe import get_suppressed_tokens
 
         tokenizer = self.tokenizer()
+        suppressed = list(get_suppressed_tokens(tokenizer, [-1]) if suppress is None else suppress)
         features = np.stack([item.features for item in inputs])
         return list(
             self._model.model.generate(
@@ -323,7 +325,7 @@ class WhisperEngine:
                 return_scores=True,
                 max_length=max(len(item.tokens) + item.max_new for item in inputs),
                 suppress_blank=True,
-                suppress_tokens=list(get_suppressed_tokens(tokenizer, [-1])),
+                suppress_tokens=suppressed,
                 return_no_speech_prob=True,
             )
         )

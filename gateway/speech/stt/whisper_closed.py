@@ -18,10 +18,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
-from engine.models import Hearing
-from gateway.speech.stt.base import SttContext, SttResult, unique_alternatives
+from gateway.speech.stt.base import SttContext, SttResult
 from gateway.speech.stt.lexicon import context_lexicon
 from gateway.speech.stt.whisper_windows import fits_window, max_new_tokens
 
@@ -48,7 +45,6 @@ def _suppressed(tokenizer: Any, words: frozenset[str], default: tuple[int, ...])
 def closed_result(engine: WhisperEngine, pcm: bytes, prompt: str | None, context: SttContext) -> SttResult | None:
     """The transcript of `pcm` in the radio's words (`context_lexicon`), or None where there is
     no second hearing: no lexicon, or audio past one short window (the chunked path)."""
-    import ctranslate2
     from faster_whisper.transcribe import get_suppressed_tokens
 
     from gateway.audio.pcm import pcm_to_float32
@@ -59,31 +55,4 @@ def closed_result(engine: WhisperEngine, pcm: bytes, prompt: str | None, context
     tokenizer = engine.tokenizer()
     suppress = _suppressed(tokenizer, context_lexicon(context), tuple(get_suppressed_tokens(tokenizer, [-1])))
     item = engine.window_input(samples, engine.prompt_tokens(prompt), max_new_tokens(len(samples)))
-    features = np.stack([item.features])
-    result = engine._model.model.generate(
-        ctranslate2.StorageView.from_array(features),
-        [item.tokens],
-        beam_size=engine.beam_size,
-        num_hypotheses=engine.beam_size,
-        return_scores=True,
-        max_length=len(item.tokens) + item.max_new,
-        suppress_blank=True,
-        suppress_tokens=list(suppress),
-        return_no_speech_prob=True,
-    )[0]
-    return engine.window_result(result)
-
-
-def second_hearing(first: SttResult, closed: SttResult) -> SttResult:
-    """The closed decode as the transcript, and the open one first among its alternatives: a
-    value the two hear differently is not judged but asked again (`engine.readback`)."""
-    if not closed.text:
-        return first
-    alternatives = [first.text, *closed.hearing.alternatives, *first.hearing.alternatives]
-    hearing = Hearing(
-        alternatives=unique_alternatives(closed.text, [a for a in alternatives if a]),
-        cut_off=first.hearing.cut_off,
-        confidence=closed.hearing.confidence,
-        open_transcript=first.text,
-    )
-    return SttResult(closed.text, hearing)
+    return engine.window_result(engine.generate_windows([item], suppress)[0])
