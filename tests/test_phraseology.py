@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from engine import phraseology as p
 from engine.phraseology.alphabet import LETTER_WORDS, letter_of, spell
@@ -539,6 +541,14 @@ def test_a_finder_flags_a_value_it_heard_garbled(kind: str, heard: str, hit: Hit
 
     assert handler_of(kind).find(tokenize(heard), Context()) == [hit]
     assert plausible(kind, hit.value) == (kind != "qnh")  # only genuine range rules are left there
+
+
+@given(level=st.integers(0, 999), speed=st.integers(0, 999))
+def test_levels_and_speeds_a_controller_never_assigns_are_not_values(level: int, speed: int) -> None:
+    """A flight level under FL020 or a speed outside 60-450 kt is a cut or misheard value (asked
+    again); every other one is a value (so a wrong one is corrected)."""
+    assert plausible("flight_level", f"FL{level:03d}") == (level >= 20)
+    assert plausible("speed", str(speed)) == (60 <= speed <= 450)
 
 
 @pytest.mark.parametrize(

@@ -290,11 +290,15 @@ def test_a_destination_named_in_four_letters_is_read_back_by_its_name(code: str,
         (["runway"], "runway two five lift", "runway"),
         (["runway"], "Lufthansa three five niner, runway two fife light, wilco", "runway"),
         (["runway"], "runway two fife last", "runway"),
+        # seen by voice: "descending flight level one near a mirror" for "one zero zero"
+        (["cruise_level"], "descending flight level one near a mirror", "cruise_level"),
+        (["speed"], "reduce speed one", "speed"),
     ],
 )
 def test_a_value_its_kind_cannot_have_is_asked_again(required: list[str], transcript: str, field: str) -> None:
     """Seen by voice: "QNH one zero zero" (whisper cut "two") was corrected as a wrong QNH. A value
-    no QNH, squawk or frequency can have is a cut or a mishearing: unsure, never wrong or ok."""
-    result = evaluate(required, transcript)
+    no QNH, squawk, flight level or assigned speed can have is a cut or a mishearing: unsure,
+    never wrong or ok."""
+    result = evaluate(required, transcript, {**VARS, "cruise_level": "FL100", "speed": 250})
     assert not result.ok
     assert result.fields[field] == "unsure" and field in result.unsure and not result.wrong

@@ -1,5 +1,5 @@
-"""Whether a heard value can be one of its kind at all: QNH 100 or squawk 325 is a transmission
-cut short or misheard, not a pilot's wrong readback.
+"""Whether a heard value can be one of its kind at all: QNH 100, squawk 325, flight level 1 or
+speed 1 is a transmission cut short or misheard, not a pilot's wrong readback.
 
 The readback check (engine/readback.py) hears such a value as *unsure*: the controller asks
 "say again" for that item, as real ATC does with a garbled value, instead of correcting the
@@ -24,8 +24,26 @@ def _squawk(value: str) -> bool:
     return len(value) == 4 and set(value) <= set("01234567")
 
 
+def _flight_level(value: str) -> bool:
+    """FL020 and up: no transition level lies below 2,000 ft, so a lower one is a level cut short
+    ("flight level one" of "one zero zero") or misheard. A level said as feet ("7000 feet" for
+    FL070) is heard as FL7000 and stays a wrong readback, corrected."""
+    digits = value.removeprefix("FL")
+    return digits.isdigit() and int(digits) >= 20
+
+
+def _speed(value: str) -> bool:
+    """60-450 kt, the indicated airspeeds a controller assigns; "speed one" is a cut value."""
+    return value.isdigit() and 60 <= int(value) <= 450
+
+
 # Frequencies need no rule: their finder reads only the air band (engine/phraseology/frequencies.py).
-_RULES: dict[str, Callable[[str], bool]] = {"qnh": _qnh, "squawk": _squawk}
+_RULES: dict[str, Callable[[str], bool]] = {
+    "qnh": _qnh,
+    "squawk": _squawk,
+    "flight_level": _flight_level,
+    "speed": _speed,
+}
 
 
 def plausible(kind: str, value: str) -> bool:
