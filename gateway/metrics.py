@@ -78,6 +78,11 @@ LLM_FALLBACKS = Counter(
 LLM_TOKENS = Counter("livefreq_llm_tokens_total", "Tokens used by the LLM router", ["kind"])
 LLM_SECONDS = Histogram("livefreq_llm_request_seconds", "Latency of one LLM router call", buckets=LATENCY_BUCKETS)
 CPU_JOBS = Gauge("livefreq_cpu_jobs", "Speech jobs in the shared CPU pool (gateway/speech/cpu.py)", ["state"])
+CPU_BUSY_SECONDS = Counter(
+    "livefreq_cpu_busy_seconds_total",
+    "Seconds the shared CPU pool's workers spent on jobs, by priority and engine (stt, tts, other)",
+    ["priority", "kind"],
+)
 
 
 def cpu_jobs_gauge(running: Callable[[], float], queued: Callable[[], float]) -> None:

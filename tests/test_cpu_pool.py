@@ -137,3 +137,25 @@ def test_a_piece_about_to_run_dry_goes_before_finals() -> None:
     while len(done) < 5 and time.monotonic() < deadline:
         time.sleep(0.01)
     assert done == ["piece due soon", "final", "on air", "speculation due soon", "piece due later"]
+
+
+def test_worker_seconds_are_counted_by_priority_and_engine() -> None:
+    """`livefreq_cpu_busy_seconds_total{priority, kind}` says what fills the cores under load:
+    a real piper synthesis counts as tts, a whisper batch as stt, anything else as other."""
+    import functools
+
+    from gateway import metrics
+    from gateway.speech.cpu import BatchJob, job_kind
+    from gateway.speech.stt import batching
+    from gateway.speech.tts.piper import PiperTts
+
+    assert job_kind(functools.partial(PiperTts.synthesize_sync, None, "x")) == "tts"
+    assert job_kind(BatchJob("k", 1, functools.partial(batching.decode_windows, None))) == "stt"
+    assert job_kind(lambda: None) == "other"
+
+    def busy(priority: str, kind: str) -> float:
+        return metrics.CPU_BUSY_SECONDS.labels(priority, kind)._value.get()
+
+    before = busy("partial", "other")
+    CpuPool(1).submit(lambda: time.sleep(0.01), Priority.PARTIAL).result(timeout=10)
+    assert busy("partial", "other") > before

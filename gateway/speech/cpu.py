@@ -53,6 +53,8 @@ from dataclasses import dataclass
 from enum import IntEnum
 from typing import Any, TypeVar
 
+from gateway import metrics
+
 T = TypeVar("T")
 
 __all__ = ["BatchJob", "CpuPool", "Priority", "cpu_count", "cpu_pool", "current_priority", "priority", "run_cpu"]
@@ -185,16 +187,20 @@ class CpuPool:
                     continue  # its caller gave up before it started
                 batch = self._take_batch(level, fn) if isinstance(fn, BatchJob) and self._all_others_busy() else []
                 self._busy += 1
+            started = time.monotonic()
             if batch:
                 self._run_batch([(future, fn), *batch])
+                _account(level, fn, started)
                 continue
             try:
                 result = fn()
             except BaseException as exc:  # handed to the awaiting caller
                 self._done()
+                _account(level, fn, started)
                 future.set_exception(exc)
             else:
                 self._done()  # before the caller can see the result: it may ask `saturated()`
+                _account(level, fn, started)
                 future.set_result(result)
 
     def _next(self) -> _Entry:
@@ -253,6 +259,21 @@ class CpuPool:
     def _done(self) -> None:
         with self._cond:
             self._busy -= 1
+
+
+def job_kind(fn: Callable[[], Any]) -> str:
+    """"stt", "tts" or "other": which engine a job runs, by the module of its function."""
+    inner: Any = fn.run if isinstance(fn, BatchJob) else fn
+    while isinstance(inner, functools.partial):
+        inner = inner.func
+    module = getattr(inner, "__module__", "") or ""
+    return "stt" if ".stt" in module else "tts" if ".tts" in module else "other"
+
+
+def _account(level: int, fn: Callable[[], Any], started: float) -> None:
+    """Worker seconds by priority and engine (`livefreq_cpu_busy_seconds_total`): what fills
+    the cores under load (`livefreq load` prints it)."""
+    metrics.CPU_BUSY_SECONDS.labels(Priority(level).name.lower(), job_kind(fn)).inc(time.monotonic() - started)
 
 
 _pool: CpuPool | None = None

@@ -244,8 +244,14 @@ def _server_figures(samples: list[tuple[float, Scrape]]) -> dict[str, Any]:
         for (name, labels), value in delta.samples.items()
         if name == "livefreq_speculative_tts_total" and value > 0
     }
+    busy: dict[str, float] = {}
+    for (name, labels), value in delta.samples.items():
+        if name == "livefreq_cpu_busy_seconds_total" and value > 0:
+            key = f"{dict(labels).get('kind', '?')}:{dict(labels).get('priority', '?')}"
+            busy[key] = round(value, 1)
     return {
         "metrics": True,
+        "cpu_pool_busy_s": dict(sorted(busy.items())),
         "cpu_s": round(cpu1 - cpu0, 1) if cpu0 is not None and cpu1 is not None else None,
         "cpu_cores_used": round((cpu1 - cpu0) / (t1 - t0), 2) if cpu0 is not None and cpu1 is not None and t1 > t0 else None,
         "cpu_cores_peak": round(max(windows), 2) if windows else None,  # busiest 5 s
@@ -295,9 +301,25 @@ def format_table(report: dict[str, Any]) -> list[tuple[str, str]]:
         for stage, st in s["stages"].items():
             if st["n"]:
                 rows.append((f"server: {stage} (ms)", f"p50 {st['p50_ms']}  p95 {st['p95_ms']}  p99 {st['p99_ms']}  (n={st['n']})"))
+        if s.get("cpu_pool_busy_s"):
+            rows.append(("server: CPU pool busy (s)", pool_busy_row(s["cpu_pool_busy_s"])))
         if s.get("speculative_tts"):
             rows.append(("server: speculative TTS", ", ".join(f"{k} {n}" for k, n in s["speculative_tts"].items())))
     return rows
+
+
+def pool_busy_row(busy: dict[str, float]) -> str:
+    """"tts 61.2 (ahead 40.1, on_air 21.1); stt ..." from {"kind:priority": seconds}."""
+    kinds: dict[str, dict[str, float]] = {}
+    for key, seconds in busy.items():
+        kind, _, level = key.partition(":")
+        kinds.setdefault(kind, {})[level] = seconds
+    return "; ".join(
+        f"{kind} {sum(levels.values()):.1f} ("
+        + ", ".join(f"{level} {sec:.1f}" for level, sec in sorted(levels.items(), key=lambda kv: -kv[1]))
+        + ")"
+        for kind, levels in sorted(kinds.items(), key=lambda kv: -sum(kv[1].values()))
+    )
 
 
 def write_outputs(report: dict[str, Any], report_dir: Path, name: str = "load") -> tuple[Path, Path]:
