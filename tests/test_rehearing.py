@@ -167,3 +167,29 @@ def test_the_closed_hearing_writes_radio_words(whisper: WhisperEngine, service: 
     assert result is not None
     heard = normalize_transcript(result.text)
     assert "squawk 5725" in heard and "6000" in heard
+
+
+def test_the_suppressed_tokens_are_those_outside_the_lexicon_and_the_sessions_words(
+    whisper: WhisperEngine, service: RadioService
+) -> None:
+    """The shared lexicon's token set is made once and a session's own words are added per
+    hearing: the list is exactly every token outside both (plus whisper's defaults)."""
+    from gateway.speech.stt.whisper_closed import PUNCTUATION, suppressed_tokens
+
+    whisper.load()
+    tokenizer = whisper.tokenizer()
+    lexicon = radio_lexicon(service.registry)
+    own = frozenset({"zanzibar", "quokka", "runway"})  # words no flow has, and one it has
+    default = (220, 50256)
+    allowed: set[int] = set()
+    for word in lexicon | own:
+        for form in {word, word.capitalize(), word.upper()}:
+            allowed.update(tokenizer.encode(" " + form))
+            allowed.update(tokenizer.encode(form))
+    for mark in (*PUNCTUATION, *(str(d) for d in range(10))):
+        allowed.update(tokenizer.encode(mark))
+        allowed.update(tokenizer.encode(" " + mark))
+    expected = sorted({*default, *(t for t in range(tokenizer.eot) if t not in allowed)})
+    assert suppressed_tokens(tokenizer, lexicon, own, default) == expected
+    assert set(tokenizer.encode(" zanzibar")).isdisjoint(expected)  # the session's words are writable
+    assert suppressed_tokens(tokenizer, lexicon, frozenset(), default) != expected  # and only its

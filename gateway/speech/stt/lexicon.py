@@ -72,7 +72,7 @@ def radio_lexicon(registry: FlowRegistry) -> frozenset[str]:
     return frozenset(words)
 
 
-def context_lexicon(context: SttContext) -> frozenset[str]:
-    """`context.lexicon` with this transmission's own words (callsign, airports, procedures)."""
-    own = {w for text in (*context.spoken_phrases(), *context.spoken_vocabulary()) for w in words_of(text)}
-    return context.lexicon | own
+def own_words(context: SttContext) -> frozenset[str]:
+    """This transmission's own words (callsign, airports, procedures), beside the shared lexicon."""
+    return frozenset(w for text in (*context.spoken_phrases(), *context.spoken_vocabulary()) for w in words_of(text))
+

@@ -18,8 +18,10 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from gateway.speech.stt.base import SttContext, SttResult
-from gateway.speech.stt.lexicon import context_lexicon
+from gateway.speech.stt.lexicon import own_words
 from gateway.speech.stt.whisper_windows import fits_window, max_new_tokens
 
 if TYPE_CHECKING:
@@ -28,22 +30,45 @@ if TYPE_CHECKING:
 PUNCTUATION: tuple[str, ...] = (".", ",", "?", "!", "-", "'")
 
 
-@lru_cache(maxsize=64)
-def _suppressed(tokenizer: Any, words: frozenset[str], default: tuple[int, ...]) -> tuple[int, ...]:
-    """Every text token outside the spellings of `words`, plus whisper's default suppressions."""
+def _spellings(tokenizer: Any, words: frozenset[str]) -> set[int]:
+    """Every token of every spelling of `words` (with and without a leading space)."""
     allowed: set[int] = set()
     for word in words:
         for form in {word, word.capitalize(), word.upper()}:
             allowed.update(tokenizer.encode(" " + form))
             allowed.update(tokenizer.encode(form))
+    return allowed
+
+
+@lru_cache(maxsize=4)
+def _shared(tokenizer: Any, lexicon: frozenset[str], default: tuple[int, ...]) -> tuple[frozenset[int], np.ndarray]:
+    """(tokens the shared lexicon allows, the tokens it suppresses), made once per lexicon: every
+    session shares it, so only the session's own few words are encoded per hearing (encoding the
+    whole lexicon took 14-20 ms of a CPU worker, and a cache per session's word set churned past
+    64 sessions)."""
+    allowed = _spellings(tokenizer, lexicon)
     for mark in (*PUNCTUATION, *(str(d) for d in range(10))):
         allowed.update(tokenizer.encode(mark))
         allowed.update(tokenizer.encode(" " + mark))
-    return tuple(sorted({*default, *(t for t in range(tokenizer.eot) if t not in allowed)}))
+    suppressed = sorted({*default, *(t for t in range(tokenizer.eot) if t not in allowed)})
+    return frozenset(allowed), np.array(suppressed, dtype=np.int64)
+
+
+def suppressed_tokens(
+    tokenizer: Any, lexicon: frozenset[str], own: frozenset[str], default: tuple[int, ...]
+) -> list[int]:
+    """Every text token outside the spellings of `lexicon` and the session's `own` words, plus
+    whisper's default suppressions (which stay suppressed whatever the words)."""
+    allowed, suppressed = _shared(tokenizer, lexicon, default)
+    extra = _spellings(tokenizer, own - lexicon) - allowed - set(default)
+    if not extra:
+        return suppressed.tolist()
+    return suppressed[~np.isin(suppressed, np.fromiter(extra, dtype=np.int64))].tolist()
 
 
 def closed_result(engine: WhisperEngine, pcm: bytes, prompt: str | None, context: SttContext) -> SttResult | None:
-    """The transcript of `pcm` in the radio's words (`context_lexicon`), or None where there is
+    """The transcript of `pcm` in the radio's words (`context.lexicon` and the session's
+    `own_words`), or None where there is
     no second hearing: no lexicon, or audio past one short window (the chunked path)."""
     from faster_whisper.transcribe import get_suppressed_tokens
 
@@ -53,6 +78,7 @@ def closed_result(engine: WhisperEngine, pcm: bytes, prompt: str | None, context
     if not context.lexicon or not len(samples) or not fits_window(len(samples)):
         return None
     tokenizer = engine.tokenizer()
-    suppress = _suppressed(tokenizer, context_lexicon(context), tuple(get_suppressed_tokens(tokenizer, [-1])))
+    default = tuple(get_suppressed_tokens(tokenizer, [-1]))
+    suppress = suppressed_tokens(tokenizer, context.lexicon, own_words(context), default)
     item = engine.window_input(samples, engine.prompt_tokens(prompt), max_new_tokens(len(samples)))
     return engine.window_result(engine.generate_windows([item], suppress)[0])
