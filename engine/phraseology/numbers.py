@@ -126,8 +126,10 @@ _SIDES = frozenset({"left", "right", "center"})
 MISHEARD_SIDES = frozenset({"lift", "last", "lats", "laughed", "lefts", "light", "lite", "write", "rite", "wright"})
 # After a phonetic letter, "to"/"for"/"fo" is the taxiway's digit ("bravo fo, lima fo and golf
 # one", "delta to golf two") when a route goes on (another letter, "and") or the transmission
-# pauses or ends there; "alfa for runway two five" keeps its preposition.
+# pauses or ends there; "alfa for runway two five" keeps its preposition. "for" (never "to": "alfa
+# to stand bravo one") is the digit before the stand too: "whiskey for stand foxtrot tree two".
 _ROUTE_GOES_ON = frozenset({"and"})
+_FOUR_BEFORE = frozenset({"stand", "gate"})
 # Every word that may be (part of) a number; the callsign matcher never takes one for a name.
 NUMBER_WORDS: frozenset[str] = frozenset(_WORD_CLASSES) | frozenset(_HOMOPHONES) | _DECIMAL_WORDS | frozenset(_REPEATS)
 # Keywords a number follows: "runway too" is runway 2.
@@ -242,7 +244,8 @@ def _resolve_homophones(
       "too too" is 22;
     - "to"/"for"/"fo" (and whisper's "fall"/"full" for four) between two single digits, or after a
       phonetic letter where a route goes on or the words pause or end ("bravo fo, lima fo and golf
-      one"); "for"/"fo"/"fall"/"full" also after a digit before a side ("runway tree fall left");
+      one"; "for", not "to", also before "stand" or "gate"); "for"/"fo"/"fall"/"full" also after a
+      digit before a side ("runway tree fall left");
     - "o" only between two numbers (alone it is also the letter)."""
     changed = True
     while pending and changed:
@@ -261,6 +264,7 @@ def _resolve_homophones(
             elif word in ("to", "for", "fo", "fall", "full"):
                 after = words[i + 1] if i + 1 < len(words) else BREAK
                 goes_on = after == BREAK or after in _PHONETIC or after in _ROUTE_GOES_ON
+                goes_on = goes_on or (word != "to" and after in _FOUR_BEFORE)
                 in_route = i > 0 and words[i - 1] in _PHONETIC and goes_on
                 sided = (
                     word != "to" and prev == "D" and (after in _SIDES or after in MISHEARD_SIDES)
