@@ -509,12 +509,16 @@ def test_kind_for_variable(name: str, kind: str) -> None:
         ("via bravo fo lima fo and golf one", None, "via bravo 4 lima 4 and golf 1"),
         ("taxi via delta to golf two", None, "taxi via delta 2 golf 2"),
         ("via Foxtrot for and Whiskey for stand Foxtrot tree two", None, "via foxtrot 4 and whiskey 4 stand foxtrot 32"),
+        ("Taxi via Romeo one and Echo to QNH one zero three four", None, "taxi via romeo 1 and echo 2 qnh 1034"),
+        ("holding point november for, wilco", None, "holding point november 4 wilco"),
+        ("Roger heading to five zero", None, "roger heading 250"),
         # and where the same words mean what they say
         ("heading two seven one way two six", None, "heading 271 way 26"),
         ("holding point alfa for runway two five", None, "holding point alfa for runway 25"),
         ("taxi to holding point alfa to runway two five", None, "taxi to holding point alfa to runway 25"),
         ("cleared for takeoff runway two five", None, "cleared for takeoff runway 25"),
         ("taxi via alfa to stand bravo one", None, "taxi via alfa to stand bravo 1"),
+        ("climb to five thousand, taxi to runway two five", None, "climb to 5000 taxi to runway 25"),
         ("runway two five, point of no return", None, "runway 25 point of no return"),
     ],
 )

@@ -321,3 +321,26 @@ def test_a_heading_heard_as_zero_is_never_accepted(issued: int, zeros: str, tail
     said = f"Egyptair two eight seven okay heading {zeros} {tail}".strip()
     result = ReadbackEvaluator().evaluate(["heading"], variables, said)
     assert not result.ok and result.fields["heading"] == "unsure"
+
+
+@given(number=st.integers(1, 36), side=st.sampled_from(["L", "R", "C"]), other=st.integers(1, 35))
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_a_runway_side_lost_at_the_end_of_a_voice_readback_is_asked_again(
+    engine: SessionEngine, number: int, side: str, other: int
+) -> None:
+    """By voice, "... runway two three" for 23L as the last words (whisper drops a last word)
+    is asked again, never accepted; typed, or followed by more words, or another number, it is
+    corrected."""
+    runway = f"{number:02d}{side}"
+    wrong_number = f"{(number + other - 1) % 36 + 1:02d}"
+    for text, hearing, status in [
+        (f"Lufthansa 359, runway {number:02d}", Hearing(), "unsure"),
+        (f"Lufthansa 359, runway {number:02d}", None, "wrong"),
+        (f"runway {number:02d}, Lufthansa 359", Hearing(), "wrong"),
+        (f"Lufthansa 359, runway {wrong_number}", Hearing(), "wrong"),
+    ]:
+        session = _start(engine, "tower_departure", runway=runway)
+        now = _play_to(engine, session, "TWR_LINEUP_RB")
+        d = engine.transmit(session, text, now, hearing=hearing)
+        assert d.readback is not None and d.readback.fields["runway"] == status, (text, hearing, d.readback)
+        assert session.active.state == "TWR_LINEUP_RB"

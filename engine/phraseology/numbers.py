@@ -128,7 +128,9 @@ MISHEARD_SIDES = frozenset({"lift", "last", "lats", "laughed", "lefts", "light",
 # one", "delta to golf two") when a route goes on (another letter, "and") or the transmission
 # pauses or ends there; "alfa for runway two five" keeps its preposition. "for" (never "to": "alfa
 # to stand bravo one") is the digit before the stand too: "whiskey for stand foxtrot tree two".
-_ROUTE_GOES_ON = frozenset({"and"})
+_ROUTE_GOES_ON = frozenset({"and", "qnh", "squawk", "wilco", "roger"})  # no object of "to"/"for"
+# Keywords "to" never follows as a preposition: "heading to five zero" is heading 250.
+_TWO_AFTER = frozenset({"heading", "runway", "squawk", "qnh"})
 _FOUR_BEFORE = frozenset({"stand", "gate"})
 # Every word that may be (part of) a number; the callsign matcher never takes one for a name.
 NUMBER_WORDS: frozenset[str] = frozenset(_WORD_CLASSES) | frozenset(_HOMOPHONES) | _DECIMAL_WORDS | frozenset(_REPEATS)
@@ -244,8 +246,9 @@ def _resolve_homophones(
       "too too" is 22;
     - "to"/"for"/"fo" (and whisper's "fall"/"full" for four) between two single digits, or after a
       phonetic letter where a route goes on or the words pause or end ("bravo fo, lima fo and golf
-      one"; "for", not "to", also before "stand" or "gate"); "for"/"fo"/"fall"/"full" also after a
-      digit before a side ("runway tree fall left");
+      one", "echo to, QNH ..."; "for", not "to", also before "stand" or "gate"); "to" right after
+      "heading", "runway", "squawk" or "QNH" before a digit ("heading to five zero");
+      "for"/"fo"/"fall"/"full" also after a digit before a side ("runway tree fall left");
     - "o" only between two numbers (alone it is also the letter)."""
     changed = True
     while pending and changed:
@@ -269,7 +272,8 @@ def _resolve_homophones(
                 sided = (
                     word != "to" and prev == "D" and (after in _SIDES or after in MISHEARD_SIDES)
                 )  # "tree fall left"
-                digit = (prev == "D" and nxt == "D") or in_route or sided
+                keyed = word == "to" and i > 0 and words[i - 1] in _TWO_AFTER and nxt == "D"  # "heading to five zero"
+                digit = (prev == "D" and nxt == "D") or in_route or sided or keyed
             elif word == "near":  # "niner" as a recognizer writes it: "three five near" after two digits
                 digit = prev == "D" and beside(i - 1, -1) in ("D", "N")
             elif word == "oh":
