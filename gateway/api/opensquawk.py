@@ -134,9 +134,7 @@ def transmit_response(service: RadioService, session: Session, decision: Decisio
         "flow_slug": decision.to_flow,
         "controller_say_template": " ".join(m.template for m in messages) if messages else None,
         "controller_say_rendered": " ".join(m.text for m in messages) if messages else None,
-        "expected_pilot_template": expected_template(
-            service, decision.to_flow or session.active.flow, decision.to_state or session.active.state, decision.completed
-        ),
+        "expected_pilot_template": expected_template(service, decision.to_flow, decision.to_state, decision.completed),
         "variables": session.variables,
         "flags": session.flags,
         "trace": [{"type": step.step, "message": step.detail} for step in decision.trace.steps],
