@@ -152,11 +152,16 @@ def test_load_run_against_a_real_gateway(tiny_corpus: Corpus, tmp_path, monkeypa
     assert verdicts["correct_readbacks"] + verdicts["wrong_readbacks"] >= 1 and verdicts["accuracy"] is not None
     assert report["latency_ms"]["ptt_up_to_first_audio"]["n"] == report["replies"] >= 2
     assert set(report["latency_ms"]["ptt_up_to_first_audio"]) >= {"p50", "p95", "p99"}
+    latency = report["latency_ms"]  # a session's first reply apart from the later ones
+    assert latency["ptt_up_to_first_audio_opening"]["n"] == 2  # one per pilot
+    assert latency["ptt_up_to_first_audio_opening"]["n"] + latency["ptt_up_to_first_audio_later"]["n"] == report["replies"]
+    assert "a session's first reply / later ones" in out
     assert report["errors"]["total"] == 0 and report["messages"]["total_faults"] == 0
     assert report["messages"]["controller_messages"] >= 2 and report["audio"]["messages"] >= 2
     server = report["server"]
     assert server["metrics"] and server["cpu_s"] > 0 and server["rss_mb_peak"] > 50
     assert server["stages"]["speech_end_to_first_audio"]["n"] >= 2
+    assert server["cpu_pool_busy_s"].get("stt:final", 0) > 0  # the pool's seconds, by engine and priority
     assert report["wer"] is not None and report["transmissions"] == len(exchanges)
 
 

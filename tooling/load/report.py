@@ -144,6 +144,12 @@ def build_report(
         "transmissions_per_pilot_minute": round(len(exchanges) / config.sessions / (config.duration_s / 60), 2),
         "latency_ms": {
             "ptt_up_to_first_audio": first_audio,
+            # a session's first reply (the clearance: long, nothing of it cached, every pilot's at
+            # about the same time while they join) apart from the rest: capacity's limit so far
+            "ptt_up_to_first_audio_opening": summarize([e["first_audio_ms"] for e in exchanges if e.get("reply_seq") == 1]),
+            "ptt_up_to_first_audio_later": summarize(
+                [e["first_audio_ms"] for e in exchanges if e.get("reply_seq") is not None and e["reply_seq"] > 1]
+            ),
             "ptt_up_to_final": summarize([e["final_ms"] for e in exchanges]),
             "ptt_up_to_decision": summarize([e["decision_ms"] for e in exchanges]),
         },
@@ -280,6 +286,7 @@ def format_table(report: dict[str, Any]) -> list[tuple[str, str]]:
          + ("" if report.get("other_cpu_cores") is None else f"; other processes used {report['other_cpu_cores']} cores") + ")"),
         ("transmissions, talk duty", f"{report['transmissions']} ({report['transmissions_per_pilot_minute']}/pilot/min), pilots talking {100 * report['talk_duty']:.0f} % of the time"),
         ("PTT release -> first ATC audio (ms)", ms(lat["ptt_up_to_first_audio"])),
+        ("  a session's first reply / later ones", _split(lat)),
         ("PTT release -> final transcript (ms)", ms(lat["ptt_up_to_final"])),
         ("PTT release -> decision (ms)", ms(lat["ptt_up_to_decision"])),
         ("transcript WER", "-" if report["wer"] is None else f"{100 * report['wer']:.1f} %  ({report['not_understood']} not understood)"),
@@ -306,6 +313,18 @@ def format_table(report: dict[str, Any]) -> list[tuple[str, str]]:
         if s.get("speculative_tts"):
             rows.append(("server: speculative TTS", ", ".join(f"{k} {n}" for k, n in s["speculative_tts"].items())))
     return rows
+
+
+def _split(lat: dict[str, Any]) -> str:
+    """p95 of a session's first reply and of the later ones (reports before the split: "-")."""
+    opening, later = lat.get("ptt_up_to_first_audio_opening"), lat.get("ptt_up_to_first_audio_later")
+    if not opening or not later:
+        return "-"
+
+    def p95(stats: dict[str, Any]) -> str:
+        return f"p95 {stats['p95']:.0f} (n={stats['n']})" if stats["n"] else "-"
+
+    return f"{p95(opening)} / {p95(later)}"
 
 
 def pool_busy_row(busy: dict[str, float]) -> str:
