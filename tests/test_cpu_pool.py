@@ -5,24 +5,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import threading
 import time
 from collections.abc import AsyncIterator
 
 from gateway.radio.playout import prefetched
 from gateway.speech.cpu import CpuPool, Priority, current_priority
+from tests.support.cpu_pool import hold_worker
 
 
 def test_jobs_run_by_priority_then_in_order() -> None:
     pool = CpuPool(1)
-    gate, running = threading.Event(), threading.Event()
-
-    def block() -> None:
-        running.set()
-        gate.wait(10)
-
-    blocker = pool.submit(block, Priority.PARTIAL)  # holds the only worker
-    assert running.wait(10)
+    blocker, gate = hold_worker(pool, Priority.PARTIAL)  # holds the only worker
     done: list[str] = []
     now = time.monotonic()
     jobs = [
@@ -86,21 +79,12 @@ def test_the_next_sentence_is_synthesized_while_the_one_before_is_sent() -> None
 def test_idle_means_a_job_submitted_now_starts_at_once() -> None:
     """The second hearing (gateway/speech/rehearing.py) runs only while a worker is idle."""
     pool = CpuPool(2)
-    gate, running = threading.Event(), threading.Event()
-
-    def block() -> None:
-        running.set()
-        gate.wait(10)
-
     assert pool.idle()
-    first = pool.submit(block, Priority.FINAL)
-    assert running.wait(10)
+    first, first_gate = hold_worker(pool, Priority.FINAL)
     assert pool.idle()  # one of two workers busy: the other takes a job at once
-    running.clear()
-    second = pool.submit(block, Priority.FINAL)
-    assert running.wait(10)
+    second, second_gate = hold_worker(pool, Priority.FINAL)
     assert not pool.idle()  # both busy
-    gate.set()
+    first_gate.set(), second_gate.set()
     first.result(10), second.result(10)
     deadline = time.monotonic() + 10
     while not pool.idle() and time.monotonic() < deadline:  # workers account the end of a job after its result
@@ -115,14 +99,7 @@ def test_a_piece_about_to_run_dry_goes_before_finals() -> None:
     from gateway.speech.cpu import URGENT_S
 
     pool = CpuPool(1)
-    gate, running = threading.Event(), threading.Event()
-
-    def block() -> None:
-        running.set()
-        gate.wait(10)
-
-    blocker = pool.submit(block, Priority.PARTIAL)
-    assert running.wait(10)
+    blocker, gate = hold_worker(pool, Priority.PARTIAL)
     done: list[str] = []
     now = time.monotonic()
     pool.submit(lambda: done.append("final"), Priority.FINAL)

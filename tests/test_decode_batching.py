@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +17,7 @@ from gateway.speech.stt import SttContext
 from gateway.speech.stt.base import SttResult
 from gateway.speech.stt.batching import decode_finals
 from gateway.speech.stt.whisper import WhisperEngine, build_prompt, window_samples
+from tests.support.cpu_pool import hold_worker
 from tooling.voicekit import pilot_pcm
 
 PHRASES = (
@@ -82,14 +82,7 @@ def test_the_pool_decodes_queued_finals_of_one_shape_together(
     whisper: WhisperEngine, recordings: list[bytes], alone: list[SttResult]
 ) -> None:
     pool = CpuPool(1)
-    gate, running = threading.Event(), threading.Event()
-
-    def block() -> None:
-        running.set()
-        gate.wait(30)
-
-    blocker = pool.submit(block, Priority.FINAL)
-    assert running.wait(30)
+    blocker, gate = hold_worker(pool, Priority.FINAL, timeout=30)
     calls: list[int] = []
     futures = [pool.submit(job(whisper, pcm, calls), Priority.FINAL) for pcm in recordings[:3]]
     other_shape = recordings[3] + bytes(32000)  # one second longer: another window
@@ -142,8 +135,7 @@ def test_one_bad_item_does_not_fail_the_others(
     assert out[2][0] == SttResult("")  # type: ignore[index]
 
     pool = CpuPool(1)
-    gate = threading.Event()
-    pool.submit(lambda: gate.wait(30), Priority.FINAL)
+    _held, gate = hold_worker(pool, Priority.FINAL, timeout=30)
     good = pool.submit(job(whisper, recordings[0]), Priority.FINAL)
     bad_job = job(whisper, recordings[2])
     bad = pool.submit(BatchJob(bad_job.key, (broken, tokens), bad_job.run, bad_job.cap), Priority.FINAL)

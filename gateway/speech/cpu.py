@@ -189,18 +189,15 @@ class CpuPool:
                 self._busy += 1
             started = time.monotonic()
             if batch:
-                self._run_batch([(future, fn), *batch])
-                _account(level, fn, started)
+                self._run_batch([(future, fn), *batch], level, started)
                 continue
             try:
                 result = fn()
             except BaseException as exc:  # handed to the awaiting caller
-                self._done()
-                _account(level, fn, started)
+                self._done(level, fn, started)
                 future.set_exception(exc)
             else:
-                self._done()  # before the caller can see the result: it may ask `saturated()`
-                _account(level, fn, started)
+                self._done(level, fn, started)  # before the caller sees the result: it may ask `saturated()`
                 future.set_result(result)
 
     def _next(self) -> _Entry:
@@ -237,7 +234,7 @@ class CpuPool:
         heapq.heapify(self._queue)
         return [(entry[3], entry[4]) for entry in mates if entry[3].set_running_or_notify_cancel()]  # type: ignore[misc]
 
-    def _run_batch(self, jobs: list[tuple[Future[Any], Any]]) -> None:
+    def _run_batch(self, jobs: list[tuple[Future[Any], Any]], level: int, started: float) -> None:
         """Run `jobs` (BatchJobs of one key) in one call of their `run`; each future gets its own
         result or error."""
         try:
@@ -245,20 +242,24 @@ class CpuPool:
             if len(results) != len(jobs):
                 raise RuntimeError(f"a batch of {len(jobs)} jobs returned {len(results)} results")
         except BaseException as exc:  # the whole call failed: every caller hears of it
-            self._done()
+            self._done(level, jobs[0][1], started)
             for future, _job in jobs:
                 future.set_exception(exc)
             return
-        self._done()
+        self._done(level, jobs[0][1], started)
         for (future, _job), result in zip(jobs, results, strict=True):
             if isinstance(result, BaseException):
                 future.set_exception(result)
             else:
                 future.set_result(result)
 
-    def _done(self) -> None:
+    def _done(self, level: int, fn: Callable[[], Any], started: float) -> None:
+        """A worker is free again; its seconds are counted (`livefreq_cpu_busy_seconds_total`:
+        what fills the cores under load, `livefreq load` prints it) before any caller sees the
+        result."""
         with self._cond:
             self._busy -= 1
+        metrics.CPU_BUSY_SECONDS.labels(Priority(level).name.lower(), job_kind(fn)).inc(time.monotonic() - started)
 
 
 def job_kind(fn: Callable[[], Any]) -> str:
@@ -268,12 +269,6 @@ def job_kind(fn: Callable[[], Any]) -> str:
         inner = inner.func
     module = getattr(inner, "__module__", "") or ""
     return "stt" if ".stt" in module else "tts" if ".tts" in module else "other"
-
-
-def _account(level: int, fn: Callable[[], Any], started: float) -> None:
-    """Worker seconds by priority and engine (`livefreq_cpu_busy_seconds_total`): what fills
-    the cores under load (`livefreq load` prints it)."""
-    metrics.CPU_BUSY_SECONDS.labels(Priority(level).name.lower(), job_kind(fn)).inc(time.monotonic() - started)
 
 
 _pool: CpuPool | None = None

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -240,21 +241,9 @@ def _server_figures(samples: list[tuple[float, Scrape]]) -> dict[str, Any]:
         if tb - ta >= 1.0 and a.value("process_cpu_seconds_total") is not None and b.value("process_cpu_seconds_total") is not None
     ]
     delta = last.minus(first)
-    errors = {
-        f"{dict(labels).get('transport')}:{dict(labels).get('code')}": int(value)
-        for (name, labels), value in delta.samples.items()
-        if name == "livefreq_errors_total" and value > 0
-    }
-    speculative = {
-        dict(labels).get("outcome", "?"): int(value)
-        for (name, labels), value in delta.samples.items()
-        if name == "livefreq_speculative_tts_total" and value > 0
-    }
-    busy: dict[str, float] = {}
-    for (name, labels), value in delta.samples.items():
-        if name == "livefreq_cpu_busy_seconds_total" and value > 0:
-            key = f"{dict(labels).get('kind', '?')}:{dict(labels).get('priority', '?')}"
-            busy[key] = round(value, 1)
+    errors = _totals(delta, "livefreq_errors_total", ("transport", "code"), int)
+    speculative = _totals(delta, "livefreq_speculative_tts_total", ("outcome",), int)
+    busy = _totals(delta, "livefreq_cpu_busy_seconds_total", ("kind", "priority"), lambda v: round(v, 1))
     return {
         "metrics": True,
         "cpu_pool_busy_s": dict(sorted(busy.items())),
@@ -268,6 +257,15 @@ def _server_figures(samples: list[tuple[float, Scrape]]) -> dict[str, Any]:
         "stages": stage_summary(delta),
         "speculative_tts": speculative,
         "errors_by_code": errors,
+    }
+
+
+def _totals(delta: Scrape, metric: str, labels: tuple[str, ...], cast: Callable[[float], Any]) -> dict[str, Any]:
+    """{"label:label": value} of one counter's labelled series that grew during the run."""
+    return {
+        ":".join(str(dict(series).get(label, "?")) for label in labels): cast(value)
+        for (name, series), value in delta.samples.items()
+        if name == metric and value > 0
     }
 
 
@@ -316,15 +314,12 @@ def format_table(report: dict[str, Any]) -> list[tuple[str, str]]:
 
 
 def _split(lat: dict[str, Any]) -> str:
-    """p95 of a session's first reply and of the later ones (reports before the split: "-")."""
-    opening, later = lat.get("ptt_up_to_first_audio_opening"), lat.get("ptt_up_to_first_audio_later")
-    if not opening or not later:
-        return "-"
+    """p95 of a session's first reply and of the later ones."""
 
     def p95(stats: dict[str, Any]) -> str:
         return f"p95 {stats['p95']:.0f} (n={stats['n']})" if stats["n"] else "-"
 
-    return f"{p95(opening)} / {p95(later)}"
+    return f"{p95(lat['ptt_up_to_first_audio_opening'])} / {p95(lat['ptt_up_to_first_audio_later'])}"
 
 
 def pool_busy_row(busy: dict[str, float]) -> str:
