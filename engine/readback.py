@@ -20,7 +20,9 @@ never values, so "Swiss one five eight" is not an altitude or a heading.
 A heard value its kind cannot have ("QNH one zero zero", a three-digit squawk:
 `engine.phraseology.plausible`), or one its finder heard garbled (a runway whose side was
 misheard, a heading heard as zero: `engine.phraseology.hits`), is a transmission cut short or
-misheard: that field is "unsure", never "wrong" and never "ok".
+misheard: that field is "unsure", never "wrong" and never "ok". By voice (`spoken`), so is the
+issued runway's number heard without its side as the very last word ("... runway two three" for
+23L): whisper drops last words (`_side_cut_off`).
 
 **Unsure hearing** (voice): given `alternatives` (other transcripts of the same audio: n-best, or
 the best one with unsure words masked as "???"), a field whose verdict differs between the best
@@ -145,14 +147,16 @@ class ReadbackEvaluator:
         issued: Mapping[str, Any] | None = None,
         alternatives: Sequence[str] = (),
         traffic: Iterable[str] = (),
+        spoken: bool = False,
     ) -> ReadbackResult:
         """Judge one transmission (see the module docstring); `issued` adds the contradiction
         check over every issued value, `alternatives` the unsure-hearing check, `traffic` the
-        callsigns of other aircraft whose numbers are never values."""
+        callsigns of other aircraft whose numbers are never values, `spoken` that the transcript
+        is a recognizer's (`_side_cut_off`)."""
         traffic = tuple(traffic)
         hint = callsign_hint(variables)
         alternatives = [alt for alt in alternatives if not is_truncation(alt, transcript, hint)]
-        best = self._judge(required, variables, transcript, issued or {}, traffic)
+        best = self._judge(required, variables, transcript, issued or {}, traffic, spoken=spoken)
         others = [
             (self._judge(required, variables, alt, issued or {}, traffic), UNSURE_WORD in alt) for alt in alternatives
         ]
@@ -192,9 +196,11 @@ class ReadbackEvaluator:
         transcript: str,
         issued: Mapping[str, Any],
         traffic: tuple[str, ...],
+        spoken: bool = False,
     ) -> dict[str, tuple[Status, str, str]]:
         """name -> (status, expected shown, heard shown) for the required fields and for every
-        issued value whose kind was heard."""
+        issued value whose kind was heard; `spoken` (the best transcript by voice) applies
+        `_side_cut_off`."""
         t = tokenize(transcript, callsign=callsign_hint(variables))  # numbers after our callsign
         correction = max((i for i, w in enumerate(t.words) if w in CORRECTION_WORDS), default=-1)
         masked = _callsign_words(t, variables, traffic)
@@ -213,6 +219,8 @@ class ReadbackEvaluator:
                 out[name] = ("missing", "", "")
                 continue
             found = _heard(handler, t, Context(expected, variables, name), correction, masked)
+            if spoken:
+                found = _side_cut_off(handler, found, expected, len(t.words) - 1)
             heard, garbled = _plausible_split(handler, found)
             others = acceptable.get(handler.name, [])
             foreign = [v for v in heard if not any(handler.equal(a, v) for a in [expected, *others])]
@@ -236,14 +244,14 @@ class ReadbackEvaluator:
             if expected is None:
                 continue
             checked.add(k)
-            heard, garbled = _plausible_split(
-                handler,
-                [
-                    h
-                    for h in _heard(handler, t, Context(expected, variables, name), correction, masked)
-                    if not _report(t, h.value, handler)
-                ],
-            )
+            found = [
+                h
+                for h in _heard(handler, t, Context(expected, variables, name), correction, masked)
+                if not _report(t, h.value, handler)
+            ]
+            if spoken:
+                found = _side_cut_off(handler, found, expected, len(t.words) - 1)
+            heard, garbled = _plausible_split(handler, found)
             if not heard and not garbled:
                 continue
             foreign = [v for v in heard if not any(handler.equal(a, v) for a in acceptable.get(k, []))]
@@ -269,6 +277,16 @@ def _heard(handler: Kind, t: Transcript, ctx: Context, correction: int, masked: 
     found = [h for h in handler.find(t, ctx) if handler.name == "callsign" or h.index not in masked]
     after = [h for h in found if h.index > correction] if correction >= 0 else []
     return after or found
+
+
+def _side_cut_off(handler: Kind, found: Found, expected: str, last: int) -> Found:
+    """By voice, the issued runway's number without its side as the transmission's very last word
+    ("... runway two three" for 23L) may have lost the side to the recognizer, which drops last
+    words: that hit is garbled (asked again, never corrected). Said mid-transmission, typed, or
+    another number, it stays a value."""
+    if handler.name != "runway" or len(expected) != 3:
+        return found
+    return [Hit(h.index, f"{h.value}?", garbled=True) if h.index == last and h.value == expected[:2] else h for h in found]
 
 
 def _disagrees(best: Status, other: Status, masked: bool) -> bool:

@@ -123,6 +123,7 @@ class ReadbackPolicy:
             issued=issued,
             alternatives=hearing.alternatives if hearing else (),
             traffic=session.traffic,
+            spoken=hearing is not None,
         )
         if hearing is not None and rb.missing and not rb.wrong and any(v == "ok" for v in rb.fields.values()):
             # By voice, a value missing from a readback that was otherwise heard is more likely
@@ -130,8 +131,6 @@ class ReadbackPolicy:
             # instead of correcting a readback it did not hear whole.
             fields = {n: ("unsure" if v == "missing" else v) for n, v in rb.fields.items()}
             rb = rb.model_copy(update={"fields": fields, "unsure": [*rb.unsure, *rb.missing], "missing": []})
-        if hearing is not None and rb.wrong:
-            rb = side_cut_off(rb, text)
         if not state.readback_required and rb.ok:
             if rb.fields:
                 d.trace.add(
@@ -228,26 +227,3 @@ class ReadbackPolicy:
         d.trace.add("policy", f"on_max_bad=end after {session.bad_readbacks} bad readbacks")
         session.readback_state, session.bad_readbacks = None, 0
         return BadReadback.END
-
-
-def side_cut_off(rb: ReadbackResult, text: str) -> ReadbackResult:
-    """By voice, the issued runway's number heard without its side as the transmission's very last
-    word ("... runway two three" for 23L) may have lost the side to the recognizer, which drops a
-    last word: the controller asks again instead of correcting. Said mid-transmission, or another
-    number, it stays wrong."""
-    words = phraseology.tokenize(text).words
-    last = words[-1] if words else ""
-    cut = [
-        w["field"]
-        for w in rb.wrong
-        if phraseology.kind_for_variable(w["field"]) == "runway"
-        and len(w["expected"]) == 3
-        and w["heard"] == w["expected"][:2]
-        and last.isdigit()
-        and int(last) == int(w["heard"])
-    ]
-    if not cut:
-        return rb
-    fields = {n: ("unsure" if n in cut else v) for n, v in rb.fields.items()}
-    wrong = [w for w in rb.wrong if w["field"] not in cut]
-    return rb.model_copy(update={"fields": fields, "wrong": wrong, "unsure": [*rb.unsure, *cut]})

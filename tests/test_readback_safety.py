@@ -344,3 +344,21 @@ def test_a_runway_side_lost_at_the_end_of_a_voice_readback_is_asked_again(
         d = engine.transmit(session, text, now, hearing=hearing)
         assert d.readback is not None and d.readback.fields["runway"] == status, (text, hearing, d.readback)
         assert session.active.state == "TWR_LINEUP_RB"
+
+
+@given(number=st.integers(1, 36), side=st.sampled_from(["L", "R", "C"]), heading=st.integers(1, 360))
+@settings(max_examples=60, deadline=None)
+def test_a_cut_side_of_an_issued_runway_is_asked_again_by_voice_only(number: int, side: str, heading: int) -> None:
+    """The same by-voice rule holds for a runway that is only issued, not required ("heading 230,
+    runway two six" for 26R, as the last words), and beside a missing required value the cut
+    runway stays unsure, never wrong; typed, the runway is wrong."""
+    runway = f"{number:02d}{side}"
+    variables = {**SCRIPT_SCENARIO, "heading": heading}
+    said = f"Lufthansa three five niner, heading {heading:03d}, runway {number:02d}"
+    evaluate = ReadbackEvaluator().evaluate
+    by_voice = evaluate(["heading"], variables, said, issued={"runway": runway}, spoken=True)
+    typed = evaluate(["heading"], variables, said, issued={"runway": runway})
+    assert by_voice.fields == {"heading": "ok", "runway": "unsure"} and not by_voice.wrong
+    assert typed.fields == {"heading": "ok", "runway": "wrong"}
+    cut = evaluate(["runway", "squawk"], {**variables, "runway": runway}, said, spoken=True)
+    assert cut.fields == {"runway": "unsure", "squawk": "missing"} and not cut.ok and not cut.wrong
