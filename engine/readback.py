@@ -21,8 +21,9 @@ A heard value its kind cannot have ("QNH one zero zero", a three-digit squawk:
 `engine.phraseology.plausible`), or one its finder heard garbled (a runway whose side was
 misheard, a heading heard as zero: `engine.phraseology.hits`), is a transmission cut short or
 misheard: that field is "unsure", never "wrong" and never "ok". By voice (`spoken`), so is the
-issued runway's number heard without its side as the very last word ("... runway two three" for
-23L): whisper drops last words (`_side_cut_off`).
+issued value with its end lost (`_cut_by_voice`): the runway's number without its side as the
+very last word ("... runway two three" for 23L), a frequency with only its first decimals
+("decimal niner. Zero fife" for 119.905).
 
 **Unsure hearing** (voice): given `alternatives` (other transcripts of the same audio: n-best, or
 the best one with unsure words masked as "???"), a field whose verdict differs between the best
@@ -152,7 +153,7 @@ class ReadbackEvaluator:
         """Judge one transmission (see the module docstring); `issued` adds the contradiction
         check over every issued value, `alternatives` the unsure-hearing check, `traffic` the
         callsigns of other aircraft whose numbers are never values, `spoken` that the transcript
-        is a recognizer's (`_side_cut_off`)."""
+        is a recognizer's (`_cut_by_voice`)."""
         traffic = tuple(traffic)
         hint = callsign_hint(variables)
         alternatives = [alt for alt in alternatives if not is_truncation(alt, transcript, hint)]
@@ -200,7 +201,7 @@ class ReadbackEvaluator:
     ) -> dict[str, tuple[Status, str, str]]:
         """name -> (status, expected shown, heard shown) for the required fields and for every
         issued value whose kind was heard; `spoken` (the best transcript by voice) applies
-        `_side_cut_off`."""
+        `_cut_by_voice`."""
         t = tokenize(transcript, callsign=callsign_hint(variables))  # numbers after our callsign
         correction = max((i for i, w in enumerate(t.words) if w in CORRECTION_WORDS), default=-1)
         masked = _callsign_words(t, variables, traffic)
@@ -220,7 +221,7 @@ class ReadbackEvaluator:
                 continue
             found = _heard(handler, t, Context(expected, variables, name), correction, masked)
             if spoken:
-                found = _side_cut_off(handler, found, expected, len(t.words) - 1)
+                found = _cut_by_voice(handler, t, found, expected)
             heard, garbled = _plausible_split(handler, found)
             others = acceptable.get(handler.name, [])
             foreign = [v for v in heard if not any(handler.equal(a, v) for a in [expected, *others])]
@@ -250,7 +251,7 @@ class ReadbackEvaluator:
                 if not _report(t, h.value, handler)
             ]
             if spoken:
-                found = _side_cut_off(handler, found, expected, len(t.words) - 1)
+                found = _cut_by_voice(handler, t, found, expected)
             heard, garbled = _plausible_split(handler, found)
             if not heard and not garbled:
                 continue
@@ -279,14 +280,30 @@ def _heard(handler: Kind, t: Transcript, ctx: Context, correction: int, masked: 
     return after or found
 
 
-def _side_cut_off(handler: Kind, found: Found, expected: str, last: int) -> Found:
-    """By voice, the issued runway's number without its side as the transmission's very last word
-    ("... runway two three" for 23L) may have lost the side to the recognizer, which drops last
-    words: that hit is garbled (asked again, never corrected). Said mid-transmission, typed, or
-    another number, it stays a value."""
-    if handler.name != "runway" or len(expected) != 3:
-        return found
-    return [Hit(h.index, f"{h.value}?", garbled=True) if h.index == last and h.value == expected[:2] else h for h in found]
+def _cut_by_voice(handler: Kind, t: Transcript, found: Found, expected: str) -> Found:
+    """By voice, hits that are the issued value with its end lost are garbled (asked again, never
+    corrected): the recognizer drops words and splits numbers at pauses it invents.
+
+    - A runway: the issued number without its side as the transmission's very last word ("...
+      runway two three" for 23L). Said mid-transmission, or another number, it stays a value.
+    - A frequency: fewer decimals than issued, the ones heard being the issued ones ("one one
+      niner decimal niner. Zero fife" for 119.905, "decimal eight nirro" for 121.805). All its
+      decimals said and one differing, it stays a value (wrong).
+    """
+    if handler.name == "runway" and len(expected) == 3:
+        last = len(t.words) - 1
+        return [Hit(h.index, f"{h.value}?", garbled=True) if h.index == last and h.value == expected[:2] else h for h in found]
+    if handler.name == "frequency":
+        return [Hit(h.index, f"{t.words[h.index]}?", garbled=True) if _cut_frequency(t.words[h.index], expected) else h for h in found]
+    return found
+
+
+def _cut_frequency(said: str, expected: str) -> bool:
+    """ "119.9" for 119.905: the heard decimals are a proper prefix of the issued ones."""
+    whole, dot, frac = said.partition(".")
+    exp_whole, _, exp_frac = expected.partition(".")
+    exp_frac = exp_frac.rstrip("0")
+    return bool(dot) and whole[-3:] == exp_whole and len(frac) < len(exp_frac) and exp_frac.startswith(frac)
 
 
 def _disagrees(best: Status, other: Status, masked: bool) -> bool:

@@ -549,12 +549,14 @@ def test_a_finder_flags_a_value_it_heard_garbled(kind: str, heard: str, hit: Hit
     assert plausible(kind, hit.value) == (kind != "qnh")  # only genuine range rules are left there
 
 
-@given(level=st.integers(0, 999), speed=st.integers(0, 999))
-def test_levels_and_speeds_a_controller_never_assigns_are_not_values(level: int, speed: int) -> None:
-    """A flight level under FL020 or a speed outside 60-450 kt is a cut or misheard value (asked
-    again); every other one is a value (so a wrong one is corrected)."""
+@given(level=st.integers(0, 999), speed=st.integers(0, 999), heading=st.integers(0, 999))
+def test_levels_speeds_and_headings_a_controller_never_assigns_are_not_values(level: int, speed: int, heading: int) -> None:
+    """A flight level under FL020, a speed outside 60-450 kt or a heading past 360 ("three six
+    niner" for "tree six zero") is a cut or misheard value (asked again); every other one is a
+    value (so a wrong one is corrected)."""
     assert plausible("flight_level", f"FL{level:03d}") == (level >= 20)
     assert plausible("speed", str(speed)) == (60 <= speed <= 450)
+    assert plausible("heading", f"{heading:03d}") == (heading <= 360)
 
 
 @pytest.mark.parametrize(
@@ -566,3 +568,38 @@ def test_a_garbled_value_has_no_canonical_form(kind: str, heard: str) -> None:
 
     assert canonical_value(kind, heard) is None
     assert not same_value(kind, "360" if kind == "heading" else "25L", heard)
+
+
+DIGIT_SPOKEN = "zero one two tree four fife six seven eight niner".split()
+
+
+@given(
+    mhz=st.integers(118, 136),
+    decimals=st.text("0123456789", min_size=1, max_size=3),
+    thousands=st.integers(1, 9),
+)
+def test_a_digit_before_thousand_after_a_frequency_starts_the_altitude(mhz: int, decimals: str, thousands: int) -> None:
+    """ "approach one two five decimal zero six tree thousand feet" said without a pause is
+    125.06 and 3000 ft: no decimal is multiplied, so the digit before "thousand" is the
+    altitude's (it once stayed a decimal, 125.063, and the altitude was lost)."""
+    from engine.phraseology import tokenize
+
+    said = " ".join(DIGIT_SPOKEN[int(d)] for d in str(mhz)) + " decimal "
+    said += " ".join(DIGIT_SPOKEN[int(d)] for d in decimals) + f" {DIGIT_SPOKEN[thousands]} thousand feet"
+    assert tokenize(said).words == (f"{mhz}.{decimals}", str(thousands * 1000), "feet")
+
+
+@pytest.mark.parametrize(
+    ("said", "words"),
+    [
+        ("climbing in thousand, wilco", ("climbing", "in", "thousand", "wilco")),  # "nine" lost: no 1000
+        ("climb hundred feet", ("climb", "hundred", "feet")),
+        ("climb a thousand feet", ("climb", "a", "1000", "feet")),  # plain English keeps its number
+        ("five, thousand", ("5000",)),
+        ("too uh oh uh thousand", ("20000",)),  # "two oh thousand"
+    ],
+)
+def test_a_multiplier_without_a_number_before_it_counts_nothing(said: str, words: tuple[str, ...]) -> None:
+    from engine.phraseology import tokenize
+
+    assert tokenize(said).words == words

@@ -362,3 +362,33 @@ def test_a_cut_side_of_an_issued_runway_is_asked_again_by_voice_only(number: int
     assert typed.fields == {"heading": "ok", "runway": "wrong"}
     cut = evaluate(["runway", "squawk"], {**variables, "runway": runway}, said, spoken=True)
     assert cut.fields == {"runway": "unsure", "squawk": "missing"} and not cut.ok and not cut.wrong
+
+
+@given(
+    mhz=st.integers(118, 136),
+    decimals=st.integers(1, 999).map(lambda n: f"{n:03d}"),
+    keep=st.integers(1, 2),
+    tail=st.sampled_from(["", ", runway two five", ". Zero fife", " nirro roger"]),
+)
+@settings(max_examples=150, deadline=None)
+def test_a_frequency_with_its_last_decimals_lost_by_voice_is_asked_again(mhz: int, decimals: str, keep: int, tail: str) -> None:
+    """By voice, a frequency heard with only its first decimals ("one one niner decimal niner.
+    Zero fife" for 119.905) is asked again, never accepted and never corrected; typed it is
+    wrong; all its decimals heard with one differing, it is wrong by voice too."""
+    issued = f"{mhz}.{decimals}"
+    significant = decimals.rstrip("0")
+    cut = significant[:keep]
+    variables = {**SCRIPT_SCENARIO, "ground_freq": issued}
+    words = "zero one two tree four fife six seven eight niner".split()
+
+    def spoken(whole: int, frac: str) -> str:
+        return " ".join(words[int(d)] for d in str(whole)) + " decimal " + " ".join(words[int(d)] for d in frac)
+
+    evaluate = ReadbackEvaluator().evaluate
+    if len(cut) < len(significant):
+        said = f"Lufthansa three five niner, contact ground {spoken(mhz, cut)}{tail}"
+        assert evaluate(["ground_freq"], variables, said, spoken=True).fields["ground_freq"] == "unsure"
+        assert evaluate(["ground_freq"], variables, said).fields["ground_freq"] == "wrong"
+    other = decimals[:-1] + str((int(decimals[-1]) + 1) % 10)
+    said = f"Lufthansa three five niner, contact ground {spoken(mhz, other)}"
+    assert evaluate(["ground_freq"], variables, said, spoken=True).fields["ground_freq"] == "wrong"

@@ -123,7 +123,9 @@ _UNIT_WORDS = frozenset({"left", "right", "center", "feet", "knots", "degrees"})
 _HOMOPHONES: dict[str, int] = {"too": 2, "to": 2, "for": 4, "fo": 4, "fall": 4, "full": 4, "oh": 0, "o": 0, "near": 9}
 _SIDES = frozenset({"left", "right", "center"})
 # whisper's words for a runway side it misheard (engine/phraseology/runways.py)
-MISHEARD_SIDES = frozenset({"lift", "last", "lats", "laughed", "lefts", "light", "lite", "write", "rite", "wright"})
+MISHEARD_SIDES = frozenset(
+    {"lift", "last", "lats", "laughed", "lefts", "light", "lite", "write", "rite", "wright", "bride"}
+)
 # After a phonetic letter, "to"/"for"/"fo" is the taxiway's digit ("bravo fo, lima fo and golf
 # one", "delta to golf two") when a route goes on (another letter, "and") or the transmission
 # pauses or ends there; "alfa for runway two five" keeps its preposition. "for" (never "to": "alfa
@@ -181,7 +183,7 @@ def _resolve(
     items = [_classify(w) for w in words]
     context = [i for i, w in enumerate(words) if w in _CONTEXT_WORDS]
     if not context:
-        return items, _flight_ends(words, items, flights) if flights else set()
+        return _bare_multipliers(words, items), _flight_ends(words, items, flights) if flights else set()
     n = len(items)
 
     def cls(i: int) -> str | None:
@@ -224,7 +226,20 @@ def _resolve(
             # or before a whole group ("one five eight, one four thousand", "delta fife, one two
             # one decimal eight") it does.
             items[i] = ("A", None)
-    return items, ends
+    return _bare_multipliers(words, items), ends
+
+
+def _bare_multipliers(words: Sequence[str], items: list[tuple[str | None, object]]) -> list[tuple[str | None, object]]:
+    """ "climbing in thousand" (whisper's "nine" lost): "hundred"/"thousand" with no number
+    before it (past one pause), and not "a thousand", counts nothing and stays a word, so no
+    altitude of 1000 is read from a lost digit."""
+    for i, (kind_, _value) in enumerate(items):
+        if kind_ != "M":
+            continue
+        j = i - 1 if i == 0 or words[i - 1] != BREAK else i - 2
+        if j < 0 or (items[j][0] is None and words[j] not in ("a", "and")):
+            items[i] = _NONE
+    return items
 
 
 def _group_start(word: str, kind: str | None, flight_end: bool) -> bool:
@@ -380,8 +395,15 @@ class _Builder:
 
     def multiplier(self, value: int) -> None:
         if self.frac is not None:
+            # "approach one two five decimal zero six three thousand feet": no decimal is
+            # multiplied, so the digit (or tens word) before the multiplier starts the altitude
+            keep = 2 if self.last in ("T", "X") else 1
+            if self.acc is not None or self.last not in ("D", "T", "X") or len(self.frac) < keep:
+                self.flush()
+                return
+            head, self.frac = self.frac[-keep:], self.frac[:-keep]
             self.flush()
-            return
+            self.buf = head
         if value == 1000 and self.acc is None and len(self.buf) > 2:
             # "tree fife niner fife thousand" (no pause after a callsign): thousands are counted
             # with one digit, or one teen/tens word; the digits before are another number.

@@ -1,5 +1,5 @@
-"""Whether a heard value can be one of its kind at all: QNH 100, squawk 325, flight level 1 or
-speed 1 is a transmission cut short or misheard, not a pilot's wrong readback.
+"""Whether a heard value can be one of its kind at all: QNH 100, squawk 325, flight level 1,
+speed 1 or heading 369 is a transmission cut short or misheard, not a pilot's wrong readback.
 
 The readback check (engine/readback.py) hears such a value as *unsure*: the controller asks
 "say again" for that item, as real ATC does with a garbled value, instead of correcting the
@@ -37,12 +37,19 @@ def _speed(value: str) -> bool:
     return value.isdigit() and 60 <= int(value) <= 450
 
 
+def _heading(value: str) -> bool:
+    """Up to 360: "heading three six niner" (369) is a misheard "tree six zero", not a heading. A
+    heading of zeros comes flagged from its finder (a cut "zero tree zero")."""
+    return value.isdigit() and int(value) <= 360
+
+
 # Frequencies need no rule: their finder reads only the air band (engine/phraseology/frequencies.py).
 _RULES: dict[str, Callable[[str], bool]] = {
     "qnh": _qnh,
     "squawk": _squawk,
     "flight_level": _flight_level,
     "speed": _speed,
+    "heading": _heading,
 }
 
 
