@@ -284,18 +284,28 @@ def _cut_by_voice(handler: Kind, t: Transcript, found: Found, expected: str) -> 
     """By voice, hits that are the issued value with its end lost are garbled (asked again, never
     corrected): the recognizer drops words and splits numbers at pauses it invents.
 
-    - A runway: the issued number without its side as the transmission's very last word ("...
-      runway two three" for 23L). Said mid-transmission, or another number, it stays a value.
+    - A runway: the issued number without its side, or its first digit alone, as the
+      transmission's very last word ("... runway two three" for 23L, "... runway one" for 18).
+      Said mid-transmission, or another number, it stays a value.
     - A frequency: fewer decimals than issued, the ones heard being the issued ones ("one one
       niner decimal niner. Zero fife" for 119.905, "decimal eight nirro" for 121.805). All its
       decimals said and one differing, it stays a value (wrong).
     """
-    if handler.name == "runway" and len(expected) == 3:
-        last = len(t.words) - 1
-        return [Hit(h.index, f"{h.value}?", garbled=True) if h.index == last and h.value == expected[:2] else h for h in found]
+    if handler.name == "runway":
+        return [Hit(h.index, f"{h.value}?", garbled=True) if _cut_runway(t, h, expected) else h for h in found]
     if handler.name == "frequency":
         return [Hit(h.index, f"{t.words[h.index]}?", garbled=True) if _cut_frequency(t.words[h.index], expected) else h for h in found]
     return found
+
+
+def _cut_runway(t: Transcript, hit: Hit, expected: str) -> bool:
+    """ "... runway two three" for 23L, "... runway one" for 18: the issued runway's start as the
+    very last word."""
+    if hit.index != len(t.words) - 1:
+        return False
+    number, said = expected[:2], t.words[hit.index]
+    side_lost = len(expected) == 3 and hit.value == number
+    return side_lost or (len(said) == 1 and hit.value != number and number.startswith(said))
 
 
 def _cut_frequency(said: str, expected: str) -> bool:

@@ -392,3 +392,20 @@ def test_a_frequency_with_its_last_decimals_lost_by_voice_is_asked_again(mhz: in
     other = decimals[:-1] + str((int(decimals[-1]) + 1) % 10)
     said = f"Lufthansa three five niner, contact ground {spoken(mhz, other)}"
     assert evaluate(["ground_freq"], variables, said, spoken=True).fields["ground_freq"] == "wrong"
+
+
+@given(number=st.integers(10, 36), other=st.integers(1, 9))
+@settings(max_examples=60, deadline=None)
+def test_a_runway_cut_to_its_first_digit_at_the_end_by_voice_is_asked_again(number: int, other: int) -> None:
+    """By voice, "... runway one" as the last words for 18 lost its second digit: asked again.
+    Typed it is wrong (US phraseology says "runway one" for 01); a digit that does not start the
+    issued number, or said mid-transmission, it stays wrong by voice too."""
+    variables = {**SCRIPT_SCENARIO, "runway": f"{number:02d}"}
+    first = str(number)[0]
+    evaluate = ReadbackEvaluator().evaluate
+    cut = f"Lufthansa three five niner, runway {first}"
+    assert evaluate(["runway"], variables, cut, spoken=True).fields["runway"] == "unsure"
+    assert evaluate(["runway"], variables, cut).fields["runway"] == "wrong"
+    assert evaluate(["runway"], variables, f"runway {first}, Lufthansa three five niner", spoken=True).fields["runway"] == "wrong"
+    if str(other) != first:
+        assert evaluate(["runway"], variables, f"Lufthansa three five niner, runway {other}", spoken=True).fields["runway"] == "wrong"
