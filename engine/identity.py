@@ -8,8 +8,10 @@ traffic (`Session.traffic`). Verdicts:
 - ``ours``: our callsign, as issued ("Scandinavian tree seven two", "SAS 372", "sierra alfa sierra
   372"; a registration in full, or abbreviated once the controller has abbreviated it).
 - ``garbled``: ours as the recognizer mangled it, taken as ours: the telephony misspelled
-  ("skandinavian 372", "scandinavia 372"), the flight number one character off while the telephony
-  is ours ("scandinavian 373", unless exactly that callsign is nearby traffic), a registration
+  ("skandinavian 372", "scandinavia 372"; more loosely, "jupin air 1113", when the flight number
+  follows exactly), the flight number one character off while the telephony is ours
+  ("scandinavian 373", unless exactly that callsign is nearby traffic) or cut or run on ("scandinavian
+  tree, seven two" heard as SAS3; "... six six four one two five" as AUI664125), a registration
   abbreviated before the controller did, or only another transcript of the same audio (the
   recognizer's alternatives) naming ours.
 - ``other``: another aircraft's: a callsign of nearby traffic (never applied to us, even beside
@@ -212,6 +214,8 @@ def _judge(
         return Verdict.GARBLED, f"heard our {own.code} with the telephony misheard"
     elif heard.airline == own.airline and _near(heard.flight, own.flight):
         return Verdict.GARBLED, f"heard {code}: our {own.code} with one character of the flight number misheard"
+    elif heard.airline == own.airline and (own.flight.startswith(heard.flight) or heard.flight.startswith(own.flight)):
+        return Verdict.GARBLED, f"heard {code}: our {own.code} with the flight number cut or run on"
     if heard.airline in _LETTER_TELEPHONY and heard.airline != own.airline:
         return None, ""  # "delta 5": a taxiway as likely as an airline
     return Verdict.OTHER, f"names {code}"

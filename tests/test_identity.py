@@ -234,3 +234,33 @@ def test_every_traffic_string_the_published_pattern_allows_is_a_callsign(text: s
     """The HTTP/WS schema publishes TRAFFIC_PATTERN and the wire validates with it: whatever it
     allows must parse, so a schema-valid traffic list is never refused."""
     assert len(text) > 40 or parse_callsign(text) is not None
+
+
+@pytest.mark.parametrize(
+    ("text", "code", "heard"),
+    [
+        ("Wilco jupin air one one one three.", "JAL1113", "JAL1113"),  # telephony misheard, flight exact
+        ("Jup and air one one one three. Wilkuk", "JAL1113", "JAL1113"),
+        ("Condonavian three seven two one way tree tree", "SAS372", "SAS3721"),  # flight ran on into "one way"
+        ("Scandinavian tree, seven two. Roger QNH", "SAS372", "SAS3"),  # flight number cut at a pause
+        ("I am not an all nippon six nayle two.", "ANA602", "ANA6"),
+    ],
+)
+def test_our_callsign_as_the_recognizer_garbled_it_on_the_bench_is_ours(text: str, code: str, heard: str) -> None:
+    """Seen on the readback bench's voices: a first call whose callsign the recognizer mangled got
+    "station calling, say again your callsign" though only we were on frequency."""
+    who = identify(text, callsign=code)
+    assert (who.verdict, who.heard) == (Verdict.GARBLED, heard), who.reason
+
+
+@settings(max_examples=300, deadline=None)
+@given(own=st.sampled_from(CODES), other=st.sampled_from(CODES), flight=flights, cut=st.booleans())
+def test_another_airlines_telephony_is_never_ours_even_with_our_flight_number(own: str, other: str, flight: str, cut: bool) -> None:
+    """Whatever the two airlines, another airline's telephony said right with our flight number (or
+    its start) is that airline's callsign, never ours: the loose match of a misheard telephony
+    applies only where no other airline's telephony is as near."""
+    if AIRLINES[other][0].casefold() == AIRLINES[own][0].casefold():
+        return
+    said = f"{AIRLINES[other][0]} {' '.join(flight[:1] if cut else flight)} request clearance"
+    who = identify(said, callsign=f"{own}{flight}", callsign_spoken=f"{AIRLINES[own][0]} {flight}")
+    assert not who.is_ours, (said, own, who.reason)

@@ -129,6 +129,9 @@ _REGISTRATION = re.compile(r"^(?=.*[A-Z])[A-Z0-9]{1,2}-?[A-Z0-9]{1,6}$")
 _SPOKEN = re.compile(r"^\s*(.*?)\s*(\d[0-9A-Z]{0,5})\s*$", re.IGNORECASE)
 _SHORT_WORDS = frozenset("a i am an as at be by do go he hi if in is it me my no of oh ok on or so to up us we".split())
 TELEPHONY_SCORE = 85.0  # rapidfuzz ratio from which a heard word is the issued telephony
+# ... and from which it is, when the issued flight number follows it (exactly, or running on into
+# the next number) and the telephony is long enough to tell ("jupin air one one one tree" for Japanair 1113, "condonavian 372")
+TELEPHONY_SCORE_WITH_FLIGHT = 70.0
 
 
 def _key(telephony: str) -> str:
@@ -138,6 +141,7 @@ def _key(telephony: str) -> str:
 _BY_TELEPHONY: dict[str, str] = {_key(tel): code for code, (tel, _name) in AIRLINES.items()}
 _MAX_TELEPHONY_WORDS = max(len(tel.split()) for tel, _ in AIRLINES.values()) + 1
 TELEPHONY_WORDS: frozenset[str] = frozenset(w.casefold() for tel, _ in AIRLINES.values() for w in tel.split())
+_TELEPHONY_KEYS: frozenset[str] = frozenset(_key(tel) for tel, _ in AIRLINES.values())
 
 
 @dataclass(frozen=True, slots=True)
@@ -361,14 +365,25 @@ def _fuzzy_telephony(t: Transcript, expected: ParsedCallsign, extra: str | None,
             continue
         size = len(telephony.split())
         for i in range(len(t.words)):
-            for n in (size, size + 1):
+            for n in (size, size + 1, size + 2):  # "jup and air" for "Japanair"
                 window = "".join(t.words[i : i + n])
-                if fuzz.ratio(window, target) >= TELEPHONY_SCORE:
-                    flight = _flight_at(t, i + n, letters, expected.flight if expected.flight.isdigit() else "")
-                    if flight:
-                        found[i] = f"{expected.airline}{flight[0]}"
-                        break
+                if any(c.isdigit() for c in window):
+                    break  # "squawk 4721 lufthanza 359": a number is no part of a telephony
+                score = fuzz.ratio(window, target)
+                if score < min(TELEPHONY_SCORE, TELEPHONY_SCORE_WITH_FLIGHT if len(target) >= 7 else TELEPHONY_SCORE):
+                    continue
+                flight = _flight_at(t, i + n, letters, expected.flight if expected.flight.isdigit() else "")
+                loose = flight is not None and flight[0].startswith(expected.flight) and not _nearer_other(window, target, score)
+                if flight and (score >= TELEPHONY_SCORE or loose):
+                    found[i] = f"{expected.airline}{flight[0]}"
+                    break
     return found
+
+
+def _nearer_other(window: str, target: str, score: float) -> bool:
+    """Whether a heard telephony is at least as near another airline's as the issued one ("air
+    canada" is Air Canada's, whatever our telephony and flight number)."""
+    return any(key != target and fuzz.ratio(window, key) >= score for key in _TELEPHONY_KEYS)
 
 
 def _find_registration(t: Transcript, expected: ParsedCallsign) -> Found:
