@@ -23,7 +23,8 @@ misheard, a heading heard as zero: `engine.phraseology.hits`), is a transmission
 misheard: that field is "unsure", never "wrong" and never "ok". By voice (`spoken`), so is the
 issued value with its end lost (`_cut_by_voice`): the runway's number without its side as the
 very last word ("... runway two three" for 23L), a frequency with only its first decimals
-("decimal niner. Zero fife" for 119.905).
+("decimal niner. Zero fife" for 119.905), a heading's first digits as the last word, a taxi
+route's start.
 
 **Unsure hearing** (voice): given `alternatives` (other transcripts of the same audio: n-best, or
 the best one with unsure words masked as "???"), a field whose verdict differs between the best
@@ -290,12 +291,30 @@ def _cut_by_voice(handler: Kind, t: Transcript, found: Found, expected: str) -> 
     - A frequency: fewer decimals than issued, the ones heard being the issued ones ("one one
       niner decimal niner. Zero fife" for 119.905, "decimal eight nirro" for 121.805). All its
       decimals said and one differing, it stays a value (wrong).
+    - A heading: its first digits as the very last word ("... heading three six" for 360).
+    - A taxi route: the issued route's start ("via victor five ntango five" heard as V5 for V5 T5).
     """
     if handler.name == "runway":
         return [Hit(h.index, f"{h.value}?", garbled=True) if _cut_runway(t, h, expected) else h for h in found]
     if handler.name == "frequency":
         return [Hit(h.index, f"{t.words[h.index]}?", garbled=True) if _cut_frequency(t.words[h.index], expected) else h for h in found]
+    if handler.name == "heading":
+        last = len(t.words) - 1
+        cut = [h.index == last and len(t.words[h.index]) < 3 and expected.startswith(t.words[h.index]) for h in found]
+        return [Hit(h.index, f"{t.words[h.index]}?", garbled=True) if c else h for h, c in zip(found, cut, strict=True)]
+    if handler.name == "route":
+        return [Hit(h.index, f"{h.value}?", garbled=True) if _cut_route(h.value, expected) else h for h in found]
     return found
+
+
+def _cut_route(heard: str, expected: str) -> bool:
+    """ "via victor five ntango five" heard as V5 for V5 T5, "bravo, fole" as B for B4 L4 G1: the
+    issued route's start, its last element possibly without its digits."""
+    said, issued = heard.split(), expected.split()
+    if not said or len(said) > len(issued) or said == issued:
+        return False
+    *whole, last = said
+    return whole == issued[: len(whole)] and issued[len(whole)].startswith(last)
 
 
 def _cut_runway(t: Transcript, hit: Hit, expected: str) -> bool:

@@ -604,3 +604,19 @@ def test_a_multiplier_without_a_number_before_it_counts_nothing(said: str, words
     from engine.phraseology import tokenize
 
     assert tokenize(said).words == words
+
+
+@pytest.mark.parametrize(
+    ("said", "callsign", "words"),
+    [
+        ("To holding point Kilo for Egyptair three two.", "Egyptair 32", ("to", "holding", "point", "kilo", "4", "egyptair", "32")),
+        ("Holding point Tango to Egyptair two eight seven.", "Egyptair 287", ("holding", "point", "tango", "2", "egyptair", "287")),
+        ("taxi alfa to stand bravo, Egyptair two eight seven", "Egyptair 287", ("taxi", "alfa", "to", "stand", "bravo", "egyptair", "287")),
+    ],
+)
+def test_for_and_to_after_a_letter_before_our_callsign_are_the_taxiways_digit(said: str, callsign: str, words: tuple[str, ...]) -> None:
+    """Seen by voice: "holding point kilo for Egyptair tree two" is K4 (nothing is "for" our own
+    callsign); "alfa to stand" keeps its preposition."""
+    from engine.phraseology import tokenize
+
+    assert tokenize(said, callsign=callsign).words == words

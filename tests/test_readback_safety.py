@@ -409,3 +409,51 @@ def test_a_runway_cut_to_its_first_digit_at_the_end_by_voice_is_asked_again(numb
     assert evaluate(["runway"], variables, f"runway {first}, Lufthansa three five niner", spoken=True).fields["runway"] == "wrong"
     if str(other) != first:
         assert evaluate(["runway"], variables, f"Lufthansa three five niner, runway {other}", spoken=True).fields["runway"] == "wrong"
+
+
+@given(heading=st.integers(100, 360), keep=st.integers(1, 2))
+@settings(max_examples=80, deadline=None)
+def test_a_heading_cut_at_the_end_by_voice_is_asked_again(heading: int, keep: int) -> None:
+    """By voice, "... heading three six" as the last words for 360 lost its last digit: asked
+    again. Typed, or followed by more words, it is wrong."""
+    variables = {**SCRIPT_SCENARIO, "heading": heading}
+    words = "zero one two tree four fife six seven eight niner".split()
+    said = " ".join(words[int(d)] for d in f"{heading:03d}"[:keep])
+    if keep == 1 and said in ("zero",):
+        return
+    evaluate = ReadbackEvaluator().evaluate
+    cut = f"Lufthansa three five niner, heading {said}"
+    assert evaluate(["heading"], variables, cut, spoken=True).fields["heading"] == "unsure"
+    assert evaluate(["heading"], variables, cut).fields["heading"] != "ok"
+    middle = f"heading {said}, Lufthansa three five niner"
+    assert evaluate(["heading"], variables, middle, spoken=True).fields["heading"] != "ok"
+
+
+ROUTE_LETTERS = ["alfa", "bravo", "delta", "echo", "golf", "kilo", "lima", "november", "sierra", "tango", "victor"]
+
+
+@given(
+    route=st.lists(st.tuples(st.sampled_from(ROUTE_LETTERS), st.integers(1, 9)), min_size=2, max_size=4, unique_by=lambda p: p[0]),
+    keep=st.integers(1, 3),
+    digit=st.booleans(),
+)
+@settings(max_examples=120, deadline=None)
+def test_a_taxi_route_heard_only_in_its_start_by_voice_is_asked_again_never_accepted(
+    route: list[tuple[str, int]], keep: int, digit: bool
+) -> None:
+    """By voice, the issued route's first elements (the last one maybe without its digit: "via
+    victor five ntango five" heard as V5 for V5 T5) are asked again, never accepted; typed, a route
+    cut short is wrong. The whole route is accepted either way."""
+    keep = min(keep, len(route) - 1)
+    issued = " ".join(f"{w[0].upper()}{n}" for w, n in route)
+    variables = {**SCRIPT_SCENARIO, "taxi_route": issued}
+    words = "zero one two tree four fife six seven eight niner".split()
+    parts = [f"{w} {words[n]}" for w, n in route[:keep]]
+    if not digit:
+        parts[-1] = parts[-1].split()[0]
+    evaluate = ReadbackEvaluator().evaluate
+    said = f"taxi via {', '.join(parts)}, Lufthansa three five niner"
+    assert evaluate(["taxi_route"], variables, said, spoken=True).fields["taxi_route"] == "unsure"
+    assert evaluate(["taxi_route"], variables, said).fields["taxi_route"] != "ok"
+    whole = "taxi via " + ", ".join(f"{w} {words[n]}" for w, n in route) + ", Lufthansa three five niner"
+    assert evaluate(["taxi_route"], variables, whole, spoken=True).fields["taxi_route"] == "ok"

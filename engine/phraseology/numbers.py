@@ -194,7 +194,8 @@ def _resolve(
         j = i + step
         return cls(j + step) if 0 <= j < n and words[j] == BREAK else cls(j)
 
-    _resolve_homophones(words, items, [i for i in context if words[i] in _HOMOPHONES], beside)
+    callsign_starts = frozenset(start - k for start, _ in flights for k in (1, 2))
+    _resolve_homophones(words, items, [i for i in context if words[i] in _HOMOPHONES], beside, callsign_starts)
     ends = _flight_ends(words, items, flights) if flights else set()
     for i in context:
         if items[i][0] is not None:
@@ -252,6 +253,7 @@ def _resolve_homophones(
     items: list[tuple[str | None, object]],
     pending: list[int],
     beside: Callable[[int, int], str | None],
+    callsign_starts: frozenset[int] = frozenset(),
 ) -> None:
     """Digits that sound like words, decided by their neighbours until nothing changes, so runs
     resolve ("seven seven oh oh", "oh oh four", "too oh ten"):
@@ -260,8 +262,9 @@ def _resolve_homophones(
       or a number's decimal word ("decimal too") or "hundred and", or right before a unit ("too left", "too knots");
       "too too" is 22;
     - "to"/"for"/"fo" (and whisper's "fall"/"full" for four) between two single digits, or after a
-      phonetic letter where a route goes on or the words pause or end ("bravo fo, lima fo and golf
-      one", "echo to, QNH ..."; "for", not "to", also before "stand" or "gate"); "to" right after
+      phonetic letter where a route goes on, our callsign follows (`callsign_starts`: its first
+      word, "holding point kilo for Egyptair tree two") or the words pause or end ("bravo fo, lima
+      fo and golf one", "echo to, QNH ..."; "for", not "to", also before "stand" or "gate"); "to" right after
       "heading", "runway", "squawk" or "QNH" before a digit ("heading to five zero");
       "for"/"fo"/"fall"/"full" also after a digit before a side ("runway tree fall left");
     - "o" only between two numbers (alone it is also the letter)."""
@@ -281,7 +284,7 @@ def _resolve_homophones(
                 digit = prev in _NUMERIC or nxt in _NUMERIC or keyword or twice or lettered
             elif word in ("to", "for", "fo", "fall", "full"):
                 after = words[i + 1] if i + 1 < len(words) else BREAK
-                goes_on = after == BREAK or after in _PHONETIC or after in _ROUTE_GOES_ON
+                goes_on = after == BREAK or after in _PHONETIC or after in _ROUTE_GOES_ON or i + 1 in callsign_starts
                 goes_on = goes_on or (word != "to" and after in _FOUR_BEFORE)
                 in_route = i > 0 and words[i - 1] in _PHONETIC and goes_on
                 sided = (
