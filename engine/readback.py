@@ -288,38 +288,20 @@ def _cut_by_voice(handler: Kind, t: Transcript, found: Found, expected: str) -> 
     - A runway: the issued number without its side, or its first digit alone, as the
       transmission's very last word ("... runway two three" for 23L, "... runway one" for 18).
       Said mid-transmission, or another number, it stays a value.
+    - A heading: its first digits as the very last word ("... heading three six" for 360).
     - A frequency: fewer decimals than issued, the ones heard being the issued ones ("one one
       niner decimal niner. Zero fife" for 119.905, "decimal eight nirro" for 121.805). All its
       decimals said and one differing, it stays a value (wrong).
-    - A heading: its first digits as the very last word ("... heading three six" for 360).
     - A taxi route: the issued route's start ("via victor five ntango five" heard as V5 for V5 T5).
     """
-    if handler.name == "runway":
-        return [Hit(h.index, f"{h.value}?", garbled=True) if _cut_runway(t, h, expected) else h for h in found]
-    if handler.name == "frequency":
-        return [Hit(h.index, f"{t.words[h.index]}?", garbled=True) if _cut_frequency(t.words[h.index], expected) else h for h in found]
-    if handler.name == "heading":
-        last = len(t.words) - 1
-        cut = [h.index == last and len(t.words[h.index]) < 3 and expected.startswith(t.words[h.index]) for h in found]
-        return [Hit(h.index, f"{t.words[h.index]}?", garbled=True) if c else h for h, c in zip(found, cut, strict=True)]
-    if handler.name == "route":
-        return [Hit(h.index, f"{h.value}?", garbled=True) if _cut_route(h.value, expected) else h for h in found]
-    return found
-
-
-def _cut_route(heard: str, expected: str) -> bool:
-    """ "via victor five ntango five" heard as V5 for V5 T5, "bravo, fole" as B for B4 L4 G1: the
-    issued route's start, its last element possibly without its digits."""
-    said, issued = heard.split(), expected.split()
-    if not said or len(said) > len(issued) or said == issued:
-        return False
-    *whole, last = said
-    return whole == issued[: len(whole)] and issued[len(whole)].startswith(last)
+    cut = _CUTS.get(handler.name)
+    if cut is None:
+        return found
+    shown = (lambda h: h.value) if handler.name == "route" else (lambda h: t.words[h.index])
+    return [Hit(h.index, f"{shown(h)}?", garbled=True) if cut(t, h, expected) else h for h in found]
 
 
 def _cut_runway(t: Transcript, hit: Hit, expected: str) -> bool:
-    """ "... runway two three" for 23L, "... runway one" for 18: the issued runway's start as the
-    very last word."""
     if hit.index != len(t.words) - 1:
         return False
     number, said = expected[:2], t.words[hit.index]
@@ -327,12 +309,27 @@ def _cut_runway(t: Transcript, hit: Hit, expected: str) -> bool:
     return side_lost or (len(said) == 1 and hit.value != number and number.startswith(said))
 
 
-def _cut_frequency(said: str, expected: str) -> bool:
-    """ "119.9" for 119.905: the heard decimals are a proper prefix of the issued ones."""
-    whole, dot, frac = said.partition(".")
+def _cut_heading(t: Transcript, hit: Hit, expected: str) -> bool:
+    said = t.words[hit.index]
+    return hit.index == len(t.words) - 1 and len(said) < 3 and expected.startswith(said)
+
+
+def _cut_frequency(t: Transcript, hit: Hit, expected: str) -> bool:
+    whole, dot, frac = t.words[hit.index].partition(".")
     exp_whole, _, exp_frac = expected.partition(".")
     exp_frac = exp_frac.rstrip("0")
     return bool(dot) and whole[-3:] == exp_whole and len(frac) < len(exp_frac) and exp_frac.startswith(frac)
+
+
+def _cut_route(_t: Transcript, hit: Hit, expected: str) -> bool:
+    said, issued = hit.value.split(), expected.split()
+    if not said or len(said) > len(issued) or said == issued:
+        return False
+    *whole, last = said
+    return whole == issued[: len(whole)] and issued[len(whole)].startswith(last)
+
+
+_CUTS = {"runway": _cut_runway, "heading": _cut_heading, "frequency": _cut_frequency, "route": _cut_route}
 
 
 def _disagrees(best: Status, other: Status, masked: bool) -> bool:

@@ -129,8 +129,9 @@ _REGISTRATION = re.compile(r"^(?=.*[A-Z])[A-Z0-9]{1,2}-?[A-Z0-9]{1,6}$")
 _SPOKEN = re.compile(r"^\s*(.*?)\s*(\d[0-9A-Z]{0,5})\s*$", re.IGNORECASE)
 _SHORT_WORDS = frozenset("a i am an as at be by do go he hi if in is it me my no of oh ok on or so to up us we".split())
 TELEPHONY_SCORE = 85.0  # rapidfuzz ratio from which a heard word is the issued telephony
-# ... and from which it is, when the issued flight number follows it (exactly, or running on into
-# the next number) and the telephony is long enough to tell ("jupin air one one one tree" for Japanair 1113, "condonavian 372")
+# ... and from which it is when the issued flight number follows it (exactly, or running on into the
+# next number), the telephony is long enough to tell, and no other airline's is as near ("jupin
+# air one one one tree" for Japanair 1113, "condonavian 372")
 TELEPHONY_SCORE_WITH_FLIGHT = 70.0
 
 
@@ -370,11 +371,13 @@ def _fuzzy_telephony(t: Transcript, expected: ParsedCallsign, extra: str | None,
                 if any(c.isdigit() for c in window):
                     break  # "squawk 4721 lufthanza 359": a number is no part of a telephony
                 score = fuzz.ratio(window, target)
-                if score < min(TELEPHONY_SCORE, TELEPHONY_SCORE_WITH_FLIGHT if len(target) >= 7 else TELEPHONY_SCORE):
+                if score < (TELEPHONY_SCORE_WITH_FLIGHT if len(target) >= 7 else TELEPHONY_SCORE):
                     continue
                 flight = _flight_at(t, i + n, letters, expected.flight if expected.flight.isdigit() else "")
-                loose = flight is not None and flight[0].startswith(expected.flight) and not _nearer_other(window, target, score)
-                if flight and (score >= TELEPHONY_SCORE or loose):
+                if flight is None:
+                    continue
+                loose = flight[0].startswith(expected.flight) and not _nearer_other(window, target, score)
+                if score >= TELEPHONY_SCORE or loose:
                     found[i] = f"{expected.airline}{flight[0]}"
                     break
     return found
