@@ -640,3 +640,18 @@ def test_whispers_spellings_seen_on_held_out_voices(said: str, words: tuple[str,
     from engine.phraseology import tokenize
 
     assert tokenize(said).words == words
+
+
+@pytest.mark.parametrize(
+    ("said", "issued", "value"),
+    [
+        ("via METRO for mike. Cleared to Berlin", "METRO 4M", "METRO 4M"),  # whisper's "for" for "four"
+        ("via METRO to mike departure", "METRO 2M", "METRO 2M"),
+        ("via METRO for mike departure", "METRO 2M", "METRO 4M"),  # "for" is four: a wrong digit stays wrong
+    ],
+)
+def test_a_procedures_digit_written_as_a_word(said: str, issued: str, value: str) -> None:
+    from engine.phraseology import tokenize
+    from engine.phraseology.handlers import kind as handler_of
+
+    assert [h.value for h in handler_of("sid").find(tokenize(said), Context(issued))] == [value]

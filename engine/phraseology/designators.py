@@ -58,6 +58,10 @@ def _split_procedure(canon: str) -> tuple[str, str]:
     return name, suffix
 
 
+# Words whisper writes for a procedure's digit between the issued name and its letter.
+_DIGIT_HOMOPHONES = {"for": "4", "fo": "4", "to": "2", "too": "2"}
+
+
 def _is_name(word: str) -> bool:
     return (
         len(word) >= 2
@@ -81,6 +85,8 @@ def procedure_find(t: Transcript, ctx: Context) -> Found:
             continue
         name = exp_name if matches_expected else word.upper()
         digit = t.word(i + 1)
+        if matches_expected and digit in _DIGIT_HOMOPHONES and letter_of(t.word(i + 2)):
+            digit = _DIGIT_HOMOPHONES[digit]  # "via metro for mike" (whisper's "four") is METRO 4M
         if len(digit) == 1 and digit.isdigit():
             letter = letter_of(t.word(i + 2)) or ""
             if letter or matches_expected:
