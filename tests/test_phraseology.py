@@ -655,3 +655,21 @@ def test_a_procedures_digit_written_as_a_word(said: str, issued: str, value: str
     from engine.phraseology.handlers import kind as handler_of
 
     assert [h.value for h in handler_of("sid").find(tokenize(said), Context(issued))] == [value]
+
+
+@pytest.mark.parametrize(
+    ("said", "words"),
+    [
+        ("to stand Kilo for five via Victor niner", ("to", "stand", "kilo", "45", "via", "victor", "9")),
+        ("stand kilo for five", ("stand", "kilo", "45")),
+        ("taxi to holding point bravo for one eight left", ("taxi", "to", "holding", "point", "bravo", "for", "18", "left")),
+        ("holding point alfa for runway one eight", ("holding", "point", "alfa", "for", "runway", "18")),
+        ("alfa to five", ("alfa", "to", "5")),  # "to" stays a preposition
+    ],
+)
+def test_for_between_a_letter_and_one_lone_digit_is_four(said: str, words: tuple[str, ...]) -> None:
+    """Seen by voice: "stand kilo for five" is K45; before a number of its own ("bravo for one
+    eight left") "for" keeps its meaning."""
+    from engine.phraseology import tokenize
+
+    assert tokenize(said).words == words

@@ -268,7 +268,8 @@ def _resolve_homophones(
     - "to"/"for"/"fo" (and whisper's "fall"/"full" for four) between two single digits, or after a
       phonetic letter where a route goes on, our callsign follows (`callsign_starts`: its first
       word, "holding point kilo for Egyptair tree two") or the words pause or end ("bravo fo, lima
-      fo and golf one", "echo to, QNH ..."; "for", not "to", also before "stand" or "gate"); "to" right after
+      fo and golf one", "echo to, QNH ..."; "for", not "to", also before "stand", "gate" or one
+      lone digit: "stand kilo for five" is K45, "bravo for one eight left" keeps "for"); "to" right after
       "heading", "runway", "squawk" or "QNH" before a digit ("heading to five zero");
       "for"/"fo"/"fall"/"full" also after a digit before a side ("runway tree fall left");
     - "o" only between two numbers (alone it is also the letter)."""
@@ -289,7 +290,8 @@ def _resolve_homophones(
             elif word in ("to", "for", "fo", "fall", "full"):
                 after = words[i + 1] if i + 1 < len(words) else BREAK
                 goes_on = after == BREAK or after in _PHONETIC or after in _ROUTE_GOES_ON or i + 1 in callsign_starts
-                goes_on = goes_on or (word != "to" and after in _FOUR_BEFORE)
+                lone_digit = nxt == "D" and beside(i + 1, 1) not in _NUMERIC  # "kilo for five via", not "for one eight"
+                goes_on = goes_on or (word != "to" and (after in _FOUR_BEFORE or lone_digit))
                 in_route = i > 0 and words[i - 1] in _PHONETIC and goes_on
                 sided = (
                     word != "to" and prev == "D" and (after in _SIDES or after in MISHEARD_SIDES)
