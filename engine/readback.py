@@ -220,9 +220,7 @@ class ReadbackEvaluator:
             if expected is None:
                 out[name] = ("missing", "", "")
                 continue
-            found = _heard(handler, t, Context(expected, variables, name), correction, masked)
-            if spoken:
-                found = _cut_by_voice(handler, t, found, expected)
+            found = _heard(handler, t, Context(expected, variables, name), correction, masked, spoken)
             heard, garbled = _plausible_split(handler, found)
             others = acceptable.get(handler.name, [])
             foreign = [v for v in heard if not any(handler.equal(a, v) for a in [expected, *others])]
@@ -248,11 +246,9 @@ class ReadbackEvaluator:
             checked.add(k)
             found = [
                 h
-                for h in _heard(handler, t, Context(expected, variables, name), correction, masked)
+                for h in _heard(handler, t, Context(expected, variables, name), correction, masked, spoken)
                 if not _report(t, h.value, handler)
             ]
-            if spoken:
-                found = _cut_by_voice(handler, t, found, expected)
             heard, garbled = _plausible_split(handler, found)
             if not heard and not garbled:
                 continue
@@ -275,10 +271,13 @@ def _acceptable(required: list[str], variables: Mapping[str, Any], issued: Mappi
     return out
 
 
-def _heard(handler: Kind, t: Transcript, ctx: Context, correction: int, masked: frozenset[int]) -> Found:
+def _heard(handler: Kind, t: Transcript, ctx: Context, correction: int, masked: frozenset[int], spoken: bool) -> Found:
+    """The handler's hits outside callsigns, after the last "correction", and by voice
+    (`spoken`) with the issued value's cut forms marked garbled (`_cut_by_voice`)."""
     found = [h for h in handler.find(t, ctx) if handler.name == "callsign" or h.index not in masked]
     after = [h for h in found if h.index > correction] if correction >= 0 else []
-    return after or found
+    found = after or found
+    return _cut_by_voice(handler, t, found, ctx.expected) if spoken and ctx.expected else found
 
 
 def _cut_by_voice(handler: Kind, t: Transcript, found: Found, expected: str) -> Found:

@@ -571,9 +571,6 @@ def test_a_garbled_value_has_no_canonical_form(kind: str, heard: str) -> None:
     assert not same_value(kind, "360" if kind == "heading" else "25L", heard)
 
 
-DIGIT_SPOKEN = "zero one two tree four fife six seven eight niner".split()
-
-
 @given(
     mhz=st.integers(118, 136),
     decimals=st.text("0123456789", min_size=1, max_size=3),
@@ -584,9 +581,9 @@ def test_a_digit_before_thousand_after_a_frequency_starts_the_altitude(mhz: int,
     125.06 and 3000 ft: no decimal is multiplied, so the digit before "thousand" is the
     altitude's (it once stayed a decimal, 125.063, and the altitude was lost)."""
     from engine.phraseology import tokenize
+    from engine.phraseology.numbers import speak_digits
 
-    said = " ".join(DIGIT_SPOKEN[int(d)] for d in str(mhz)) + " decimal "
-    said += " ".join(DIGIT_SPOKEN[int(d)] for d in decimals) + f" {DIGIT_SPOKEN[thousands]} thousand feet"
+    said = f"{speak_digits(f'{mhz}.{decimals}')} {speak_digits(str(thousands))} thousand feet"
     assert tokenize(said).words == (f"{mhz}.{decimals}", str(thousands * 1000), "feet")
 
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from rapidfuzz import fuzz
+from rapidfuzz import fuzz, process
 
 from engine.phraseology.alphabet import letter_of, letter_word, spell
 from engine.phraseology.context import Context
@@ -386,7 +386,7 @@ def _fuzzy_telephony(t: Transcript, expected: ParsedCallsign, extra: str | None,
 def _nearer_other(window: str, target: str, score: float) -> bool:
     """Whether a heard telephony is at least as near another airline's as the issued one ("air
     canada" is Air Canada's, whatever our telephony and flight number)."""
-    return any(key != target and fuzz.ratio(window, key) >= score for key in _TELEPHONY_KEYS)
+    return process.extractOne(window, _TELEPHONY_KEYS - {target}, scorer=fuzz.ratio, score_cutoff=score) is not None
 
 
 def _find_registration(t: Transcript, expected: ParsedCallsign) -> Found:

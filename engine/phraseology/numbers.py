@@ -183,7 +183,7 @@ def _resolve(
     items = [_classify(w) for w in words]
     context = [i for i, w in enumerate(words) if w in _CONTEXT_WORDS]
     if not context:
-        return _bare_multipliers(words, items), _flight_ends(words, items, flights) if flights else set()
+        return items, _flight_ends(words, items, flights) if flights else set()
     n = len(items)
 
     def cls(i: int) -> str | None:
@@ -231,7 +231,7 @@ def _resolve(
             # or before a whole group ("one five eight, one four thousand", "delta fife, one two
             # one decimal eight") it does.
             items[i] = ("A", None)
-    return _bare_multipliers(words, items), ends
+    return items, ends
 
 
 def _bare_multipliers(words: Sequence[str], items: list[tuple[str | None, object]]) -> list[tuple[str | None, object]]:
@@ -467,6 +467,7 @@ def collapse_numbers(words: Sequence[str], flights: Sequence[tuple[int, str]] = 
     `flights` are (word index, digits) of a callsign's flight number: the number ends after them.
     """
     items, ends = _resolve(words, flights)
+    items = _bare_multipliers(words, items)
     out: list[str] = []
     multiplied: set[int] = set()
     builder: _Builder | None = None

@@ -75,4 +75,3 @@ def radio_lexicon(registry: FlowRegistry) -> frozenset[str]:
 def own_words(context: SttContext) -> frozenset[str]:
     """This transmission's own words (callsign, airports, procedures), beside the shared lexicon."""
     return frozenset(w for text in (*context.spoken_phrases(), *context.spoken_vocabulary()) for w in words_of(text))
-
