@@ -360,6 +360,41 @@ def test_metrics_time_every_stage_of_a_voice_transmission(server):
     assert after['livefreq_cpu_jobs{state="running"}'] >= 0 and after['livefreq_cpu_jobs{state="queued"}'] >= 0
 
 
+def test_the_reply_to_the_first_call_is_made_before_the_pilot_calls(server, speech):
+    """A session on the radio gets the reply to its first call synthesized ahead
+    (gateway/radio/speculation.py): before the pilot says anything, every piece of the
+    controller's answer is in the TTS cache, so it plays without a synthesis on air."""
+    from gateway import metrics
+    from gateway.speech.tts.base import split_for_speech
+
+    made = metrics.SPECULATIVE_TTS.labels("synthesized")
+    before = made._value.get()
+
+    async def scenario() -> tuple[list[str], set]:
+        # a callsign no other test flies: its clearance cannot be in the cache already
+        client, started = await _start(server, scenario={"callsign": "EZY4812", "callsign_spoken": "Easy 4812"})
+        await asyncio.wait_for(_until(lambda: made._value.get() > before), 60)
+        held = set(speech.tts.cache._entries)  # before the pilot calls
+        mark = client.mark()
+        await client.send({"type": "text", "text": started["expected_pilot"][0]})
+        decision = await client.wait_type("decision", start=mark)
+        assert decision["messages"], decision
+        replies = []
+        for ref in decision["messages"]:
+            replies.append(await client.wait_type("atc.message", start=mark, message_id=ref["message_id"]))
+            await client.wait_type("atc.message.end", start=mark, message_id=ref["message_id"])
+        await client.close()
+        return [piece for reply in replies for piece in split_for_speech(reply["speech"])], held
+
+    pieces, held = run(scenario())
+    assert pieces and all(speech.tts.key(piece) in held for piece in pieces), [p for p in pieces if speech.tts.key(p) not in held]
+
+
+async def _until(condition) -> None:
+    while not condition():
+        await asyncio.sleep(0.05)
+
+
 def test_telemetry_message_fields_are_the_engines_aircraft_state():
     """One list of aircraft-state names: what clients may send is what guards may read."""
     from engine.models import TELEMETRY_KEYS

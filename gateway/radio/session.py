@@ -28,6 +28,7 @@ from gateway.radio import events as e
 from gateway.radio import protocol as p
 from gateway.radio.atis import AtisBroadcast
 from gateway.radio.frequency import Frequency
+from gateway.radio.speculation import ATTACH_DUE_S
 from gateway.radio.link import STT_RATE, Link
 from gateway.radio.playout import Playout
 from gateway.service import SessionNotFound
@@ -229,6 +230,8 @@ class RadioSession:
                 messages=e.refs(messages),
             )
         )
+        # the reply to the pilot's next call, made while the pilot sets up (gateway/radio/speculation.py)
+        conn.pipeline.speculation.start(session.session_id, tts, ATTACH_DUE_S)
 
     async def _message_done(self, msg: ControllerMessage) -> None:
         """A controller message has been spoken: the pilot's reply time starts now."""

@@ -9,6 +9,15 @@ under load those pieces (urgent near their deadline, gateway/speech/cpu.py) went
 pilots' finals. Made while the pilot talks, they cost the same CPU at a time nobody waits. At 71
 pilots (`livefreq load --sessions 71 --duration 60`): p95 first audio 1725 ms with the first piece
 only, 631 ms with all, 0 gaps both (docs/performance.md).
+
+And as soon as a session is on the radio (started or resumed), not only when the pilot keys: the
+reply to the first call is the longest of a flight (the clearance, about 12 s of speech) and the
+most predictable, and pilots take a while to set up before they call. When a class joins at once,
+those replies used to be made all in the minute everyone called, and the first ones were seconds
+late; made in the seconds before, they play from the cache. Its deadline (`ATTACH_DUE_S`) is later
+than a keyed pilot's (`SPECULATION_DUE_S`), so it yields to them. At 100 pilots for 120 s
+(`livefreq load --sessions 100 --duration 120`): p95 first audio 2218 ms (a session's first
+reply: 11.5 s) and one audio gap without it, 708 ms (first reply 492 ms) and none with it.
 """
 
 from __future__ import annotations
@@ -28,6 +37,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("livefreq.radio")
 
 SPECULATION_DUE_S = 2.0  # when a likely reply is needed, for the CPU pool's deadline order
+ATTACH_DUE_S = 10.0  # the reply to a session's first call: pilots set up before they call
 
 
 class Speculation:
@@ -35,23 +45,23 @@ class Speculation:
         self.service = service
         self._task: asyncio.Task[None] | None = None
 
-    def start(self, session_id: str, tts: TtsEngine) -> None:
-        """Begin synthesizing the likely reply (one at a time per connection)."""
+    def start(self, session_id: str, tts: TtsEngine, due_s: float = SPECULATION_DUE_S) -> None:
+        """Begin synthesizing the likely reply, needed in `due_s` seconds (one at a time per
+        connection: one still running is not started again, whatever its deadline)."""
         if self._task is None or self._task.done():
-            self._task = asyncio.create_task(self._speculate(session_id, tts), name="livefreq-speculative-tts")
+            self._task = asyncio.create_task(self._speculate(session_id, tts, due_s), name="livefreq-speculative-tts")
 
     def cancel(self) -> None:
         if self._task is not None:
             self._task.cancel()
 
-    async def _speculate(self, session_id: str, tts: TtsEngine) -> None:
+    async def _speculate(self, session_id: str, tts: TtsEngine, due_s: float) -> None:
         prepare = getattr(tts, "prepare", None)
         if prepare is None:  # an engine without a cache in front (cache disabled, edge-tts failover)
             return
         try:
             for speech in self.service.likely_reply(session_id)[:1]:
-                # needed once the pilot has finished talking, a few seconds from now
-                with priority(Priority.AHEAD, time.monotonic() + SPECULATION_DUE_S):
+                with priority(Priority.AHEAD, time.monotonic() + due_s):
                     made = await prepare(speech)
                 metrics.SPECULATIVE_TTS.labels("synthesized" if made else "cached").inc()
         except asyncio.CancelledError:

@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator
 from gateway.speech.tts.base import TtsEngine, split_for_speech
 
 CacheKey = tuple[str, str, str]
-DEFAULT_MAX_BYTES = 64 * 1024 * 1024  # ~25 minutes of 22 kHz speech
+DEFAULT_MAX_BYTES = 128 * 1024 * 1024  # ~50 minutes of 22 kHz speech (gateway.settings `tts_cache_mb`)
 
 
 class TtsCache:
