@@ -28,9 +28,9 @@ from gateway.radio import events as e
 from gateway.radio import protocol as p
 from gateway.radio.atis import AtisBroadcast
 from gateway.radio.frequency import Frequency
-from gateway.radio.speculation import ATTACH_DUE_S
 from gateway.radio.link import STT_RATE, Link
 from gateway.radio.playout import Playout
+from gateway.radio.speculation import ATTACH_DUE_S
 from gateway.service import SessionNotFound
 from gateway.speech.stack import UnknownVoice
 from gateway.speech.tts.base import TtsEngine
