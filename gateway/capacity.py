@@ -44,9 +44,10 @@ log = logging.getLogger("livefreq.capacity")
 TALK_SHARE = 0.27  # a pilot talks 27 % of the time under `livefreq load`'s default pattern
 # share of the cores final decodes may use at capacity (docs/operations.md "Capacity"): 0.25 from a
 # first calibration gave 65-72 sessions when `livefreq load --find-capacity` measured 57, so 0.2;
-# since then the measured capacity is 75 (twice, and held offered 1.5x), so 0.25 again: 65-72,
-# still under what the node serves
-HEADROOM = 0.25
+# since then the measured capacity is 75 (twice, and held offered 1.5x), so 0.25 again: 65-72;
+# since the first call's reply is made at session start (gateway/radio/speculation.py) it is 100
+# over 120 s (at the knee) and 125 over 60 s, so 0.33: 87-94, what the node serves over minutes
+HEADROOM = 0.33
 SELF_TEST_TEXT = (
     "Runway two five right, cleared for takeoff, wind two seven zero degrees eight knots, Lufthansa three five nine"
 )
