@@ -6,7 +6,7 @@
   bounded send queue in outbox.py, the transport contract in transport.py);
 - session.py: the session attached to a connection, its decisions out; link.py its state;
 - pipeline.py: the pilot's transmissions (audio in, recognition, the engine's decision);
-  speculation.py: the likely reply synthesized while the pilot talks;
+  speculation.py: the likely reply synthesized ahead (from session start, and while the pilot talks);
 - frequency.py: a named frequency its receivers are tuned to; playout.py: one receiver's
   controller messages on air; atis.py: the ATIS loop while tuned to an ATIS frequency.
 

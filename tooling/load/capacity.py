@@ -111,6 +111,7 @@ def capacity_plot(summary: dict[str, Any], path: Path) -> Path:
         width = max(1.0, 0.4 * min((b - a for a, b in zip(sessions, sessions[1:], strict=False)), default=5))
         gaps_ax.bar(sessions, [s["audio_gaps"] for s in steps], width=width, color="#f58518", alpha=0.35, label="audio gaps")
         gaps_ax.set_ylabel("audio gaps (controller audio slower than real time)")
+        gaps_ax.set_ylim(0, max([1, *(s["audio_gaps"] for s in steps)]) * 1.1)  # no gaps: a 0-1 axis, not -0.04..0.04
         ax.plot(sessions, [s["p95_ms"] for s in steps], marker="o", color="#4c78a8", label="p95")
         ax.plot(sessions, [s["p50_ms"] for s in steps], marker=".", linestyle=":", color="#4c78a8", label="p50")
         ax.axhline(CAPACITY_P95_MS, color="#e45756", linestyle="--", label=f"limit {CAPACITY_P95_MS:.0f} ms")
