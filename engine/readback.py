@@ -281,13 +281,16 @@ def _heard(handler: Kind, t: Transcript, ctx: Context, correction: int, masked: 
 
 
 def _cut_by_voice(handler: Kind, t: Transcript, found: Found, expected: str) -> Found:
-    """By voice, hits that are the issued value with its end lost are garbled (asked again, never
-    corrected): the recognizer drops words and splits numbers at pauses it invents.
+    """By voice, hits that are the issued value with its end lost, or misheard where no controller
+    speaks so, are garbled (asked again, never corrected): the recognizer drops words, splits
+    numbers at pauses it invents, and hears espeak-ng's "zero" as "niner o".
 
     - A runway: the issued number without its side, or its first digit alone, as the
       transmission's very last word ("... runway two three" for 23L, "... runway one" for 18).
       Said mid-transmission, or another number, it stays a value.
-    - A heading: its first digits as the very last word ("... heading three six" for 360).
+    - A heading: its first digits as the very last word ("... heading three six" for 360), or
+      one off the fives that was not issued ("heading one eight niner o" for 180): controllers
+      vector in fives and tens. Typed, "heading 189" is what the pilot meant: corrected.
     - A frequency: fewer decimals than issued, the ones heard being the issued ones ("one one
       niner decimal niner. Zero fife" for 119.905, "decimal eight nirro" for 121.805). All its
       decimals said and one differing, it stays a value (wrong).
@@ -310,6 +313,8 @@ def _cut_runway(t: Transcript, hit: Hit, expected: str) -> bool:
 
 def _cut_heading(t: Transcript, hit: Hit, expected: str) -> bool:
     said = t.words[hit.index]
+    if hit.value.isdigit() and int(hit.value) % 5 and hit.value != expected:
+        return True  # off the fives: misheard
     return hit.index == len(t.words) - 1 and len(said) < 3 and expected.startswith(said)
 
 

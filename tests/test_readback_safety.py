@@ -452,3 +452,25 @@ def test_a_taxi_route_heard_only_in_its_start_by_voice_is_asked_again_never_acce
     assert evaluate(["taxi_route"], variables, said).fields["taxi_route"] != "ok"
     whole = "taxi via " + ", ".join(f"{w} {speak_digits(str(n))}" for w, n in route) + ", Lufthansa three five niner"
     assert evaluate(["taxi_route"], variables, whole, spoken=True).fields["taxi_route"] == "ok"
+
+
+@given(tens=st.integers(1, 36), odd=st.integers(1, 359))
+@settings(max_examples=120, deadline=None)
+def test_a_heading_off_the_fives_by_voice_is_asked_again_unless_it_was_issued(tens: int, odd: int) -> None:
+    """Seen by voice (espeak-ng pilots, seeds 2-4 of the bench): "heading one eight zero" heard as
+    "one eight niner", refused as a wrong heading though it was right. Controllers vector in
+    fives, so by voice a heading off them is misheard: asked again, never corrected and never
+    accepted. Typed, it is what the pilot meant: corrected (past 360 it is no heading at all). A heading the controller did issue
+    off the fives is accepted as read back either way."""
+    issued = tens * 10
+    variables = {**SCRIPT_SCENARIO, "callsign": "MSR287", "heading": f"{issued:03d}"}
+    misheard = speak_digits(f"{issued:03d}")[: -len("zero")] + "niner"
+    said = f"Egyptair two eight seven, heading {misheard}"
+    evaluate = ReadbackEvaluator().evaluate
+    by_voice = evaluate(["heading"], variables, said, spoken=True)
+    assert by_voice.fields["heading"] == "unsure" and not by_voice.ok and not by_voice.wrong
+    typed = evaluate(["heading"], variables, said)
+    assert typed.fields["heading"] == ("wrong" if issued < 360 else "unsure") and not typed.ok  # 369: past 360
+    off = {**variables, "heading": f"{odd:03d}"}
+    readback = f"heading {speak_digits(f'{odd:03d}')}, Egyptair two eight seven"
+    assert evaluate(["heading"], off, readback, spoken=True).ok and evaluate(["heading"], off, readback).ok
