@@ -45,6 +45,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from string import ascii_uppercase
 from typing import Any
 
 from engine.models import UNSURE_WORD, FieldStatus, ReadbackResult
@@ -59,6 +60,7 @@ from engine.phraseology.plausible import plausible
 from engine.phraseology.transcript import Transcript
 
 CORRECTION_WORDS = frozenset({"correction"})
+TRANSITION_ALTITUDE_MAX_FT = 18000  # the highest anywhere (the US): above it, flight levels
 _SPOKEN = re.compile(r"[^\W_]+")  # the words of a transcript, without its punctuation
 
 # Kinds the controller issues as instructions or clearances: they are checked whenever heard.
@@ -295,11 +297,16 @@ def _cut_by_voice(handler: Kind, t: Transcript, found: Found, expected: str) -> 
       niner decimal niner. Zero fife" for 119.905, "decimal eight nirro" for 121.805). All its
       decimals said and one differing, it stays a value (wrong).
     - A taxi route: the issued route's start ("via victor five ntango five" heard as V5 for V5 T5).
+    - An altitude in feet above the highest transition altitude anywhere (18,000 ft) that was not
+      issued ("two three thousand" for "three thousand"): higher, controllers give levels.
+    - A holding point or stand: the issued one with its end lost ("holding point whiskey." for
+      W4, "tango one for my yankee" for T14), its letter lost ("holding point one three" for
+      B13), or its digits heard as letters ("lima, H" for L9).
     """
     cut = _CUTS.get(handler.name)
     if cut is None:
         return found
-    shown = (lambda h: h.value) if handler.name == "route" else (lambda h: t.words[h.index])
+    shown = (lambda h: h.value) if handler.name in ("route", "designator") else (lambda h: t.words[h.index])
     return [Hit(h.index, f"{shown(h)}?", garbled=True) if cut(t, h, expected) else h for h in found]
 
 
@@ -333,7 +340,29 @@ def _cut_route(_t: Transcript, hit: Hit, expected: str) -> bool:
     return whole == issued[: len(whole)] and issued[len(whole)].startswith(last)
 
 
-_CUTS = {"runway": _cut_runway, "heading": _cut_heading, "frequency": _cut_frequency, "route": _cut_route}
+def _cut_altitude(_t: Transcript, hit: Hit, expected: str) -> bool:
+    if not (hit.value.isdigit() and expected.isdigit()):
+        return False
+    return int(hit.value) > max(TRANSITION_ALTITUDE_MAX_FT, int(expected))
+
+
+def _cut_designator(_t: Transcript, hit: Hit, expected: str) -> bool:
+    value = hit.value
+    if value == expected or not value:
+        return False
+    letter_lost = value.isdigit() and value == expected.lstrip(ascii_uppercase)
+    digits_as_letters = value.isalpha() and not expected.isalpha() and value[0] == expected[0]
+    return expected.startswith(value) or letter_lost or digits_as_letters
+
+
+_CUTS = {
+    "runway": _cut_runway,
+    "heading": _cut_heading,
+    "frequency": _cut_frequency,
+    "route": _cut_route,
+    "designator": _cut_designator,
+    "altitude": _cut_altitude,
+}
 
 
 def _disagrees(best: Status, other: Status, masked: bool) -> bool:
