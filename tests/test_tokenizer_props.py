@@ -85,14 +85,19 @@ def say_digits(draw: Draw, digits: str, *, groups: bool = True, commas: bool = F
         else:
             chunks.append(Chunk("one", d, digit_word(draw, d)))
             i += 1
-    # "twenty" then "one" is 21, never 20 and 1: a bare tens word is not followed by a digit 1-9.
+    # "twenty" then "one" is 21, never 20 and 1: a bare tens word is not followed by a digit 1-9,
+    # nor by another bare tens word said as digits ("thirty twenty five" -> "thirty two zero five"
+    # would be 32 0 5): decided from the end, on what is said after it.
     units: list[str] = []
-    for k, chunk in enumerate(chunks):
-        after = chunks[k + 1] if k + 1 < len(chunks) else None
-        if chunk.kind == "bare" and after is not None and after.kind in ("one", "rep") and after.first != 0:
-            units += [digit_word(draw, chunk.first), digit_word(draw, 0)]
+    digit_after = False  # the unit said next is a lone digit 1-9
+    for chunk in reversed(chunks):
+        if chunk.kind == "bare" and digit_after:
+            units[:0] = [digit_word(draw, chunk.first), digit_word(draw, 0)]
         else:
-            units.append(chunk.text)
+            units.insert(0, chunk.text)
+            digit_after = chunk.kind in ("one", "rep") and chunk.first != 0
+            continue
+        digit_after = True  # its first digit word (a bare tens word is never zero)
     return units
 
 
@@ -338,7 +343,7 @@ PROPS = settings(max_examples=int(__import__("os").environ.get("TOKENIZER_EXAMPL
 def _check(kind: str, canon: str, phrase: Phrase) -> None:
     values = p.extract(kind, phrase.text, phrase.variables)
     heard = p.tokenize(phrase.text, phrase.variables.get("callsign")).text
-    assert values == [canon], (phrase.text, phrase.variables, heard)
+    assert values == [canon], (phrase.text, phrase.variables, heard, canon, values)
 
 
 @PROPS

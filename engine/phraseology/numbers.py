@@ -262,8 +262,9 @@ def _resolve_homophones(
     """Digits that sound like words, decided by their neighbours until nothing changes, so runs
     resolve ("seven seven oh oh", "oh oh four", "too oh ten"):
 
-    - "too" and "oh" next to a number, right after a value keyword ("runway too", "squawk oh")
-      or a number's decimal word ("decimal too") or "hundred and", or right before a unit ("too left", "too knots");
+    - "too" and "oh" next to a number, right after a value keyword ("runway too", "squawk oh",
+      also across "to": "speed to too oh too") or a number's decimal word ("decimal too") or
+      "hundred and", or right before a unit ("too left", "too knots");
       "too too" is 22;
     - "to"/"for"/"fo" (and whisper's "fall"/"full" for four) between two single digits, or after a
       phonetic letter where a route goes on, our callsign follows (`callsign_starts`: its first
@@ -282,6 +283,7 @@ def _resolve_homophones(
             keyword = (i > 0 and words[i - 1] in _VALUE_WORDS) or (i + 1 < len(words) and words[i + 1] in _UNIT_WORDS)
             keyword = keyword or (i > 1 and words[i - 1] in _DECIMAL_WORDS and beside(i - 1, -1) in _NUMERIC)
             keyword = keyword or (i > 1 and words[i - 1] == "and" and beside(i - 1, -1) == "M")  # "hundred and too"
+            keyword = keyword or (i > 1 and words[i - 1] == "to" and words[i - 2] in _VALUE_WORDS)  # "speed to too"
             if word == "too":
                 twice = "too" in (words[i - 1] if i else "", words[i + 1] if i + 1 < len(words) else "")
                 # after a phonetic letter: a taxiway or holding point ("tango too", "golf too")
