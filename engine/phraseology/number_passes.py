@@ -1,4 +1,5 @@
-"""The two word passes the tokenizer runs before the number parser (engine/phraseology/numbers.py).
+"""The two word passes the tokenizer runs before the number parser (engine/phraseology/numbers.py),
+and the word tables both share with the homophone rules (engine/phraseology/homophones.py).
 
 1. `join_syllables`: a number word split into syllables, by a hyphen or a space, as a recognizer
    or a written script gives it ("ze-ro", "fow er", "nin-er", "sev en", "hun-dred", "tou sand",
@@ -13,6 +14,13 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+
+# Marker the tokenizer leaves for punctuation that separates numbers ("4721, 5000").
+BREAK = "|"
+DECIMAL_WORDS = frozenset({"decimal", "point", "dot"})
+# The number parser's item classes (engine/phraseology/numbers.py): D digit, T teen, X tens,
+# M multiplier, N numeral, P decimal, A "and" inside a number; the first five are numeric.
+NUMERIC = frozenset("DTXMN")
 
 # Digit words the parser reads, ICAO and plain English, with their values.
 DIGITS: dict[str, int] = {

@@ -10,7 +10,8 @@ thousand five hundred", 10000 -> "one zero thousand".
 Parsing accepts all of: numerals ("4721", "121.8"), English words ("three", "twenty",
 "fifteen"), ICAO words ("tree", "fife", "niner", "wun", "fower", "ait", "tousand", "dayseemal"),
 "hundred" and "thousand", "decimal"/"point"/"dot" between numbers, and the homophones a
-recognizer writes for digits, but only where they cannot be ordinary words:
+recognizer writes for digits, but only where they cannot be ordinary words (the rules, in full, in
+engine/phraseology/homophones.py):
 
 - "too" next to a number ("runway too fife right"), right after a value keyword ("runway
   too"), a number's decimal word ("decimal too") or "hundred and", or right before a unit or
@@ -41,10 +42,15 @@ thousand" is 158 and 14000.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
-from engine.phraseology.alphabet import WORD_LETTERS
+from engine.phraseology.homophones import HOMOPHONES as _HOMOPHONES
+from engine.phraseology.homophones import MISHEARD_SIDES as MISHEARD_SIDES  # re-exported
+from engine.phraseology.homophones import resolve_homophones
+from engine.phraseology.number_passes import BREAK as BREAK  # re-exported
+from engine.phraseology.number_passes import DECIMAL_WORDS as _DECIMAL_WORDS
 from engine.phraseology.number_passes import DIGITS as _DIGITS
+from engine.phraseology.number_passes import NUMERIC as _NUMERIC
 from engine.phraseology.number_passes import REPEATS as _REPEATS
 from engine.phraseology.number_passes import expand_repeats as expand_repeats  # re-exported
 from engine.phraseology.number_passes import join_syllables as join_syllables  # re-exported
@@ -76,15 +82,7 @@ _TENS: dict[str, int] = {
     "ninety": 90,
 }
 _MULTIPLIERS: dict[str, int] = {"hundred": 100, "thousand": 1000}
-_DECIMAL_WORDS = frozenset({"decimal", "point", "dot"})
-# Marker the tokenizer leaves for punctuation that separates numbers ("4721, 5000").
-BREAK = "|"
 MAX_DECIMALS = 3  # the most decimals a spoken value has (a frequency: 118.705)
-# Phonetic letter words ("tango", "golf"): a "too" after one is the digit of a taxiway or position.
-_PHONETIC = frozenset(WORD_LETTERS)
-
-# Item classes: D digit, T teen, X tens, M multiplier, N numeral, P decimal, A "and" inside a number.
-_NUMERIC = frozenset("DTXMN")
 
 
 def speak_digits(text: str) -> str:
@@ -118,44 +116,8 @@ _WORD_CLASSES: dict[str, tuple[str, int]] = {
     **{w: ("M", n) for w, n in _MULTIPLIERS.items()},
 }
 _NONE: tuple[None, None] = (None, None)
-# Words a number comes before: "too left" is runway 2 left.
-_UNIT_WORDS = frozenset({"left", "right", "center", "feet", "knots", "degrees"})
-_HOMOPHONES: dict[str, int] = {"too": 2, "to": 2, "for": 4, "fo": 4, "fall": 4, "full": 4, "oh": 0, "o": 0, "near": 9}
-_SIDES = frozenset({"left", "right", "center"})
-# whisper's words for a runway side it misheard (engine/phraseology/runways.py)
-MISHEARD_SIDES = frozenset(
-    {"lift", "last", "lats", "laughed", "lefts", "light", "lite", "write", "rite", "wright", "bride"}
-)
-# After a phonetic letter, "to"/"for"/"fo" is the taxiway's digit ("bravo fo, lima fo and golf
-# one", "delta to golf two") when a route goes on (another letter, "and") or the transmission
-# pauses or ends there; "alfa for runway two five" keeps its preposition. "for" (never "to": "alfa
-# to stand bravo one") is the digit before the stand too: "whiskey for stand foxtrot tree two".
-_ROUTE_GOES_ON = frozenset({"and", "qnh", "squawk", "wilco", "roger"})  # no object of "to"/"for"
-# Keywords "to" never follows as a preposition: "heading to five zero" is heading 250.
-_TWO_AFTER = frozenset({"heading", "runway", "squawk", "qnh"})
-_FOUR_BEFORE = frozenset({"stand", "gate"})
 # Every word that may be (part of) a number; the callsign matcher never takes one for a name.
 NUMBER_WORDS: frozenset[str] = frozenset(_WORD_CLASSES) | frozenset(_HOMOPHONES) | _DECIMAL_WORDS | frozenset(_REPEATS)
-# Keywords a number follows: "runway too" is runway 2.
-_VALUE_WORDS = frozenset(
-    {
-        "runway",
-        "runways",
-        "heading",
-        "squawk",
-        "squawking",
-        "code",
-        "transponder",
-        "level",
-        "qnh",
-        "altimeter",
-        "speed",
-        "climb",
-        "descend",
-        "maintain",
-        "altitude",
-    }
-)
 
 
 # Words whose meaning depends on their neighbours (homophones, decimal words, "and", breaks).
@@ -195,7 +157,7 @@ def _resolve(
         return cls(j + step) if 0 <= j < n and words[j] == BREAK else cls(j)
 
     callsign_starts = frozenset(start - k for start, _ in flights for k in (1, 2))
-    _resolve_homophones(words, items, [i for i in context if words[i] in _HOMOPHONES], beside, callsign_starts)
+    resolve_homophones(words, items, [i for i in context if words[i] in _HOMOPHONES], beside, callsign_starts)
     ends = _flight_ends(words, items, flights) if flights else set()
     for i in context:
         if items[i][0] is not None:
@@ -250,66 +212,6 @@ def _bare_multipliers(words: Sequence[str], items: list[tuple[str | None, object
 def _group_start(word: str, kind: str | None, flight_end: bool) -> bool:
     """True if a digit after this word begins a group: after a pause, a word, or a flight number."""
     return word == BREAK or kind is None or flight_end
-
-
-def _resolve_homophones(
-    words: Sequence[str],
-    items: list[tuple[str | None, object]],
-    pending: list[int],
-    beside: Callable[[int, int], str | None],
-    callsign_starts: frozenset[int] = frozenset(),
-) -> None:
-    """Digits that sound like words, decided by their neighbours until nothing changes, so runs
-    resolve ("seven seven oh oh", "oh oh four", "too oh ten"):
-
-    - "too" and "oh" next to a number, right after a value keyword ("runway too", "squawk oh",
-      also across "to": "speed to too oh too") or a number's decimal word ("decimal too") or
-      "hundred and", or right before a unit ("too left", "too knots");
-      "too too" is 22;
-    - "to"/"for"/"fo" (and whisper's "fall"/"full" for four) between two single digits, or after a
-      phonetic letter where a route goes on, our callsign follows (`callsign_starts`: its first
-      word, "holding point kilo for Egyptair tree two") or the words pause or end ("bravo fo, lima
-      fo and golf one", "echo to, QNH ..."; "for", not "to", also before "stand", "gate" or one
-      lone digit: "stand kilo for five" is K45, "bravo for one eight left" keeps "for"); "to" right after
-      "heading", "runway", "squawk" or "QNH" before a digit ("heading to five zero");
-      "for"/"fo"/"fall"/"full" also after a digit before a side ("runway tree fall left");
-    - "o" only between two numbers (alone it is also the letter)."""
-    changed = True
-    while pending and changed:
-        changed = False
-        for i in list(pending):
-            word = words[i]
-            prev, nxt = beside(i, -1), beside(i, 1)
-            keyword = (i > 0 and words[i - 1] in _VALUE_WORDS) or (i + 1 < len(words) and words[i + 1] in _UNIT_WORDS)
-            keyword = keyword or (i > 1 and words[i - 1] in _DECIMAL_WORDS and beside(i - 1, -1) in _NUMERIC)
-            keyword = keyword or (i > 1 and words[i - 1] == "and" and beside(i - 1, -1) == "M")  # "hundred and too"
-            keyword = keyword or (i > 1 and words[i - 1] == "to" and words[i - 2] in _VALUE_WORDS)  # "speed to too"
-            if word == "too":
-                twice = "too" in (words[i - 1] if i else "", words[i + 1] if i + 1 < len(words) else "")
-                # after a phonetic letter: a taxiway or holding point ("tango too", "golf too")
-                lettered = i > 0 and words[i - 1] in _PHONETIC
-                digit = prev in _NUMERIC or nxt in _NUMERIC or keyword or twice or lettered
-            elif word in ("to", "for", "fo", "fall", "full"):
-                after = words[i + 1] if i + 1 < len(words) else BREAK
-                goes_on = after == BREAK or after in _PHONETIC or after in _ROUTE_GOES_ON or i + 1 in callsign_starts
-                lone_digit = nxt == "D" and beside(i + 1, 1) not in _NUMERIC  # "kilo for five via", not "for one eight"
-                goes_on = goes_on or (word != "to" and (after in _FOUR_BEFORE or lone_digit))
-                in_route = i > 0 and words[i - 1] in _PHONETIC and goes_on
-                sided = (
-                    word != "to" and prev == "D" and (after in _SIDES or after in MISHEARD_SIDES)
-                )  # "tree fall left"
-                keyed = word == "to" and i > 0 and words[i - 1] in _TWO_AFTER and nxt == "D"  # "heading to five zero"
-                digit = (prev == "D" and nxt == "D") or in_route or sided or keyed
-            elif word == "near":  # "niner" as a recognizer writes it: "three five near" after two digits
-                digit = prev == "D" and beside(i - 1, -1) in ("D", "N")
-            elif word == "oh":
-                digit = prev in ("D", "N", "T", "X") or nxt in ("D", "N", "M") or keyword
-            else:
-                digit = prev in ("D", "N") and nxt in ("D", "N")
-            if digit:
-                items[i] = ("D", _HOMOPHONES[word])
-                pending.remove(i)
-                changed = True
 
 
 class _Builder:
