@@ -21,10 +21,11 @@ A heard value its kind cannot have ("QNH one zero zero", a three-digit squawk:
 `engine.phraseology.plausible`), or one its finder heard garbled (a runway whose side was
 misheard, a heading heard as zero: `engine.phraseology.hits`), is a transmission cut short or
 misheard: that field is "unsure", never "wrong" and never "ok". By voice (`spoken`), so is the
-issued value with its end lost (`_cut_by_voice`): the runway's number without its side as the
-very last word ("... runway two three" for 23L), a frequency with only its first decimals
-("decimal niner. Zero fife" for 119.905), a heading's first digits as the last word, a taxi
-route's start.
+issued value with its end lost, or heard as no controller says it (`_garbled_by_voice`): the
+runway's number without its side as the very last word ("... runway two three" for 23L), a
+frequency with only its first decimals ("decimal niner. Zero fife" for 119.905), a heading's
+first digits as the last word or a heading off the fives, a taxi route's or a holding point's
+start, an altitude in feet above 18,000 ft.
 
 **Unsure hearing** (voice): given `alternatives` (other transcripts of the same audio: n-best, or
 the best one with unsure words masked as "???"), a field whose verdict differs between the best
@@ -156,7 +157,7 @@ class ReadbackEvaluator:
         """Judge one transmission (see the module docstring); `issued` adds the contradiction
         check over every issued value, `alternatives` the unsure-hearing check, `traffic` the
         callsigns of other aircraft whose numbers are never values, `spoken` that the transcript
-        is a recognizer's (`_cut_by_voice`)."""
+        is a recognizer's (`_garbled_by_voice`)."""
         traffic = tuple(traffic)
         hint = callsign_hint(variables)
         alternatives = [alt for alt in alternatives if not is_truncation(alt, transcript, hint)]
@@ -204,7 +205,7 @@ class ReadbackEvaluator:
     ) -> dict[str, tuple[Status, str, str]]:
         """name -> (status, expected shown, heard shown) for the required fields and for every
         issued value whose kind was heard; `spoken` (the best transcript by voice) applies
-        `_cut_by_voice`."""
+        `_garbled_by_voice`."""
         t = tokenize(transcript, callsign=callsign_hint(variables))  # numbers after our callsign
         correction = max((i for i, w in enumerate(t.words) if w in CORRECTION_WORDS), default=-1)
         masked = _callsign_words(t, variables, traffic)
@@ -275,14 +276,14 @@ def _acceptable(required: list[str], variables: Mapping[str, Any], issued: Mappi
 
 def _heard(handler: Kind, t: Transcript, ctx: Context, correction: int, masked: frozenset[int], spoken: bool) -> Found:
     """The handler's hits outside callsigns, after the last "correction", and by voice
-    (`spoken`) with the issued value's cut forms marked garbled (`_cut_by_voice`)."""
+    (`spoken`) with the issued value's cut or misheard forms marked garbled (`_garbled_by_voice`)."""
     found = [h for h in handler.find(t, ctx) if handler.name == "callsign" or h.index not in masked]
     after = [h for h in found if h.index > correction] if correction >= 0 else []
     found = after or found
-    return _cut_by_voice(handler, t, found, ctx.expected) if spoken and ctx.expected else found
+    return _garbled_by_voice(handler, t, found, ctx.expected) if spoken and ctx.expected else found
 
 
-def _cut_by_voice(handler: Kind, t: Transcript, found: Found, expected: str) -> Found:
+def _garbled_by_voice(handler: Kind, t: Transcript, found: Found, expected: str) -> Found:
     """By voice, hits that are the issued value with its end lost, or misheard where no controller
     speaks so, are garbled (asked again, never corrected): the recognizer drops words, splits
     numbers at pauses it invents, and hears espeak-ng's "zero" as "niner o".
@@ -303,14 +304,14 @@ def _cut_by_voice(handler: Kind, t: Transcript, found: Found, expected: str) -> 
       W4, "tango one for my yankee" for T14), its letter lost ("holding point one three" for
       B13), or its digits heard as letters ("lima, H" for L9).
     """
-    cut = _CUTS.get(handler.name)
+    cut = _GARBLED_BY_VOICE.get(handler.name)
     if cut is None:
         return found
     shown = (lambda h: h.value) if handler.name in ("route", "designator") else (lambda h: t.words[h.index])
     return [Hit(h.index, f"{shown(h)}?", garbled=True) if cut(t, h, expected) else h for h in found]
 
 
-def _cut_runway(t: Transcript, hit: Hit, expected: str) -> bool:
+def _garbled_runway(t: Transcript, hit: Hit, expected: str) -> bool:
     if hit.index != len(t.words) - 1:
         return False
     number, said = expected[:2], t.words[hit.index]
@@ -318,21 +319,21 @@ def _cut_runway(t: Transcript, hit: Hit, expected: str) -> bool:
     return side_lost or (len(said) == 1 and hit.value != number and number.startswith(said))
 
 
-def _cut_heading(t: Transcript, hit: Hit, expected: str) -> bool:
+def _garbled_heading(t: Transcript, hit: Hit, expected: str) -> bool:
     said = t.words[hit.index]
     if hit.value.isdigit() and int(hit.value) % 5 and hit.value != expected:
         return True  # off the fives: misheard
     return hit.index == len(t.words) - 1 and len(said) < 3 and expected.startswith(said)
 
 
-def _cut_frequency(t: Transcript, hit: Hit, expected: str) -> bool:
+def _garbled_frequency(t: Transcript, hit: Hit, expected: str) -> bool:
     whole, dot, frac = t.words[hit.index].partition(".")
     exp_whole, _, exp_frac = expected.partition(".")
     exp_frac = exp_frac.rstrip("0")
     return bool(dot) and whole[-3:] == exp_whole and len(frac) < len(exp_frac) and exp_frac.startswith(frac)
 
 
-def _cut_route(_t: Transcript, hit: Hit, expected: str) -> bool:
+def _garbled_route(_t: Transcript, hit: Hit, expected: str) -> bool:
     said, issued = hit.value.split(), expected.split()
     if not said or len(said) > len(issued) or said == issued:
         return False
@@ -340,13 +341,13 @@ def _cut_route(_t: Transcript, hit: Hit, expected: str) -> bool:
     return whole == issued[: len(whole)] and issued[len(whole)].startswith(last)
 
 
-def _cut_altitude(_t: Transcript, hit: Hit, expected: str) -> bool:
+def _garbled_altitude(_t: Transcript, hit: Hit, expected: str) -> bool:
     if not (hit.value.isdigit() and expected.isdigit()):
         return False
     return int(hit.value) > max(TRANSITION_ALTITUDE_MAX_FT, int(expected))
 
 
-def _cut_designator(_t: Transcript, hit: Hit, expected: str) -> bool:
+def _garbled_designator(_t: Transcript, hit: Hit, expected: str) -> bool:
     value = hit.value
     if value == expected or not value:
         return False
@@ -355,13 +356,13 @@ def _cut_designator(_t: Transcript, hit: Hit, expected: str) -> bool:
     return expected.startswith(value) or letter_lost or digits_as_letters
 
 
-_CUTS = {
-    "runway": _cut_runway,
-    "heading": _cut_heading,
-    "frequency": _cut_frequency,
-    "route": _cut_route,
-    "designator": _cut_designator,
-    "altitude": _cut_altitude,
+_GARBLED_BY_VOICE = {
+    "runway": _garbled_runway,
+    "heading": _garbled_heading,
+    "frequency": _garbled_frequency,
+    "route": _garbled_route,
+    "designator": _garbled_designator,
+    "altitude": _garbled_altitude,
 }
 
 

@@ -57,7 +57,9 @@ DROPPED = Counter(
 )
 ERRORS = Counter("livefreq_errors_total", "Errors returned to clients, by code", ["transport", "code"])
 SPECULATIVE_TTS = Counter(
-    "livefreq_speculative_tts_total", "Likely controller replies synthesized ahead (at session start, while the pilot talked)", ["outcome"]
+    "livefreq_speculative_tts_total",
+    "Likely controller replies synthesized ahead (from session start, while the pilot talked)",
+    ["outcome"],
 )
 
 # the LLM router (gateway/llm): how often it is asked, what its answers were worth, what it costs

@@ -87,7 +87,7 @@ class Settings(BaseSettings):
     radio_level: int = Field(default=4, ge=1, le=5)  # readability of the radio effect; 5 = clean
     radio_effect: bool = True
     speech_preload: bool = True  # load the speech models when the app starts
-    tts_cache_mb: int = Field(default=128, ge=0)  # ~50 min of 22 kHz speech: a reply made ahead per session, kept until used
+    tts_cache_mb: int = Field(default=128, ge=0)  # ~50 min of speech: a reply made ahead per session
     max_frame_bytes: int = Field(default=65536, gt=0)  # WebSocket binary frame limit (protocol v1)
     max_transmission_s: float = Field(default=30.0, gt=0)  # longer ptt/vox audio is cut there
     # hear a voice transmission the engine would not accept once more, in the radio's words only
