@@ -24,8 +24,8 @@ misheard: that field is "unsure", never "wrong" and never "ok". By voice (`spoke
 issued value with its end lost, or heard as no controller says it (`_garbled_by_voice`): the
 runway's number without its side as the very last word ("... runway two three" for 23L), a
 frequency with only its first decimals ("decimal niner. Zero fife" for 119.905), a heading's
-first digits as the last word or a heading off the fives, a taxi route's or a holding point's
-start, an altitude in feet above 18,000 ft.
+first digits as the last word or a heading off the fives, a taxi route or a holding point with
+its end or digits lost, an altitude in feet above 18,000 ft.
 
 **Unsure hearing** (voice): given `alternatives` (other transcripts of the same audio: n-best, or
 the best one with unsure words masked as "???"), a field whose verdict differs between the best
@@ -297,7 +297,8 @@ def _garbled_by_voice(handler: Kind, t: Transcript, found: Found, expected: str)
     - A frequency: fewer decimals than issued, the ones heard being the issued ones ("one one
       niner decimal niner. Zero fife" for 119.905, "decimal eight nirro" for 121.805). All its
       decimals said and one differing, it stays a value (wrong).
-    - A taxi route: the issued route's start ("via victor five ntango five" heard as V5 for V5 T5).
+    - A taxi route: the issued route's start ("via victor five ntango five" heard as V5 for V5 T5),
+      or its elements with digits lost ("via Lima, Whiskey seven" heard as L W7 for L8 W7 R5).
     - An altitude in feet above the highest transition altitude anywhere (18,000 ft) that was not
       issued ("two three thousand" for "three thousand"): higher, controllers give levels.
     - A holding point or stand: the issued one with its end lost ("holding point whiskey." for
@@ -337,8 +338,7 @@ def _garbled_route(_t: Transcript, hit: Hit, expected: str) -> bool:
     said, issued = hit.value.split(), expected.split()
     if not said or len(said) > len(issued) or said == issued:
         return False
-    *whole, last = said
-    return whole == issued[: len(whole)] and issued[len(whole)].startswith(last)
+    return all(element.startswith(heard) for heard, element in zip(said, issued, strict=False))
 
 
 def _garbled_altitude(_t: Transcript, hit: Hit, expected: str) -> bool:
