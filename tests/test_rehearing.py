@@ -193,3 +193,52 @@ def test_the_suppressed_tokens_are_those_outside_the_lexicon_and_the_sessions_wo
     assert suppressed_tokens(tokenizer, lexicon, own, default) == expected
     assert set(tokenizer.encode(" zanzibar")).isdisjoint(expected)  # the session's words are writable
     assert suppressed_tokens(tokenizer, lexicon, frozenset(), default) != expected  # and only its
+
+
+# --- before a correction --------------------------------------------------------------------------
+
+
+def test_a_correction_is_heard_once_more_and_only_where_the_engine_would_correct(whisper: WhisperEngine) -> None:
+    """`confirm_correction`: where the engine would say "negative" (`refuses`), the audio is
+    decoded again prompted with nothing of the state, and that transcript joins the alternatives;
+    where it would not, nothing is spent."""
+    from gateway.speech.rehearing import confirm_correction
+
+    pcm = speak("Lufthansa three five nine, runway zero seven right")
+
+    async def hear(would_correct: bool) -> tuple[SttResult, SttResult, float, float]:
+        stream = whisper.open(SttContext(callsign="Lufthansa 359"))
+        stream.feed(pcm)
+        first = await final_result(stream)
+        spent = stream.decode_s
+
+        async def refuses(_heard: SttResult) -> bool:
+            return would_correct
+
+        result = await confirm_correction(stream, first, refuses)
+        await stream.aclose()
+        return first, result, spent, stream.decode_s
+
+    first, result, before, after = asyncio.run(hear(False))
+    assert result is first and after == before  # nothing to correct: no decode
+    first, result, before, after = asyncio.run(hear(True))
+    assert after > before and result.text == first.text  # the transcript stays the first one's
+    assert set(first.hearing.alternatives) <= set(result.hearing.alternatives)
+    neutral = [a for a in result.hearing.alternatives if a not in first.hearing.alternatives]
+    assert all("runway 07 right" in normalize_transcript(a) for a in neutral), neutral
+
+
+def test_a_value_the_neutral_hearing_does_not_hear_wrong_is_asked_again_not_corrected() -> None:
+    """What the neutral hearing changes in the verdict (`engine.readback`): a correction stands
+    only where every hearing heard a value other than the issued one."""
+    from engine.readback import ReadbackEvaluator
+    from tooling.flow_scripts import SCRIPT_SCENARIO
+
+    variables = {**SCRIPT_SCENARIO, "runway": "07R"}
+    evaluate = ReadbackEvaluator().evaluate
+    heard = "Lufthansa three five nine, runway zero one right"
+    assert evaluate(["runway"], variables, heard, spoken=True).fields["runway"] == "wrong"
+    right = evaluate(["runway"], variables, heard, alternatives=["Lufthansa 359 runway zero seven right"], spoken=True)
+    assert right.fields["runway"] == "unsure" and not right.ok and not right.wrong
+    other = evaluate(["runway"], variables, heard, alternatives=["Lufthansa 359 runway zero niner right"], spoken=True)
+    assert other.fields["runway"] == "wrong" and other.wrong
