@@ -122,6 +122,7 @@ class ReadbackPolicy:
             text,
             issued=issued,
             alternatives=hearing.alternatives if hearing else (),
+            neutral=hearing.neutral if hearing else None,
             traffic=session.traffic,
             spoken=hearing is not None,
         )
