@@ -222,7 +222,6 @@ def run_voice_bench(
                     "voice": made["voice"], "snr_db": made["snr_db"], "confidence": None if conf is None else round(conf, 3),
                     "alternatives": list(getattr(hearing, "alternatives", []) or []), "said": case.readback.text, "heard": text,
                     "first_heard": getattr(hearing, "open_transcript", None),
-                    "neutral": getattr(hearing, "neutral", None),
                     "word_errors": e, "words": w,
                 })
                 heard[b] = text
