@@ -335,15 +335,12 @@ class Hearing(_Model):
     transcript agrees on it; otherwise the controller asks "say again" for that item.
     `cut_off` says the audio ended mid-speech (key released early, length limit).
     `open_transcript` is set when the transcript is a second, closed-vocabulary hearing: the first
-    (open) one it replaced, which is among the alternatives too. `neutral` is one more hearing,
-    prompted with nothing of the state, taken before a correction: a value it heard as issued, or
-    garbled, is asked again instead of corrected (engine/readback.py)."""
+    (open) one it replaced, which is among the alternatives too."""
 
     alternatives: list[str] = Field(default_factory=list)
     cut_off: bool = False
     confidence: float | None = None  # mean word confidence of the best transcript, 0..1, if known
     open_transcript: str | None = None
-    neutral: str | None = None
 
 
 FieldStatus = Literal["ok", "missing", "wrong", "unsure"]  # a readback field's verdict

@@ -153,13 +153,11 @@ class ReadbackEvaluator:
         alternatives: Sequence[str] = (),
         traffic: Iterable[str] = (),
         spoken: bool = False,
-        neutral: str | None = None,
     ) -> ReadbackResult:
         """Judge one transmission (see the module docstring); `issued` adds the contradiction
         check over every issued value, `alternatives` the unsure-hearing check, `traffic` the
         callsigns of other aircraft whose numbers are never values, `spoken` that the transcript
-        is a recognizer's (`_garbled_by_voice`), `neutral` a hearing before a correction: a field
-        judged wrong that it heard as issued or garbled is unsure (it heard nothing: no doubt)."""
+        is a recognizer's (`_garbled_by_voice`)."""
         traffic = tuple(traffic)
         hint = callsign_hint(variables)
         alternatives = [alt for alt in alternatives if not is_truncation(alt, transcript, hint)]
@@ -186,12 +184,6 @@ class ReadbackEvaluator:
                 missing.append(name)
             else:
                 fields[name] = "ok"
-        if neutral and wrong:
-            doubted = self._judge(required, variables, neutral, issued or {}, traffic, spoken=spoken)
-            for name in [w["field"] for w in wrong if doubted.get(w["field"], ("missing",))[0] in ("ok", "unsure")]:
-                fields[name] = "unsure"
-                unsure.append(name)
-            wrong = [w for w in wrong if fields[w["field"]] == "wrong"]
         for other, _masked in others:  # a field only an alternative heard (the best one did not) is unsure
             for name, (status, _e, _h) in other.items():
                 if name not in fields and status != "missing":

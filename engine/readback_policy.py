@@ -122,7 +122,6 @@ class ReadbackPolicy:
             text,
             issued=issued,
             alternatives=hearing.alternatives if hearing else (),
-            neutral=hearing.neutral if hearing else None,
             traffic=session.traffic,
             spoken=hearing is not None,
         )
