@@ -414,12 +414,6 @@ class Decision(_Model):
         transmission that would not settle is worth a second hearing (gateway.speech.rehearing)."""
         return self.recognized and self.intent != "say_again" and (self.readback is None or self.readback.ok)
 
-    @property
-    def corrects(self) -> bool:
-        """A readback value heard other than the one issued: the controller says "negative". By
-        voice the radio hears the audio once more first (gateway.speech.rehearing)."""
-        return self.readback is not None and bool(self.readback.wrong)
-
 
 class LlmUsage(_Model):
     """What a session's transmissions cost at the LLM router, summed over the session."""

@@ -71,9 +71,7 @@ ROUTER_DECISIONS = Counter(
 SECOND_HEARINGS = Counter(
     "livefreq_second_hearings_total",
     "Voice transmissions the engine would not accept as first heard, by what happened (gateway/speech/rehearing.py)",
-    # heard_again | none (no closed decode for this audio) | busy (no worker of the CPU pool was idle);
-    # before a correction: correction_checked | correction_unheard | correction_busy
-    ["outcome"],
+    ["outcome"],  # heard_again | none (no closed decode for this audio) | busy (no worker of the CPU pool was idle)
 )
 LLM_REQUESTS = Counter("livefreq_llm_requests_total", "LLM router calls by outcome (engine/router_llm.py)", ["outcome"])
 LLM_FALLBACKS = Counter(

@@ -156,11 +156,7 @@ class TransmissionPipeline:
                     hearing = transmission_hearing(tx, heard)
                     return await self.conn.service.off_loop(link.session_id, lambda sid: self.conn.service.settles(sid, heard.text.strip(), hearing))
 
-                async def refuses(heard: SttResult) -> bool:
-                    hearing = transmission_hearing(tx, heard)
-                    return await self.conn.service.off_loop(link.session_id, lambda sid: self.conn.service.refuses(sid, heard.text.strip(), hearing))
-
-                result = await hear_again(tx.stream, result, settles, refuses)
+                result = await hear_again(tx.stream, result, settles)
         finally:
             if tx.partial_task is not None:
                 with contextlib.suppress(asyncio.CancelledError):

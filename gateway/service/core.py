@@ -5,13 +5,15 @@ resolution from the airport data, storage, transcripts and expiry. Every adapter
 methods and maps the errors below to its own wire format; none of them talks to the engine for
 a live session directly, so what a session did is always in its transcript.
 
-Concurrency: methods are synchronous and short. One re-entrant lock serialises the load-decide-store
-sequence, so the event loop, the background clock (`tick_all`) and a CLI thread may share one
-service. The radio's `*_async` methods run that work in worker threads, in order per session
-(gateway/store/writer.py): a slow store never stalls the event loop. Other processes (gateway nodes
-sharing a Redis store) may write the same session: every write checks the version it read
-(`SessionRepository.save(expect=...)`), and on a conflict the sequence runs again on the fresh copy.
-The engine is pure, so deciding again is safe. Nothing is published before the write is in.
+Concurrency: methods are synchronous and short (no I/O beyond the repository). One re-entrant
+lock serialises the load-decide-store sequence, so the event loop, the background clock
+(`tick_all`) and a CLI thread may share one service. The radio's `*_async` methods run that
+work in worker threads, in order per session (gateway/store/writer.py): a store that waits for a
+disk or a network never stalls the event loop under a pilot's transmission. Other processes (gateway nodes sharing a
+Redis store) may write the same session at the same time: every write checks the version it
+read (`SessionRepository.save(expect=...)`), and on a conflict the sequence runs again on the
+fresh copy. The engine is pure, so deciding again is safe, and nothing is published before the
+write is in.
 
 Timers: the store keeps when each session must be visited next (the engine's `next_wakeup`,
 written with every save), so `tick_all` asks it for the due sessions, of every node, and ticks
@@ -267,8 +269,10 @@ class RadioService:
 
     def likely_reply(self, session_id: str) -> list[str]:
         """The controller's reply (spoken forms, in order) if the pilot now says the first phrase
-        the state expects, decided on a copy of the session: the voice path synthesizes it ahead
-        (gateway/radio/speculation.py). Empty when the state expects nothing, or no answer."""
+        the state expects: the engine decides it on a copy of the session, nothing is stored.
+
+        The voice path synthesizes it while the pilot is still talking (speculative TTS): a reply
+        that comes true plays from the cache. Empty when the state expects nothing, or no answer."""
         try:
             decision = self._dry_run(session_id, None)
         except Exception:  # a guess only: never let it break the transmission it serves
@@ -277,15 +281,10 @@ class RadioService:
         return [message.speech for message in decision.messages] if decision is not None else []
 
     def settles(self, session_id: str, text: str, hearing: Hearing | None) -> bool:
-        """Whether the engine would understand `text` as heard (`Decision.settled`), on a copy:
-        where not, and before a correction (`refuses`), the radio hears it again (gateway.speech.rehearing)."""
+        """Whether the engine would understand `text` as heard (`Decision.settled`) on a copy of
+        the session: the radio spends a second hearing only where not (gateway.speech.rehearing)."""
         decision = self._dry_run(session_id, text, hearing)
         return decision is None or decision.settled
-
-    def refuses(self, session_id: str, text: str, hearing: Hearing | None) -> bool:
-        """Whether the engine would correct `text` as heard (`Decision.corrects`), on a copy."""
-        decision = self._dry_run(session_id, text, hearing)
-        return decision is not None and decision.corrects
 
     def _dry_run(self, session_id: str, text: str | None, hearing: Hearing | None = None) -> Decision | None:
         """The decision on `text` (None: the first expected phrase) for a copy of the session."""

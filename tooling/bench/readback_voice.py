@@ -138,10 +138,9 @@ def _speak_kokoro(text: str, style: str, wpm: int, rng: random.Random) -> tuple[
     return pcm, rate, {"blend": {style: round(1.0 - share, 2), other: share}, "accent": accent}
 
 
-async def _recognize(stt: Any, pcm: bytes, context: Any, settles: Any = None, refuses: Any = None) -> tuple[str, Any]:
+async def _recognize(stt: Any, pcm: bytes, context: Any, settles: Any = None) -> tuple[str, Any]:
     """The final transcript and the recognizer's hearing, as the WS radio path gets them (open,
-    feed, final, the second hearing where `settles` says the engine would not understand it, and
-    the neutral hearing where `refuses` says it would correct it)."""
+    feed, final, and the second hearing where `settles` says the engine would not understand it)."""
     from gateway.speech.rehearing import hear_again
     from gateway.speech.stt.base import final_result
 
@@ -150,7 +149,7 @@ async def _recognize(stt: Any, pcm: bytes, context: Any, settles: Any = None, re
         stream.feed(pcm)
         result = await final_result(stream)
         if settles is not None:
-            result = await hear_again(stream, result, settles, refuses)
+            result = await hear_again(stream, result, settles)
         return result.text.strip(), result.hearing
     finally:
         await stream.aclose()
@@ -201,17 +200,13 @@ def run_voice_bench(
             async def settles(first: Any, case: Any = case) -> bool:  # the radio's own test (Decision.settled)
                 return bool(bench.decide(case, first.text.strip(), first.hearing)[0].settled)
 
-            async def refuses(heard: Any, case: Any = case) -> bool:  # the radio's own test (RadioService.refuses)
-                readback = bench.decide(case, heard.text.strip(), heard.hearing)[0].readback
-                return readback is not None and bool(readback.wrong)
-
             for b in settings_list:
                 context = (
                     stt_context(session, bench.engine.expected_pilot(session), lexicon)
                     if b == "on"
                     else SttContext(speaker=session.session_id, lexicon=lexicon)
                 )
-                text, hearing = await _recognize(stt, pcm, context, settles, refuses)
+                text, hearing = await _recognize(stt, pcm, context, settles)
                 e, w = word_errors(case.readback.text, text)
                 edits[b] += e
                 decision, _s, forward = bench.decide(case, text, hearing)

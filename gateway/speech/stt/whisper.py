@@ -450,17 +450,6 @@ class WhisperStream(BufferedStream):
         result: SttResult = await self._run_job(job, Priority.FINAL)
         return result
 
-    async def neutral_result(self) -> SttResult | None:
-        """Everything fed, decoded again prompted with the ICAO digits and letters only, nothing of
-        the state's wording: an independent hearing before a correction
-        (`gateway.speech.rehearing.confirm_correction`), at `Priority.FINAL`; None before the model
-        is loaded."""
-        async with self._lock:
-            pcm = bytes(self._pcm)
-            if not pcm or not self.engine.loaded:
-                return None
-            return await self._decode(self.engine.decode_result, pcm, DIGITS_SENTENCE)
-
     async def closed_result(self) -> SttResult | None:
         """The second hearing: everything fed, decoded again in the radio's words only
         (`whisper_closed.closed_result`), at `Priority.FINAL`; None where there is none (no
