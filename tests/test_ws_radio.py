@@ -364,16 +364,19 @@ def test_the_reply_to_the_first_call_is_made_before_the_pilot_calls(server, spee
     """A session on the radio gets the reply to its first call synthesized ahead
     (gateway/radio/speculation.py): before the pilot says anything, every piece of the
     controller's answer is in the TTS cache, so it plays without a synthesis on air."""
-    from gateway import metrics
+    from prometheus_client import REGISTRY
+
     from gateway.speech.tts.base import split_for_speech
 
-    made = metrics.SPECULATIVE_TTS.labels("synthesized")
-    before = made._value.get()
+    def made() -> float:
+        return REGISTRY.get_sample_value("livefreq_speculative_tts_total", {"outcome": "synthesized"}) or 0.0
+
+    before = made()
 
     async def scenario() -> tuple[list[str], set]:
         # a callsign no other test flies: its clearance cannot be in the cache already
         client, started = await _start(server, scenario={"callsign": "EZY4812", "callsign_spoken": "Easy 4812"})
-        await asyncio.wait_for(_until(lambda: made._value.get() > before), 60)
+        await asyncio.wait_for(_until(lambda: made() > before), 60)
         held = set(speech.tts.cache._entries)  # before the pilot calls
         mark = client.mark()
         await client.send({"type": "text", "text": started["expected_pilot"][0]})

@@ -60,7 +60,9 @@ class Speculation:
         if prepare is None:  # an engine without a cache in front (cache disabled, edge-tts failover)
             return
         try:
-            for speech in self.service.likely_reply(session_id)[:1]:
+            # a dry run of the engine on the stored session: off the event loop (a store may be Redis)
+            reply = await self.service.off_loop(session_id, self.service.likely_reply)
+            for speech in reply[:1]:
                 with priority(Priority.AHEAD, time.monotonic() + due_s):
                     made = await prepare(speech)
                 metrics.SPECULATIVE_TTS.labels("synthesized" if made else "cached").inc()
