@@ -55,10 +55,12 @@ from engine.phraseology.callsigns import equal as callsign_equal
 from engine.phraseology.callsigns import find as find_callsigns
 from engine.phraseology.callsigns import parse_callsign
 from engine.phraseology.context import Context
+from engine.phraseology.frequencies import is_channel
 from engine.phraseology.handlers import Kind, canonical_of, kind
 from engine.phraseology.hits import Found, Hit
 from engine.phraseology.plausible import plausible
 from engine.phraseology.transcript import Transcript
+from engine.vocabulary import base_vocabulary, words_in
 
 CORRECTION_WORDS = frozenset({"correction"})
 TRANSITION_ALTITUDE_MAX_FT = 18000  # the highest anywhere (the US): above it, flight levels
@@ -141,7 +143,11 @@ class _Heard:
 
 
 class ReadbackEvaluator:
-    """Stateless; one instance may serve every session."""
+    """Stateless; one instance may serve every session. `vocabulary`: the radio's words
+    (`engine.vocabulary`; the flows' own words beside the base ones), for `_stray_after`."""
+
+    def __init__(self, vocabulary: frozenset[str] | None = None) -> None:
+        self.vocabulary = vocabulary if vocabulary is not None else base_vocabulary()
 
     def evaluate(
         self,
@@ -205,12 +211,13 @@ class ReadbackEvaluator:
     ) -> dict[str, tuple[Status, str, str]]:
         """name -> (status, expected shown, heard shown) for the required fields and for every
         issued value whose kind was heard; `spoken` (the best transcript by voice) applies
-        `_garbled_by_voice`."""
+        `_garbled_by_voice`, with the radio's words and this session's as the words it knows."""
         t = tokenize(transcript, callsign=callsign_hint(variables))  # numbers after our callsign
         correction = max((i for i, w in enumerate(t.words) if w in CORRECTION_WORDS), default=-1)
         masked = _callsign_words(t, variables, traffic)
         out: dict[str, tuple[Status, str, str]] = {}
         acceptable = _acceptable(required, variables, issued)
+        voice = _Voice(self.vocabulary | _session_words(variables, issued), acceptable) if spoken else None
         for name in required:
             if name in out:
                 continue
@@ -223,7 +230,7 @@ class ReadbackEvaluator:
             if expected is None:
                 out[name] = ("missing", "", "")
                 continue
-            found = _heard(handler, t, Context(expected, variables, name), correction, masked, spoken)
+            found = _heard(handler, t, Context(expected, variables, name), correction, masked, voice)
             heard, garbled = _plausible_split(handler, found)
             others = acceptable.get(handler.name, [])
             foreign = [v for v in heard if not any(handler.equal(a, v) for a in [expected, *others])]
@@ -249,7 +256,7 @@ class ReadbackEvaluator:
             checked.add(k)
             found = [
                 h
-                for h in _heard(handler, t, Context(expected, variables, name), correction, masked, spoken)
+                for h in _heard(handler, t, Context(expected, variables, name), correction, masked, voice)
                 if not _report(t, h.value, handler)
             ]
             heard, garbled = _plausible_split(handler, found)
@@ -274,20 +281,39 @@ def _acceptable(required: list[str], variables: Mapping[str, Any], issued: Mappi
     return out
 
 
-def _heard(handler: Kind, t: Transcript, ctx: Context, correction: int, masked: frozenset[int], spoken: bool) -> Found:
+@dataclass(frozen=True, slots=True)
+class _Voice:
+    """What the by-voice rules know beside the transcript: the words the radio uses in this
+    session, and per kind the values the pilot may say (issued or required)."""
+
+    known: frozenset[str]
+    acceptable: Mapping[str, list[str]]
+
+
+def _session_words(variables: Mapping[str, Any], issued: Mapping[str, Any]) -> frozenset[str]:
+    """The words of this session's values (airports, SIDs, waypoints): radio words here too."""
+    return frozenset(w for v in (*variables.values(), *issued.values()) if isinstance(v, str) for w in words_in(v))
+
+
+def _heard(
+    handler: Kind, t: Transcript, ctx: Context, correction: int, masked: frozenset[int], voice: _Voice | None
+) -> Found:
     """The handler's hits outside callsigns, after the last "correction", and by voice
-    (`spoken`) with the issued value's cut or misheard forms marked garbled (`_garbled_by_voice`)."""
+    (`voice`) with the issued value's cut or misheard forms marked garbled (`_garbled_by_voice`)."""
     found = [h for h in handler.find(t, ctx) if handler.name == "callsign" or h.index not in masked]
     after = [h for h in found if h.index > correction] if correction >= 0 else []
     found = after or found
-    return _garbled_by_voice(handler, t, found, ctx.expected) if spoken and ctx.expected else found
+    return _garbled_by_voice(handler, t, found, ctx.expected, voice) if voice is not None and ctx.expected else found
 
 
-def _garbled_by_voice(handler: Kind, t: Transcript, found: Found, expected: str) -> Found:
+def _garbled_by_voice(handler: Kind, t: Transcript, found: Found, expected: str, voice: _Voice) -> Found:
     """By voice, hits that are the issued value with its end lost, or misheard where no controller
     speaks so, are garbled (asked again, never corrected): the recognizer drops words, splits
     numbers at pauses it invents, and hears espeak-ng's "zero" as "niner o".
 
+    - Any value but the issued ones, written right before a word the radio never uses ("runway
+      one nays" for 18, "heading two five niroc" for 250, "flight level three five niner o" for
+      FL350): the recognizer guessed at sounds it could not place, there (`_stray_after`).
     - A runway: the issued number without its side, or its first digit alone, as the
       transmission's very last word ("... runway two three" for 23L, "... runway one" for 18).
       Said mid-transmission, or another number, it stays a value.
@@ -295,8 +321,9 @@ def _garbled_by_voice(handler: Kind, t: Transcript, found: Found, expected: str)
       one off the fives that was not issued ("heading one eight niner o" for 180): controllers
       vector in fives and tens. Typed, "heading 189" is what the pilot meant: corrected.
     - A frequency: fewer decimals than issued, the ones heard being the issued ones ("one one
-      niner decimal niner. Zero fife" for 119.905, "decimal eight nirro" for 121.805). All its
-      decimals said and one differing, it stays a value (wrong).
+      niner decimal niner. Zero fife" for 119.905, "decimal eight nirro" for 121.805), or one
+      that is no channel a controller assigns (`frequencies.is_channel`: "one three four five
+      six niner" for 134.560, "one one one point nine zero five" for 119.905). All its decimals said, a channel, and one differing, it stays a value (wrong).
     - A taxi route: the issued route's start ("via victor five ntango five" heard as V5 for V5 T5),
       or its elements with digits lost ("via Lima, Whiskey seven" heard as L W7 for L8 W7 R5).
     - An altitude in feet above the highest transition altitude anywhere (18,000 ft) that was not
@@ -305,11 +332,23 @@ def _garbled_by_voice(handler: Kind, t: Transcript, found: Found, expected: str)
       W4, "tango one for my yankee" for T14), its letter lost ("holding point one three" for
       B13), or its digits heard as letters ("lima, H" for L9).
     """
-    cut = _GARBLED_BY_VOICE.get(handler.name)
-    if cut is None:
+    if handler.name in ("callsign", "text"):
         return found
+    cut = _GARBLED_BY_VOICE.get(handler.name, lambda _t, _h, _e: False)
+    fine = [expected, *voice.acceptable.get(handler.name, [])]
     shown = (lambda h: h.value) if handler.name in ("route", "designator") else (lambda h: t.words[h.index])
-    return [Hit(h.index, f"{shown(h)}?", garbled=True) if cut(t, h, expected) else h for h in found]
+
+    def garbled(h: Hit) -> bool:
+        stray = not any(handler.equal(a, h.value) for a in fine) and _stray_after(t, h, voice.known)
+        return stray or cut(t, h, expected)
+
+    return [Hit(h.index, f"{shown(h)}?", garbled=True) if not h.garbled and garbled(h) else h for h in found]
+
+
+def _stray_after(t: Transcript, hit: Hit, known: frozenset[str]) -> bool:
+    """The word right after the value's (first) word is none the radio uses."""
+    i = hit.index + 1
+    return i < len(t.words) and t.words[i].isalpha() and t.words[i] not in known
 
 
 def _garbled_runway(t: Transcript, hit: Hit, expected: str) -> bool:
@@ -328,6 +367,8 @@ def _garbled_heading(t: Transcript, hit: Hit, expected: str) -> bool:
 
 
 def _garbled_frequency(t: Transcript, hit: Hit, expected: str) -> bool:
+    if hit.value != expected and not is_channel(hit.value):
+        return True
     whole, dot, frac = t.words[hit.index].partition(".")
     exp_whole, _, exp_frac = expected.partition(".")
     exp_frac = exp_frac.rstrip("0")

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from engine.loader import load_registry
@@ -364,17 +364,26 @@ def test_a_cut_side_of_an_issued_runway_is_asked_again_by_voice_only(number: int
     assert cut.fields == {"runway": "unsure", "squawk": "missing"} and not cut.ok and not cut.wrong
 
 
+_CHANNEL_OFFSETS = (0, 5, 10, 15)  # kHz past each 25 kHz step: the 25 kHz channel and the three 8.33 names
+
+
 @given(
     mhz=st.integers(118, 136),
-    decimals=st.integers(1, 999).map(lambda n: f"{n:03d}"),
+    step=st.integers(0, 39),
+    offset=st.sampled_from(_CHANNEL_OFFSETS),
     keep=st.integers(1, 2),
     tail=st.sampled_from(["", ", runway two five", ". Zero fife", " nirro roger"]),
+    shift=st.integers(1, 39),
 )
 @settings(max_examples=150, deadline=None)
-def test_a_frequency_with_its_last_decimals_lost_by_voice_is_asked_again(mhz: int, decimals: str, keep: int, tail: str) -> None:
+def test_a_frequency_with_its_last_decimals_lost_by_voice_is_asked_again(
+    mhz: int, step: int, offset: int, keep: int, tail: str, shift: int
+) -> None:
     """By voice, a frequency heard with only its first decimals ("one one niner decimal niner.
     Zero fife" for 119.905) is asked again, never accepted and never corrected; typed it is
-    wrong; all its decimals heard with one differing, it is wrong by voice too."""
+    wrong; all its decimals heard as another channel, it is wrong by voice too."""
+    decimals = f"{step * 25 + offset:03d}"
+    assume(decimals != "000")
     issued = f"{mhz}.{decimals}"
     significant = decimals.rstrip("0")
     cut = significant[:keep]
@@ -388,9 +397,36 @@ def test_a_frequency_with_its_last_decimals_lost_by_voice_is_asked_again(mhz: in
         said = f"Lufthansa three five niner, contact ground {spoken(mhz, cut)}{tail}"
         assert evaluate(["ground_freq"], variables, said, spoken=True).fields["ground_freq"] == "unsure"
         assert evaluate(["ground_freq"], variables, said).fields["ground_freq"] == "wrong"
-    other = decimals[:-1] + str((int(decimals[-1]) + 1) % 10)
+    other = f"{(step + shift) % 40 * 25 + offset:03d}"
     said = f"Lufthansa three five niner, contact ground {spoken(mhz, other)}"
     assert evaluate(["ground_freq"], variables, said, spoken=True).fields["ground_freq"] == "wrong"
+
+
+@given(
+    mhz=st.integers(118, 136),
+    step=st.integers(0, 39),
+    offset=st.sampled_from(_CHANNEL_OFFSETS),
+    heard_mhz=st.integers(108, 136),
+    heard=st.integers(0, 999),
+)
+@settings(max_examples=150, deadline=None)
+def test_a_frequency_that_is_no_channel_by_voice_is_asked_again(mhz: int, step: int, offset: int, heard_mhz: int, heard: int) -> None:
+    """Seen by voice (seeds 5 and 6 of the bench): "one three four five six niner" for 134.560,
+    "one two one decimal, nine to one" for 121.910 and "one one one point nine zero five" for
+    119.905, each refused as a wrong frequency though it was right. No controller issues a
+    frequency that names no VHF voice channel (118-137 MHz, in 25 kHz steps and the 8.33 kHz
+    names .x05 .x10 .x15 past each step, never .x20), so by voice one is asked again, never
+    corrected and never accepted; typed it is corrected. A channel heard is judged."""
+    issued = f"{mhz}.{step * 25 + offset:03d}"
+    said_value = f"{heard_mhz}.{heard:03d}"
+    assume(said_value != issued)
+    variables = {**SCRIPT_SCENARIO, "ground_freq": issued}
+    said = f"contact ground {speak_digits(said_value)}, Lufthansa three five niner"
+    evaluate = ReadbackEvaluator().evaluate
+    by_voice = evaluate(["ground_freq"], variables, said, spoken=True)
+    channel = heard_mhz >= 118 and heard % 25 in _CHANNEL_OFFSETS
+    assert by_voice.fields["ground_freq"] == ("wrong" if channel else "unsure") and not by_voice.ok, (said, by_voice)
+    assert evaluate(["ground_freq"], variables, said).fields["ground_freq"] == "wrong"
 
 
 @given(number=st.integers(10, 36), other=st.integers(1, 9))
@@ -551,3 +587,41 @@ def test_a_taxi_route_with_digits_lost_by_voice_is_asked_again(route: list[tuple
     by_voice = evaluate(["taxi_route"], variables, said, spoken=True)
     assert by_voice.fields["taxi_route"] == "unsure" and not by_voice.ok, (said, by_voice)
     assert evaluate(["taxi_route"], variables, said).fields["taxi_route"] != "ok"
+
+
+_STRAY_KINDS = {  # variable -> (issued value, its spoken form, how a different value is spoken)
+    "squawk": ("4721", "squawk four seven two one", lambda n: f"squawk {speak_digits(f'{n:04d}')}"),
+    "heading": ("250", "heading two fife zero", lambda n: f"heading {speak_digits(f'{n % 72 * 5 + 5:03d}')}"),
+    "cleared_altitude_ft": ("5000", "climb five thousand feet", lambda n: f"climb {n % 9 + 1} thousand"),
+    "arrival_qnh": ("1004", "QNH one zero zero four", lambda n: f"QNH {speak_digits(str(990 + n % 40))}"),
+}
+
+
+@given(
+    name=st.sampled_from(sorted(_STRAY_KINDS)),
+    n=st.integers(0, 9999),
+    stray=st.text("bcdfghjklmnpqrstvwxz", min_size=3, max_size=8).map(lambda w: w + "o"),
+)
+@settings(max_examples=200, deadline=None)
+def test_a_value_said_before_a_word_the_radio_never_uses_is_asked_again_by_voice(name: str, n: int, stray: str) -> None:
+    """Seen by voice (seeds 3 and 5 of the bench): "runway one nays" for 18, "heading two five
+    niroc" for 250, "flight level three five niner o" for FL350, each refused as wrong though it
+    was right. A word no pilot or controller uses (`engine.vocabulary`), written right after a
+    value, is the recognizer guessing at sounds it could not place: by voice that value is asked
+    again, never corrected and never accepted. Typed it is corrected; the issued value said
+    before the same word is accepted; a different value before a radio word is corrected."""
+    from engine.vocabulary import base_vocabulary
+
+    assume(stray not in base_vocabulary())
+    issued, right, other = _STRAY_KINDS[name]
+    variables = {**SCRIPT_SCENARIO, name: issued}
+    said = other(n)
+    evaluate = ReadbackEvaluator().evaluate
+    plain = evaluate([name], variables, f"{said}, Lufthansa three five niner")
+    assume(plain.fields[name] == "wrong")  # the generated value differs from the issued one
+    garbled = f"{said} {stray}, Lufthansa three five niner"
+    by_voice = evaluate([name], variables, garbled, spoken=True)
+    assert by_voice.fields[name] == "unsure" and not by_voice.ok and not by_voice.wrong, (garbled, by_voice)
+    assert evaluate([name], variables, garbled).fields[name] == "wrong"
+    assert evaluate([name], variables, f"{said} roger, Lufthansa three five niner", spoken=True).fields[name] == "wrong"
+    assert evaluate([name], variables, f"{right} {stray}, Lufthansa three five niner", spoken=True).ok

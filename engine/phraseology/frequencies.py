@@ -23,6 +23,7 @@ from engine.phraseology.numbers import speak_digits
 from engine.phraseology.transcript import Transcript
 
 LOW_MHZ, HIGH_MHZ = 108.0, 137.0  # VHF aeronautical band
+COM_LOW_MHZ = 118  # below it, 108-117.975 MHz: navigation aids, never a controller's frequency
 _VALUE = re.compile(r"^\s*(\d{3})(?:[.,](\d{1,3}))?\s*(?:mhz)?\s*$", re.IGNORECASE)
 # Words after which a bare integer is read as a frequency said without "decimal" ("ground 1218").
 _ANCHORS = frozenset(
@@ -62,6 +63,16 @@ def canonical(value: Any) -> str | None:
         return f"{float(value):.3f}" if _in_band(float(value)) else None
     match = _VALUE.match(str(value))
     return _format(match.group(1), match.group(2) or "") if match else None
+
+
+def is_channel(canon: str) -> bool:
+    """Whether `canon` names a VHF voice channel a controller assigns (ICAO Annex 10): in the
+    communication band (118-137 MHz; below it are navigation aids) and a 25 kHz channel (.000,
+    .025, .050, .075) or an 8.33 kHz channel name (.005 .010 .015, .030 .035 .040, ...).
+    "121.920" is none, nor "111.905": no controller issues them."""
+    whole, _, frac = canon.partition(".")
+    in_band = whole.isdigit() and COM_LOW_MHZ <= int(whole) < HIGH_MHZ
+    return in_band and frac.isdigit() and int(frac.ljust(3, "0")[:3]) % 25 in (0, 5, 10, 15)
 
 
 def display(canon: str) -> str:

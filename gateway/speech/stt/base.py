@@ -29,26 +29,13 @@ from typing import Any, Protocol, TypeVar, runtime_checkable
 from engine.models import Hearing
 from engine.phraseology import DIGIT_WORDS, speak_text
 from engine.phraseology.alphabet import LETTER_WORDS
+from engine.vocabulary import ICAO_WORDS as ICAO_WORDS  # re-exported: every closed-vocabulary corpus holds them
 from gateway.audio.pcm import check_pcm
 from gateway.speech.cpu import Priority, cpu_count, cpu_pool, run_cpu  # noqa: F401 - cpu_count, run_cpu: re-exported
 
 T = TypeVar("T")
 
 STT_SAMPLE_RATE = 16000  # what the audio path delivers and what every bundled model expects
-
-# Words a pilot may use in any transmission, so a closed-vocabulary engine (sphinx LM, vosk
-# grammar) can still recognize a value or word the current state did not expect.
-ICAO_WORDS: tuple[str, ...] = (
-    *DIGIT_WORDS,
-    "three five nine hundred thousand decimal point",
-    "alfa bravo charlie delta echo foxtrot golf hotel india juliett kilo lima mike november",
-    "oscar papa quebec romeo sierra tango uniform victor whiskey xray yankee zulu",
-    "left right center runway taxiway holding point short line up wait cleared takeoff land",
-    "climb descend maintain flight level feet altitude heading degrees speed knots turn direct",
-    "squawk ident qnh information atis contact tower ground approach departure radar delivery",
-    "roger wilco affirm negative say again request ready via cross hold position stand gate",
-    "to for and at of on with when passing until leaving expect after before behind",
-)
 
 _PLAIN_DIGITS = {"tree": "three", "fife": "five", "niner": "nine"}
 
