@@ -22,10 +22,12 @@ A heard value its kind cannot have ("QNH one zero zero", a three-digit squawk:
 misheard, a heading heard as zero: `engine.phraseology.hits`), is a transmission cut short or
 misheard: that field is "unsure", never "wrong" and never "ok". By voice (`spoken`), so is the
 issued value with its end lost, or heard as no controller says it (`_garbled_by_voice`): the
-runway's number without its side as the very last word ("... runway two three" for 23L), a
-frequency with only its first decimals ("decimal niner. Zero fife" for 119.905), a heading's
-first digits as the last word or a heading off the fives, a taxi route or a holding point with
-its end or digits lost, an altitude in feet above 18,000 ft.
+runway's number without its side ("... runway two three" for 23L), a SID with its fix name
+misspelt, a frequency with only its first decimals ("decimal niner. Zero fife" for 119.905) or
+one that names no voice channel, a heading's first digits as the last word or a heading off the
+fives, a taxi route or a holding point with its end or digits lost, an altitude in feet above
+18,000 ft; and any other value written right before a word the radio never uses ("runway one
+nays"): the recognizer was guessing there.
 
 **Unsure hearing** (voice): given `alternatives` (other transcripts of the same audio: n-best, or
 the best one with unsure words masked as "???"), a field whose verdict differs between the best
@@ -49,6 +51,8 @@ from dataclasses import dataclass
 from string import ascii_uppercase
 from typing import Any
 
+from rapidfuzz import fuzz
+
 from engine.models import UNSURE_WORD, FieldStatus, ReadbackResult
 from engine.phraseology import callsign_hint, kind_for_variable, tokenize
 from engine.phraseology.callsigns import equal as callsign_equal
@@ -63,6 +67,7 @@ from engine.phraseology.transcript import Transcript
 from engine.vocabulary import base_vocabulary, words_in
 
 CORRECTION_WORDS = frozenset({"correction"})
+MISSPELT_NAME_SCORE = 50.0  # rapidfuzz ratio from which a heard fix name is the issued one misspelt
 TRANSITION_ALTITUDE_MAX_FT = 18000  # the highest anywhere (the US): above it, flight levels
 _SPOKEN = re.compile(r"[^\W_]+")  # the words of a transcript, without its punctuation
 
@@ -314,16 +319,19 @@ def _garbled_by_voice(handler: Kind, t: Transcript, found: Found, expected: str,
     - Any value but the issued ones, written right before a word the radio never uses ("runway
       one nays" for 18, "heading two five niroc" for 250, "flight level three five niner o" for
       FL350): the recognizer guessed at sounds it could not place, there (`_stray_after`).
-    - A runway: the issued number without its side, or its first digit alone, as the
-      transmission's very last word ("... runway two three" for 23L, "... runway one" for 18).
-      Said mid-transmission, or another number, it stays a value.
+    - A runway: the issued number without its side ("runway zero six, flight" for 06R), or its
+      first digit alone as the transmission's very last word ("... runway one" for 18).
+    - A SID or STAR: the issued procedure with its fix name misspelt ("othel niner mike" for
+      OKTAL 9M, "reloc eight uniform" for RELUK 8U): the same digit and letter, a name that
+      sounds alike (`MISSPELT_NAME_SCORE`).
     - A heading: its first digits as the very last word ("... heading three six" for 360), or
       one off the fives that was not issued ("heading one eight niner o" for 180): controllers
       vector in fives and tens. Typed, "heading 189" is what the pilot meant: corrected.
     - A frequency: fewer decimals than issued, the ones heard being the issued ones ("one one
       niner decimal niner. Zero fife" for 119.905, "decimal eight nirro" for 121.805), or one
       that is no channel a controller assigns (`frequencies.is_channel`: "one three four five
-      six niner" for 134.560, "one one one point nine zero five" for 119.905). All its decimals said, a channel, and one differing, it stays a value (wrong).
+      six niner" for 134.560, "one one one point nine zero five" for 119.905). All its
+      decimals said, a channel, and one differing, it stays a value (wrong).
     - A taxi route: the issued route's start ("via victor five ntango five" heard as V5 for V5 T5),
       or its elements with digits lost ("via Lima, Whiskey seven" heard as L W7 for L8 W7 R5).
     - An altitude in feet above the highest transition altitude anywhere (18,000 ft) that was not
@@ -352,11 +360,16 @@ def _stray_after(t: Transcript, hit: Hit, known: frozenset[str]) -> bool:
 
 
 def _garbled_runway(t: Transcript, hit: Hit, expected: str) -> bool:
-    if hit.index != len(t.words) - 1:
-        return False
     number, said = expected[:2], t.words[hit.index]
-    side_lost = len(expected) == 3 and hit.value == number
-    return side_lost or (len(said) == 1 and hit.value != number and number.startswith(said))
+    if len(expected) == 3 and hit.value == number:
+        return True  # its side lost
+    return hit.index == len(t.words) - 1 and len(said) == 1 and hit.value != number and number.startswith(said)
+
+
+def _garbled_procedure(_t: Transcript, hit: Hit, expected: str) -> bool:
+    name, _, suffix = hit.value.partition(" ")
+    exp_name, _, exp_suffix = expected.partition(" ")
+    return suffix == exp_suffix and name != exp_name and fuzz.ratio(name, exp_name) >= MISSPELT_NAME_SCORE
 
 
 def _garbled_heading(t: Transcript, hit: Hit, expected: str) -> bool:
@@ -399,6 +412,8 @@ def _garbled_designator(_t: Transcript, hit: Hit, expected: str) -> bool:
 
 _GARBLED_BY_VOICE = {
     "runway": _garbled_runway,
+    "sid": _garbled_procedure,
+    "star": _garbled_procedure,
     "heading": _garbled_heading,
     "frequency": _garbled_frequency,
     "route": _garbled_route,
