@@ -181,7 +181,8 @@ class ReadbackEvaluator:
         wrong: list[dict[str, str]] = []
         unsure: list[str] = []
         for name, (status, expected, heard) in best.items():
-            if any(_disagrees(status, other.get(name, ("missing", "", ""))[0], masked) for other, masked in others):
+            verdicts = [(other.get(name, ("missing", "", ""))[::2], masked) for other, masked in others]
+            if any(_disagrees((status, heard), verdict, masked) for verdict, masked in verdicts):
                 fields[name] = "unsure"
                 unsure.append(name)
             elif status == "unsure":  # heard garbled or a value its kind cannot have (_plausible_split)
@@ -422,15 +423,18 @@ _GARBLED_BY_VOICE = {
 }
 
 
-def _disagrees(best: Status, other: Status, masked: bool) -> bool:
-    """Whether an alternative's verdict on a field makes the best one's unsure. An n-best
-    hypothesis that heard no value of the field's kind, or none its kind can have ("one way three
-    six" for "runway three six", "QNH one zero one for"), contradicts nothing the best one heard
-    right; every other difference does, a field the best one did not hear right stays unsure, and
-    in a `masked` alternative (doubted words as "???") a value not heard is a doubted one."""
-    if best == "ok" and other in ("missing", "unsure") and not masked:
+def _disagrees(best: tuple[Status, str], other: tuple[Status, str], masked: bool) -> bool:
+    """Whether an alternative's (verdict, value heard) on a field makes the best one's unsure. An
+    n-best hypothesis that heard no value of the field's kind, or none its kind can have ("one way
+    three six" for "runway three six", "QNH one zero one for"), contradicts nothing the best one
+    heard right; every other difference does, a wrong value heard otherwise too ("tango one
+    fife" beside "tango one fall": T15 and T1 for T14), a field the best one did not hear right
+    stays unsure, and in a `masked` alternative (doubted words as "???") a value not heard is a
+    doubted one."""
+    (status, heard), (other_status, other_heard) = best, other
+    if status == "ok" and other_status in ("missing", "unsure") and not masked:
         return False
-    return other != best
+    return other_status != status or (status == "wrong" and other_heard != heard)
 
 
 def _plausible_split(handler: Kind, hits: Found) -> tuple[list[str], list[str]]:

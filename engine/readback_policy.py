@@ -36,6 +36,14 @@ RADIO_WORDS = (
     "ok",
 )
 NOISE_KEYS = ("callsign_spoken", "station_name", "airport_name", "destination_name")
+# The words a pilot says right before a value of each kind. Heard by voice with the value missing
+# ("... circuits and information. The by ..."), the recognizer lost the value: the pilot said it.
+VALUE_ANCHORS: dict[str, frozenset[str]] = {
+    "letter": frozenset({"information", "atis"}),
+    "squawk": frozenset({"squawk", "squawking"}),
+    "qnh": frozenset({"qnh", "altimeter"}),
+    "designator": frozenset({"stand", "gate"}),  # a stand; a holding point's "point" is also a decimal
+}
 
 
 @lru_cache(maxsize=4096)
@@ -125,8 +133,11 @@ class ReadbackPolicy:
             traffic=session.traffic,
             spoken=hearing is not None,
         )
-        if hearing is not None and rb.missing and not rb.wrong and any(v == "ok" for v in rb.fields.values()):
-            # By voice, a value missing from a readback that was otherwise heard is more likely
+        if hearing is not None and rb.missing and not rb.wrong and (
+            any(v == "ok" for v in rb.fields.values()) or _anchor_heard(text, rb.missing)
+        ):
+            # By voice, a value missing from a readback that was otherwise heard, or whose own
+            # anchor word was heard ("we have information." with the letter lost), is more likely
             # misheard than left out: the controller asks for it again ("say again departure")
             # instead of correcting a readback it did not hear whole.
             fields = {n: ("unsure" if v == "missing" else v) for n, v in rb.fields.items()}
@@ -227,3 +238,9 @@ class ReadbackPolicy:
         d.trace.add("policy", f"on_max_bad=end after {session.bad_readbacks} bad readbacks")
         session.readback_state, session.bad_readbacks = None, 0
         return BadReadback.END
+
+
+def _anchor_heard(text: str, missing: list[str]) -> bool:
+    """Whether the anchor word of a missing value's kind (`VALUE_ANCHORS`) was heard."""
+    words = set(phraseology.tokenize(text).words)
+    return any(words & VALUE_ANCHORS.get(phraseology.kind_for_variable(name), frozenset()) for name in missing)

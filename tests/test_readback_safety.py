@@ -658,3 +658,46 @@ def test_a_sid_with_its_fix_name_misspelt_by_voice_is_asked_again(name: str, dig
     assert evaluate(["sid"], variables, said).fields["sid"] == "wrong"
     other = f"via {spelt} {speak_digits(str(digit % 9 + 1))} {letter_word(letter)} departure, Lufthansa three five niner"
     assert evaluate(["sid"], variables, other, spoken=True).fields["sid"] == "wrong"
+
+
+@given(
+    after=st.sampled_from(["", ". The by", ". We may have to go", " with", " please"]),
+    letter=st.sampled_from("ABCDEFGKMPQRVXZ"),
+)
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_an_atis_letter_lost_after_its_anchor_by_voice_is_asked_again(engine: SessionEngine, after: str, letter: str) -> None:
+    """Seen by voice (seeds 0, 3 and 4 of the bench): "requesting taxi for circuits and
+    information. The by ..." and "we have information." refused as an ATIS letter left out,
+    though the pilot said it. By voice, a missing value whose anchor word was heard
+    (`readback_policy.VALUE_ANCHORS`) was lost by the recognizer: asked again, the state stays.
+    Typed, or with no anchor heard, it is missing: the controller gives the current letter."""
+    said = f"Lufthansa three five niner, on the apron, request taxi for circuits, information{after}"
+    for text, hearing, status in [
+        (said, Hearing(), "unsure"),
+        (said, None, "missing"),
+        ("Lufthansa three five niner, on the apron, request taxi for circuits", Hearing(), "missing"),
+    ]:
+        session = _start(engine, "vfr_circuit", atis_letter=letter)
+        d = engine.transmit(session, text, 1.0, hearing=hearing)
+        assert d.readback is not None and d.readback.fields["atis_letter"] == status, (text, hearing, d.readback)
+        assert not d.readback.ok
+        if status == "unsure":
+            assert session.active.state == "VFR_REQUEST" and "say again" in d.messages[0].text.lower()
+
+
+@given(issued=st.integers(0, 7777), first=st.integers(0, 7777), second=st.integers(0, 7777))
+@settings(max_examples=150, deadline=None)
+def test_two_hearings_of_different_wrong_values_are_asked_again(issued: int, first: int, second: int) -> None:
+    """Seen by voice (seed 7 of the bench): "holding point Tango one fife" beside the n-best's
+    "Tango one fall" for T14, refused as T15 though the pilot said T14. Where the best transcript
+    and an alternative hear different wrong values, the recognizer does not know what was said:
+    "say again", never a correction and never accepted. The same wrong value in both is wrong."""
+    code = lambda n: f"{n:04o}"[-4:]  # noqa: E731 - a squawk: four octal digits
+    assume(len({code(issued), code(first), code(second)}) == 3)
+    variables = {**SCRIPT_SCENARIO, "squawk": code(issued)}
+    said = lambda n: f"squawk {speak_digits(code(n))}, Lufthansa three five niner"  # noqa: E731
+    evaluate = ReadbackEvaluator().evaluate
+    unsure = evaluate(["squawk"], variables, said(first), alternatives=[said(second)], spoken=True)
+    assert unsure.fields["squawk"] == "unsure" and not unsure.ok and not unsure.wrong
+    same = evaluate(["squawk"], variables, said(first), alternatives=[said(first).replace(",", ", roger,")], spoken=True)
+    assert same.fields["squawk"] == "wrong"

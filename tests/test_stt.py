@@ -15,6 +15,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from engine.phraseology import normalize_transcript
 from gateway.audio.pcm import float_to_pcm, silence
@@ -237,6 +239,33 @@ def test_whisper_prompt_is_the_wording_of_the_expected_phrase_never_its_values()
     assert build_prompt(SttContext()) == DIGITS_SENTENCE
     long = SttContext(expected_phrases=["cleared for takeoff"] * 40, vocabulary=["Lufthansa"])
     assert len((build_prompt(long, max_words=60) or "").split()) <= 60
+
+
+_LETTERS = "ABCDEFGHKLMNPRSTVWYZ"
+
+
+@given(
+    values=st.lists(
+        st.tuples(st.sampled_from(_LETTERS), st.integers(1, 99), st.integers(1, 36), st.sampled_from("LRC"), st.sampled_from(_LETTERS)),
+        min_size=2, max_size=2,
+    )
+)
+@settings(max_examples=100, deadline=None)
+def test_whisper_prompt_is_the_same_whatever_values_were_issued(values: list[tuple[str, int, int, str, str]]) -> None:
+    """Seen on the voice bench (seed 7): the phrase "holding point Foxtrot one one" left its
+    capitalized "Foxtrot" in the prompt, and whisper wrote "Foxtrot one one" for a spoken "alfa
+    one one", a wrong holding point accepted. Whatever holding point, runway, ATIS letter or
+    single letter the controller issued, the prompt is the same: it cannot favour one."""
+
+    def context(letter: str, number: int, runway: int, side: str, atis: str) -> SttContext:
+        return SttContext(
+            callsign="JBU438",
+            expected_phrases=[f"Give way to the A320, then continue to holding point {letter}{number}, runway {runway:02d}{side}, JetBlue 438"],
+            vocabulary=[f"{letter}{number}", f"information {atis}", atis, f"{letter}{number}, {atis}{number}"],
+        )
+
+    first, second = (build_prompt(context(*v)) for v in values)
+    assert first == second
 
 
 def test_whisper_empty_stream_and_bad_input(whisper: WhisperEngine) -> None:

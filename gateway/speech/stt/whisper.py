@@ -150,9 +150,16 @@ DIGITS_SENTENCE = (
 
 
 def _wording(words: list[str]) -> list[str]:
-    """The words of a phrase without its values (digits, runway sides, phonetic letters,
-    climb/descend): the same for any value the controller issued."""
-    return [w for w in words if not any(w in members for members in VALUE_CLASSES)]
+    """The words of a phrase without its values (digits, runway sides, phonetic letters, single
+    letters, climb/descend), in any case: the same for any value the controller issued. A
+    capitalized "Foxtrot" once stayed in the prompt ("... holding point Foxtrot, Jetblue" for
+    F11) and whisper wrote "Foxtrot one one" for a spoken "alfa one one": a wrong holding point
+    accepted (`livefreq bench readback --mode voice --seed 7`, the bias's only flip in 7 seeds)."""
+    return [w for w in words if not _is_value_word(w.lower())]
+
+
+def _is_value_word(word: str) -> bool:
+    return (len(word) == 1 and word.isalpha()) or any(word in members for members in VALUE_CLASSES)
 
 
 def build_prompt(context: SttContext, max_words: int = PROMPT_MAX_WORDS) -> str | None:
