@@ -21,7 +21,7 @@ A heard value its kind cannot have ("QNH one zero zero", a three-digit squawk:
 `engine.phraseology.plausible`), or one its finder heard garbled (a runway whose side was
 misheard, a heading heard as zero: `engine.phraseology.hits`), is a transmission cut short or
 misheard: that field is "unsure", never "wrong" and never "ok". By voice (`spoken`), so is the
-issued value with its end lost, or heard as no controller says it (`_garbled_by_voice`): the
+issued value with its end lost, or heard as no controller says it (`engine.readback_voice`): the
 runway's number without its side ("... runway two three" for 23L), a SID with its fix name
 misspelt, a frequency with only its first decimals ("decimal niner. Zero fife" for 119.905) or
 one that names no voice channel, a heading's first digits as the last word or a heading off the
@@ -48,10 +48,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from string import ascii_uppercase
 from typing import Any
-
-from rapidfuzz import fuzz
 
 from engine.models import UNSURE_WORD, FieldStatus, ReadbackResult
 from engine.phraseology import callsign_hint, kind_for_variable, tokenize
@@ -59,16 +56,14 @@ from engine.phraseology.callsigns import equal as callsign_equal
 from engine.phraseology.callsigns import find as find_callsigns
 from engine.phraseology.callsigns import parse_callsign
 from engine.phraseology.context import Context
-from engine.phraseology.frequencies import is_channel
 from engine.phraseology.handlers import Kind, canonical_of, kind
 from engine.phraseology.hits import Found, Hit
 from engine.phraseology.plausible import plausible
 from engine.phraseology.transcript import Transcript
-from engine.vocabulary import base_vocabulary, words_in
+from engine.readback_voice import Voice, garbled_by_voice, session_words
+from engine.vocabulary import base_vocabulary
 
 CORRECTION_WORDS = frozenset({"correction"})
-MISSPELT_NAME_SCORE = 50.0  # rapidfuzz ratio from which a heard fix name is the issued one misspelt
-TRANSITION_ALTITUDE_MAX_FT = 18000  # the highest anywhere (the US): above it, flight levels
 _SPOKEN = re.compile(r"[^\W_]+")  # the words of a transcript, without its punctuation
 
 # Kinds the controller issues as instructions or clearances: they are checked whenever heard.
@@ -149,7 +144,7 @@ class _Heard:
 
 class ReadbackEvaluator:
     """Stateless; one instance may serve every session. `vocabulary`: the radio's words
-    (`engine.vocabulary`; the flows' own words beside the base ones), for `_stray_after`."""
+    (`engine.vocabulary`; the flows' own words beside the base ones), for `engine.readback_voice`."""
 
     def __init__(self, vocabulary: frozenset[str] | None = None) -> None:
         self.vocabulary = vocabulary if vocabulary is not None else base_vocabulary()
@@ -168,7 +163,7 @@ class ReadbackEvaluator:
         """Judge one transmission (see the module docstring); `issued` adds the contradiction
         check over every issued value, `alternatives` the unsure-hearing check, `traffic` the
         callsigns of other aircraft whose numbers are never values, `spoken` that the transcript
-        is a recognizer's (`_garbled_by_voice`)."""
+        is a recognizer's (`engine.readback_voice`)."""
         traffic = tuple(traffic)
         hint = callsign_hint(variables)
         alternatives = [alt for alt in alternatives if not is_truncation(alt, transcript, hint)]
@@ -217,13 +212,13 @@ class ReadbackEvaluator:
     ) -> dict[str, tuple[Status, str, str]]:
         """name -> (status, expected shown, heard shown) for the required fields and for every
         issued value whose kind was heard; `spoken` (the best transcript by voice) applies
-        `_garbled_by_voice`, with the radio's words and this session's as the words it knows."""
+        `engine.readback_voice`, with the radio's words and this session's as the words it knows."""
         t = tokenize(transcript, callsign=callsign_hint(variables))  # numbers after our callsign
         correction = max((i for i, w in enumerate(t.words) if w in CORRECTION_WORDS), default=-1)
         masked = _callsign_words(t, variables, traffic)
         out: dict[str, tuple[Status, str, str]] = {}
         acceptable = _acceptable(required, variables, issued)
-        voice = _Voice(self.vocabulary | _session_words(variables, issued), acceptable) if spoken else None
+        voice = Voice(self.vocabulary | session_words(variables, issued), acceptable) if spoken else None
         for name in required:
             if name in out:
                 continue
@@ -287,140 +282,15 @@ def _acceptable(required: list[str], variables: Mapping[str, Any], issued: Mappi
     return out
 
 
-@dataclass(frozen=True, slots=True)
-class _Voice:
-    """What the by-voice rules know beside the transcript: the words the radio uses in this
-    session, and per kind the values the pilot may say (issued or required)."""
-
-    known: frozenset[str]
-    acceptable: Mapping[str, list[str]]
-
-
-def _session_words(variables: Mapping[str, Any], issued: Mapping[str, Any]) -> frozenset[str]:
-    """The words of this session's values (airports, SIDs, waypoints): radio words here too."""
-    return frozenset(w for v in (*variables.values(), *issued.values()) if isinstance(v, str) for w in words_in(v))
-
-
 def _heard(
-    handler: Kind, t: Transcript, ctx: Context, correction: int, masked: frozenset[int], voice: _Voice | None
+    handler: Kind, t: Transcript, ctx: Context, correction: int, masked: frozenset[int], voice: Voice | None
 ) -> Found:
     """The handler's hits outside callsigns, after the last "correction", and by voice
-    (`voice`) with the issued value's cut or misheard forms marked garbled (`_garbled_by_voice`)."""
+    (`voice`) with the issued value's cut or misheard forms marked garbled (`engine.readback_voice`)."""
     found = [h for h in handler.find(t, ctx) if handler.name == "callsign" or h.index not in masked]
     after = [h for h in found if h.index > correction] if correction >= 0 else []
     found = after or found
-    return _garbled_by_voice(handler, t, found, ctx.expected, voice) if voice is not None and ctx.expected else found
-
-
-def _garbled_by_voice(handler: Kind, t: Transcript, found: Found, expected: str, voice: _Voice) -> Found:
-    """By voice, hits that are the issued value with its end lost, or misheard where no controller
-    speaks so, are garbled (asked again, never corrected): the recognizer drops words, splits
-    numbers at pauses it invents, and hears espeak-ng's "zero" as "niner o".
-
-    - Any value but the issued ones, written right before a word the radio never uses ("runway
-      one nays" for 18, "heading two five niroc" for 250, "flight level three five niner o" for
-      FL350): the recognizer guessed at sounds it could not place, there (`_stray_after`).
-    - A runway: the issued number without its side ("runway zero six, flight" for 06R), or its
-      first digit alone as the transmission's very last word ("... runway one" for 18).
-    - A SID or STAR: the issued procedure with its fix name misspelt ("othel niner mike" for
-      OKTAL 9M, "reloc eight uniform" for RELUK 8U): the same digit and letter, a name that
-      sounds alike (`MISSPELT_NAME_SCORE`).
-    - A heading: its first digits as the very last word ("... heading three six" for 360), or
-      one off the fives that was not issued ("heading one eight niner o" for 180): controllers
-      vector in fives and tens. Typed, "heading 189" is what the pilot meant: corrected.
-    - A frequency: fewer decimals than issued, the ones heard being the issued ones ("one one
-      niner decimal niner. Zero fife" for 119.905, "decimal eight nirro" for 121.805), or one
-      that is no channel a controller assigns (`frequencies.is_channel`: "one three four five
-      six niner" for 134.560, "one one one point nine zero five" for 119.905). All its
-      decimals said, a channel, and one differing, it stays a value (wrong).
-    - A taxi route: the issued route's start ("via victor five ntango five" heard as V5 for V5 T5),
-      or its elements with digits lost ("via Lima, Whiskey seven" heard as L W7 for L8 W7 R5).
-    - An altitude in feet above the highest transition altitude anywhere (18,000 ft) that was not
-      issued ("two three thousand" for "three thousand"): higher, controllers give levels.
-    - A holding point or stand: the issued one with its end lost ("holding point whiskey." for
-      W4, "tango one for my yankee" for T14), its letter lost ("holding point one three" for
-      B13), or its digits heard as letters ("lima, H" for L9).
-    """
-    if handler.name in ("callsign", "text"):
-        return found
-    cut = _GARBLED_BY_VOICE.get(handler.name, lambda _t, _h, _e: False)
-    fine = [expected, *voice.acceptable.get(handler.name, [])]
-    shown = (lambda h: h.value) if handler.name in ("route", "designator") else (lambda h: t.words[h.index])
-
-    def garbled(h: Hit) -> bool:
-        stray = not any(handler.equal(a, h.value) for a in fine) and _stray_after(t, h, voice.known)
-        return stray or cut(t, h, expected)
-
-    return [Hit(h.index, f"{shown(h)}?", garbled=True) if not h.garbled and garbled(h) else h for h in found]
-
-
-def _stray_after(t: Transcript, hit: Hit, known: frozenset[str]) -> bool:
-    """The word right after the value's (first) word is none the radio uses."""
-    i = hit.index + 1
-    return i < len(t.words) and t.words[i].isalpha() and t.words[i] not in known
-
-
-def _garbled_runway(t: Transcript, hit: Hit, expected: str) -> bool:
-    number, said = expected[:2], t.words[hit.index]
-    if len(expected) == 3 and hit.value == number:
-        return True  # its side lost
-    return hit.index == len(t.words) - 1 and len(said) == 1 and hit.value != number and number.startswith(said)
-
-
-def _garbled_procedure(_t: Transcript, hit: Hit, expected: str) -> bool:
-    name, _, suffix = hit.value.partition(" ")
-    exp_name, _, exp_suffix = expected.partition(" ")
-    return suffix == exp_suffix and name != exp_name and fuzz.ratio(name, exp_name) >= MISSPELT_NAME_SCORE
-
-
-def _garbled_heading(t: Transcript, hit: Hit, expected: str) -> bool:
-    said = t.words[hit.index]
-    if hit.value.isdigit() and int(hit.value) % 5 and hit.value != expected:
-        return True  # off the fives: misheard
-    return hit.index == len(t.words) - 1 and len(said) < 3 and expected.startswith(said)
-
-
-def _garbled_frequency(t: Transcript, hit: Hit, expected: str) -> bool:
-    if hit.value != expected and not is_channel(hit.value):
-        return True
-    whole, dot, frac = t.words[hit.index].partition(".")
-    exp_whole, _, exp_frac = expected.partition(".")
-    exp_frac = exp_frac.rstrip("0")
-    return bool(dot) and whole[-3:] == exp_whole and len(frac) < len(exp_frac) and exp_frac.startswith(frac)
-
-
-def _garbled_route(_t: Transcript, hit: Hit, expected: str) -> bool:
-    said, issued = hit.value.split(), expected.split()
-    if not said or len(said) > len(issued) or said == issued:
-        return False
-    return all(element.startswith(heard) for heard, element in zip(said, issued, strict=False))
-
-
-def _garbled_altitude(_t: Transcript, hit: Hit, expected: str) -> bool:
-    if not (hit.value.isdigit() and expected.isdigit()):
-        return False
-    return int(hit.value) > max(TRANSITION_ALTITUDE_MAX_FT, int(expected))
-
-
-def _garbled_designator(_t: Transcript, hit: Hit, expected: str) -> bool:
-    value = hit.value
-    if value == expected or not value:
-        return False
-    letter_lost = value.isdigit() and value == expected.lstrip(ascii_uppercase)
-    digits_as_letters = value.isalpha() and not expected.isalpha() and value[0] == expected[0]
-    return expected.startswith(value) or letter_lost or digits_as_letters
-
-
-_GARBLED_BY_VOICE = {
-    "runway": _garbled_runway,
-    "sid": _garbled_procedure,
-    "star": _garbled_procedure,
-    "heading": _garbled_heading,
-    "frequency": _garbled_frequency,
-    "route": _garbled_route,
-    "designator": _garbled_designator,
-    "altitude": _garbled_altitude,
-}
+    return garbled_by_voice(handler, t, found, ctx.expected, voice) if voice is not None and ctx.expected else found
 
 
 def _disagrees(best: tuple[Status, str], other: tuple[Status, str], masked: bool) -> bool:

@@ -133,8 +133,11 @@ class ReadbackPolicy:
             traffic=session.traffic,
             spoken=hearing is not None,
         )
-        if hearing is not None and rb.missing and not rb.wrong and (
-            any(v == "ok" for v in rb.fields.values()) or _anchor_heard(text, rb.missing)
+        if (
+            hearing is not None
+            and rb.missing
+            and not rb.wrong
+            and (any(v == "ok" for v in rb.fields.values()) or _anchor_heard(text, rb.missing))
         ):
             # By voice, a value missing from a readback that was otherwise heard, or whose own
             # anchor word was heard ("we have information." with the letter lost), is more likely

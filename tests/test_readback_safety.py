@@ -645,7 +645,7 @@ def test_a_sid_with_its_fix_name_misspelt_by_voice_is_asked_again(name: str, dig
     from rapidfuzz import fuzz
 
     from engine.phraseology.alphabet import letter_word
-    from engine.readback import MISSPELT_NAME_SCORE
+    from engine.readback_voice import MISSPELT_NAME_SCORE
 
     issued = f"{name} {digit}{letter}"
     variables = {**SCRIPT_SCENARIO, "sid": issued}
@@ -701,3 +701,40 @@ def test_two_hearings_of_different_wrong_values_are_asked_again(issued: int, fir
     assert unsure.fields["squawk"] == "unsure" and not unsure.ok and not unsure.wrong
     same = evaluate(["squawk"], variables, said(first), alternatives=[said(first).replace(",", ", roger,")], spoken=True)
     assert same.fields["squawk"] == "wrong"
+
+
+@given(
+    route=st.lists(st.tuples(st.sampled_from(ROUTE_LETTERS), st.integers(1, 9)), min_size=2, max_size=4, unique_by=lambda p: p[0]),
+    keep=st.integers(1, 3),
+)
+@settings(max_examples=120, deadline=None)
+def test_a_taxi_route_heard_only_in_its_end_by_voice_is_asked_again(route: list[tuple[str, int]], keep: int) -> None:
+    """Seen by voice (seed 7 of the bench): "myelie, myath whiskey seven, romeo five" for L8 W7 R5,
+    refused as a wrong route. By voice, the issued route's last elements alone (its start lost)
+    are asked again, never accepted; typed, the route is wrong."""
+    keep = min(keep, len(route) - 1)
+    issued = " ".join(f"{w[0].upper()}{n}" for w, n in route)
+    variables = {**SCRIPT_SCENARIO, "taxi_route": issued}
+    said = "taxi via " + ", ".join(f"{w} {speak_digits(str(n))}" for w, n in route[-keep:]) + ", Lufthansa three five niner"
+    evaluate = ReadbackEvaluator().evaluate
+    by_voice = evaluate(["taxi_route"], variables, said, spoken=True)
+    assert by_voice.fields["taxi_route"] == "unsure" and not by_voice.ok, (said, by_voice)
+    assert evaluate(["taxi_route"], variables, said).fields["taxi_route"] == "wrong"
+
+
+@given(name=st.sampled_from(["OKTAL", "RELUK", "FARUN", "BIBAX"]), digit=st.integers(1, 9), letter=st.sampled_from("ABCDEFGKMNQRSTUWYZ"))
+@settings(max_examples=80, deadline=None)
+def test_a_sid_heard_without_its_letter_by_voice_is_asked_again(name: str, digit: int, letter: str) -> None:
+    """Seen by voice (seed 7 of the bench): "via FARUN nine and foxtrot" heard as FARUN 9 for
+    FARUN 9F, refused as a wrong departure. By voice the issued SID without its letter is asked
+    again, never accepted; typed it is wrong; another digit is wrong by voice too."""
+    from engine.phraseology.alphabet import letter_word
+
+    variables = {**SCRIPT_SCENARIO, "sid": f"{name} {digit}{letter}"}
+    evaluate = ReadbackEvaluator().evaluate
+    said = f"via {name.lower()} {speak_digits(str(digit))} and {letter_word(letter)} departure, Lufthansa three five niner"
+    by_voice = evaluate(["sid"], variables, said, spoken=True)
+    assert by_voice.fields["sid"] == "unsure" and not by_voice.ok, (said, by_voice)
+    assert evaluate(["sid"], variables, said).fields["sid"] == "wrong"
+    other = f"via {name.lower()} {speak_digits(str(digit % 9 + 1))} {letter_word(letter)} departure, Lufthansa three five niner"
+    assert evaluate(["sid"], variables, other, spoken=True).fields["sid"] == "wrong"

@@ -1,0 +1,159 @@
+"""What the recognizer gets wrong, by voice: the issued value cut or misheard as no controller says it.
+
+The readback check (`engine.readback`) judges a typed readback as written: "heading 189" is what
+the pilot meant, and is corrected. By voice the same words are more likely the recognizer's: it
+drops last words, splits numbers at pauses it invents, spells fix names its own way and writes
+words no pilot says where it could not place the sounds. Each rule here marks such a hit as
+garbled, so the field is asked again ("say again"), never corrected and never accepted; each
+came from refusals of right readbacks on the voice bench (`livefreq bench readback --mode
+voice`) and has a hypothesis test in tests/test_readback_safety.py. Only the best transcript by
+voice goes through them; typed text and the n-best alternatives keep their strict reading.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from string import ascii_uppercase
+from typing import Any
+
+from rapidfuzz import fuzz
+
+from engine.phraseology.frequencies import is_channel
+from engine.phraseology.handlers import Kind
+from engine.phraseology.hits import Found, Hit
+from engine.phraseology.transcript import Transcript
+from engine.vocabulary import words_in
+
+MISSPELT_NAME_SCORE = 50.0  # rapidfuzz ratio from which a heard fix name is the issued one misspelt
+TRANSITION_ALTITUDE_MAX_FT = 18000  # the highest anywhere (the US): above it, flight levels
+
+
+@dataclass(frozen=True, slots=True)
+class Voice:
+    """What the by-voice rules know beside the transcript: the words the radio uses in this
+    session, and per kind the values the pilot may say (issued or required)."""
+
+    known: frozenset[str]
+    acceptable: Mapping[str, list[str]]
+
+
+def session_words(variables: Mapping[str, Any], issued: Mapping[str, Any]) -> frozenset[str]:
+    """The words of this session's values (airports, SIDs, waypoints): radio words here too."""
+    return frozenset(w for v in (*variables.values(), *issued.values()) if isinstance(v, str) for w in words_in(v))
+
+
+def garbled_by_voice(handler: Kind, t: Transcript, found: Found, expected: str, voice: Voice) -> Found:
+    """By voice, hits that are the issued value with its end lost, or misheard where no controller
+    speaks so, are garbled (asked again, never corrected): the recognizer drops words, splits
+    numbers at pauses it invents, and hears espeak-ng's "zero" as "niner o".
+
+    - Any value but the issued ones, written right before a word the radio never uses ("runway
+      one nays" for 18, "heading two five niroc" for 250, "flight level three five niner o" for
+      FL350): the recognizer guessed at sounds it could not place, there (`_stray_after`).
+    - A runway: the issued number without its side ("runway zero six, flight" for 06R), or its
+      first digit alone as the transmission's very last word ("... runway one" for 18).
+    - A SID or STAR: the issued procedure with its fix name misspelt ("othel niner mike" for
+      OKTAL 9M, "reloc eight uniform" for RELUK 8U): the same digit and letter, a name that
+      sounds alike (`MISSPELT_NAME_SCORE`); or with its letter lost ("farun nine and foxtrot"
+      heard as FARUN 9 for FARUN 9F).
+    - A heading: its first digits as the very last word ("... heading three six" for 360), or
+      one off the fives that was not issued ("heading one eight niner o" for 180): controllers
+      vector in fives and tens. Typed, "heading 189" is what the pilot meant: corrected.
+    - A frequency: fewer decimals than issued, the ones heard being the issued ones ("one one
+      niner decimal niner. Zero fife" for 119.905, "decimal eight nirro" for 121.805), or one
+      that is no channel a controller assigns (`frequencies.is_channel`: "one three four five
+      six niner" for 134.560, "one one one point nine zero five" for 119.905). All its
+      decimals said, a channel, and one differing, it stays a value (wrong).
+    - A taxi route: the issued route's start ("via victor five ntango five" heard as V5 for V5 T5)
+      or its end ("myath whiskey seven, romeo five" heard as W7 R5 for L8 W7 R5), or its
+      elements with digits lost ("via Lima, Whiskey seven" heard as L W7 for L8 W7 R5).
+    - An altitude in feet above the highest transition altitude anywhere (18,000 ft) that was not
+      issued ("two three thousand" for "three thousand"): higher, controllers give levels.
+    - A holding point or stand: the issued one with its end lost ("holding point whiskey." for
+      W4, "tango one for my yankee" for T14), its letter lost ("holding point one three" for
+      B13), or its digits heard as letters ("lima, H" for L9).
+    """
+    if handler.name in ("callsign", "text"):
+        return found
+    cut = _GARBLED_BY_VOICE.get(handler.name, lambda _t, _h, _e: False)
+    fine = [expected, *voice.acceptable.get(handler.name, [])]
+    shown = (lambda h: h.value) if handler.name in ("route", "designator") else (lambda h: t.words[h.index])
+
+    def garbled(h: Hit) -> bool:
+        stray = not any(handler.equal(a, h.value) for a in fine) and _stray_after(t, h, voice.known)
+        return stray or cut(t, h, expected)
+
+    return [Hit(h.index, f"{shown(h)}?", garbled=True) if not h.garbled and garbled(h) else h for h in found]
+
+
+def _stray_after(t: Transcript, hit: Hit, known: frozenset[str]) -> bool:
+    """The word right after the value's (first) word is none the radio uses."""
+    i = hit.index + 1
+    return i < len(t.words) and t.words[i].isalpha() and t.words[i] not in known
+
+
+def _garbled_runway(t: Transcript, hit: Hit, expected: str) -> bool:
+    number, said = expected[:2], t.words[hit.index]
+    if len(expected) == 3 and hit.value == number:
+        return True  # its side lost
+    return hit.index == len(t.words) - 1 and len(said) == 1 and hit.value != number and number.startswith(said)
+
+
+def _garbled_procedure(_t: Transcript, hit: Hit, expected: str) -> bool:
+    name, _, suffix = hit.value.partition(" ")
+    exp_name, _, exp_suffix = expected.partition(" ")
+    if name == exp_name:
+        return suffix != exp_suffix and exp_suffix.startswith(suffix)  # its letter lost: "farun nine and foxtrot"
+    return suffix == exp_suffix and fuzz.ratio(name, exp_name) >= MISSPELT_NAME_SCORE
+
+
+def _garbled_heading(t: Transcript, hit: Hit, expected: str) -> bool:
+    said = t.words[hit.index]
+    if hit.value.isdigit() and int(hit.value) % 5 and hit.value != expected:
+        return True  # off the fives: misheard
+    return hit.index == len(t.words) - 1 and len(said) < 3 and expected.startswith(said)
+
+
+def _garbled_frequency(t: Transcript, hit: Hit, expected: str) -> bool:
+    if hit.value != expected and not is_channel(hit.value):
+        return True
+    whole, dot, frac = t.words[hit.index].partition(".")
+    exp_whole, _, exp_frac = expected.partition(".")
+    exp_frac = exp_frac.rstrip("0")
+    return bool(dot) and whole[-3:] == exp_whole and len(frac) < len(exp_frac) and exp_frac.startswith(frac)
+
+
+def _garbled_route(_t: Transcript, hit: Hit, expected: str) -> bool:
+    said, issued = hit.value.split(), expected.split()
+    if not said or len(said) > len(issued) or said == issued:
+        return False
+    start_lost = said == issued[-len(said) :]  # "myath whiskey seven, romeo five" for L8 W7 R5
+    return start_lost or all(element.startswith(heard) for heard, element in zip(said, issued, strict=False))
+
+
+def _garbled_altitude(_t: Transcript, hit: Hit, expected: str) -> bool:
+    if not (hit.value.isdigit() and expected.isdigit()):
+        return False
+    return int(hit.value) > max(TRANSITION_ALTITUDE_MAX_FT, int(expected))
+
+
+def _garbled_designator(_t: Transcript, hit: Hit, expected: str) -> bool:
+    value = hit.value
+    if value == expected or not value:
+        return False
+    letter_lost = value.isdigit() and value == expected.lstrip(ascii_uppercase)
+    digits_as_letters = value.isalpha() and not expected.isalpha() and value[0] == expected[0]
+    return expected.startswith(value) or letter_lost or digits_as_letters
+
+
+_GARBLED_BY_VOICE = {
+    "runway": _garbled_runway,
+    "sid": _garbled_procedure,
+    "star": _garbled_procedure,
+    "heading": _garbled_heading,
+    "frequency": _garbled_frequency,
+    "route": _garbled_route,
+    "designator": _garbled_designator,
+    "altitude": _garbled_altitude,
+}
