@@ -26,11 +26,13 @@ from engine.models import (
     Transition,
     TransitionKind,
 )
+from engine.readback import ReadbackEvaluator
 from engine.readback_policy import ReadbackPolicy
 from engine.registry import FlowRegistry
 from engine.router import DeterministicRouter, Router, RouteRequest, RouteResult
 from engine.speaking import Speaker
 from engine.triggers import first_word_hit, intent_hit, word_triggers
+from engine.vocabulary import radio_vocabulary
 
 SAY_AGAIN_MAX_WORDS = 8
 
@@ -76,7 +78,7 @@ class RouteChooser:
     ) -> None:
         self.registry = registry
         self.router: Router = router or DeterministicRouter()
-        self.readback = readback or ReadbackPolicy()
+        self.readback = readback or ReadbackPolicy(ReadbackEvaluator(radio_vocabulary(registry)))
         self.speaker = speaker or Speaker(registry)
 
     def route(

@@ -30,7 +30,6 @@ from engine.router_llm import FallbackPolicy, RouterQuery, RouterVerdict, consul
 from engine.routing import RouteChooser, is_say_again, trace_candidate
 from engine.speaking import HISTORY_LIMIT, Speaker
 from engine.timing import Timing, locate
-from engine.vocabulary import radio_vocabulary
 
 __all__ = ["HISTORY_LIMIT", "MAX_HOPS", "SessionEngine"]
 
@@ -51,8 +50,8 @@ class SessionEngine:
         self.timing = Timing(registry)
         self.speaker = Speaker(registry, self.timing)
         self.orchestrator = FlowOrchestrator(registry, speaker=self.speaker, timing=self.timing, max_hops=max_hops)
-        readback = readback or ReadbackEvaluator(radio_vocabulary(registry))  # the flows' words are radio words
-        self.routing = RouteChooser(registry, router=router, readback=ReadbackPolicy(readback), speaker=self.speaker)
+        policy = ReadbackPolicy(readback) if readback else None  # None: the evaluator with the flows' words
+        self.routing = RouteChooser(registry, router=router, readback=policy, speaker=self.speaker)
         self.consultation = LlmConsultation(llm_fallback)
 
     # the configuration as attributes, as before the parts existed
