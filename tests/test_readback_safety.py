@@ -738,3 +738,49 @@ def test_a_sid_heard_without_its_letter_by_voice_is_asked_again(name: str, digit
     assert evaluate(["sid"], variables, said).fields["sid"] == "wrong"
     other = f"via {name.lower()} {speak_digits(str(digit % 9 + 1))} {letter_word(letter)} departure, Lufthansa three five niner"
     assert evaluate(["sid"], variables, other, spoken=True).fields["sid"] == "wrong"
+
+
+@given(
+    letter=st.sampled_from("ABCDEFGHIJKLMNOPQRSTUVWXYZ"),
+    position=st.integers(0, 7),
+    edit=st.sampled_from(["substitute", "insert", "delete"]),
+    char=st.sampled_from("abcdefghijklmnopqrstuvwxyz"),
+    other=st.sampled_from("ABCDEFGHIJKLMNOPQRSTUVWXYZ"),
+)
+@settings(max_examples=300, deadline=None)
+def test_a_phonetic_word_misspelt_by_one_edit_names_its_own_letter_or_none(
+    letter: str, position: int, edit: str, char: str, other: str
+) -> None:
+    """Seen on the load corpus (piper pilots): "information Delto" for delta and "TAUNU six
+    jankee" for TAUNU 6Y, asked again though heard nearly right. Where only a letter can stand (an
+    ATIS letter after "information", a SID's letter), one edit from a phonetic word names that
+    letter (ICAO's words are three or more edits apart), never another; the ATIS letter is then
+    judged as usual: accepted when it is the issued one, corrected when it is not."""
+    from engine.phraseology.alphabet import LETTER_WORDS, near_letter
+
+    word = LETTER_WORDS[letter].lower()
+    i = position % (len(word) + 1)
+    misspelt = {
+        "substitute": word[:i] + char + word[i + 1 :],
+        "insert": word[:i] + char + word[i:],
+        "delete": word[:i] + word[i + 1 :],
+    }[edit]
+    assert near_letter(misspelt) in (letter, None)
+    heard = near_letter(misspelt)
+    assume(heard is not None and misspelt not in ("india", "hotel"))  # an edit that leaves a word as it was
+    evaluate = ReadbackEvaluator().evaluate
+    said = f"Lufthansa three five niner, information {misspelt}, request taxi"
+    assert evaluate(["atis_letter"], {**SCRIPT_SCENARIO, "atis_letter": letter}, said, spoken=True).ok
+    if other != letter:
+        assert evaluate(["atis_letter"], {**SCRIPT_SCENARIO, "atis_letter": other}, said, spoken=True).fields["atis_letter"] == "wrong"
+
+
+@given(misspelt=st.sampled_from(["jankee", "yankey", "yanke", "yankees"]), wrong=st.sampled_from(["X", "Z", "A"]))
+@settings(max_examples=20, deadline=None)
+def test_a_sid_letter_misspelt_by_one_edit_is_its_letter(misspelt: str, wrong: str) -> None:
+    """The SID side of the rule above: "via TAUNU six jankee departure" is TAUNU 6Y, accepted
+    where it was issued and corrected where another letter was."""
+    said = f"cleared to Prague via TAUNU six {misspelt} departure, Lufthansa three five niner"
+    evaluate = ReadbackEvaluator().evaluate
+    assert evaluate(["sid"], {**SCRIPT_SCENARIO, "sid": "TAUNU 6Y"}, said, spoken=True).ok
+    assert evaluate(["sid"], {**SCRIPT_SCENARIO, "sid": f"TAUNU 6{wrong}"}, said, spoken=True).fields["sid"] == "wrong"

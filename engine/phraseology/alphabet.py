@@ -6,6 +6,8 @@ spellings a recognizer writes ("alpha", "juliet", "whisky", "x-ray").
 
 from __future__ import annotations
 
+from rapidfuzz.distance import Levenshtein
+
 LETTER_WORDS: dict[str, str] = {
     "A": "Alfa",
     "B": "Bravo",
@@ -66,6 +68,22 @@ def letter_word(letter: str, *, capitalize: bool = True) -> str:
 def letter_of(word: str) -> str | None:
     """The letter a transcript word stands for: a phonetic word ("foxtrot") or a lone letter ("f")."""
     return LOWER_LETTERS.get(word) or LOWER_LETTERS.get(word.lower())
+
+
+NEAR_LETTER_MIN_CHARS = 4  # "eco" is no "echo": one edit on a short word is too much
+
+
+def near_letter(word: str) -> str | None:
+    """The letter of a phonetic word misspelt by one edit ("delto", "jankee"), for a place where
+    only a letter can stand (an ATIS letter after "information", a SID's letter after its digit).
+    ICAO's words are at least three edits apart, so one edit names at most one letter."""
+    low = word.lower()
+    if len(low) < NEAR_LETTER_MIN_CHARS or not low.isalpha():
+        return None
+    letters = {
+        letter for known, letter in WORD_LETTERS.items() if Levenshtein.distance(low, known, score_cutoff=1) <= 1
+    }
+    return letters.pop() if len(letters) == 1 else None
 
 
 def is_phonetic_word(word: str) -> bool:

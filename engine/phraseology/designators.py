@@ -15,7 +15,7 @@ from typing import Any
 from rapidfuzz import fuzz
 
 from engine.phraseology import callsigns
-from engine.phraseology.alphabet import LETTER_WORDS, is_phonetic_word, letter_of, letter_word
+from engine.phraseology.alphabet import LETTER_WORDS, is_phonetic_word, letter_of, letter_word, near_letter
 from engine.phraseology.context import Context
 from engine.phraseology.hits import Found, Hit
 from engine.phraseology.numbers import DIGIT_WORDS, speak_digits
@@ -88,7 +88,7 @@ def procedure_find(t: Transcript, ctx: Context) -> Found:
         if matches_expected and digit in _DIGIT_HOMOPHONES and letter_of(t.word(i + 2)):
             digit = _DIGIT_HOMOPHONES[digit]  # "via metro for mike" (whisper's "four") is METRO 4M
         if len(digit) == 1 and digit.isdigit():
-            letter = letter_of(t.word(i + 2)) or ""
+            letter = letter_of(t.word(i + 2)) or near_letter(t.word(i + 2)) or ""  # "taunu six jankee"
             if letter or matches_expected:
                 found.append(Hit(i, f"{name} {digit}{letter}"))
         elif matches_expected and not exp_suffix:
@@ -265,7 +265,8 @@ def letter_find(t: Transcript, ctx: Context) -> Found:
             j = i + 1
             while t.word(j) in ("information", "atis"):
                 j += 1
-            letter = letter_of(t.word(j))
+            misspelt = near_letter(t.word(j)) if word in _LETTER_ANCHORS else None  # "information delto"
+            letter = letter_of(t.word(j)) or misspelt
             loose = word in _LOOSE_ANCHORS and j == i + 1
             if not letter or (loose and (len(t.word(j) or "") < 2 or t.number(j + 1) is not None)):
                 continue  # "we have a problem", "with alpha 12": no ATIS letter
