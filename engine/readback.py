@@ -60,7 +60,7 @@ from engine.phraseology.handlers import Kind, canonical_of, kind
 from engine.phraseology.hits import Found, Hit
 from engine.phraseology.plausible import plausible
 from engine.phraseology.transcript import Transcript
-from engine.readback_voice import Voice, garbled_by_voice, session_words
+from engine.readback_voice import Voice, garbled_by_voice
 from engine.vocabulary import base_vocabulary
 
 CORRECTION_WORDS = frozenset({"correction"})
@@ -218,7 +218,7 @@ class ReadbackEvaluator:
         masked = _callsign_words(t, variables, traffic)
         out: dict[str, tuple[Status, str, str]] = {}
         acceptable = _acceptable(required, variables, issued)
-        voice = Voice(self.vocabulary | session_words(variables, issued), acceptable) if spoken else None
+        voice = Voice(self.vocabulary, (*variables.values(), *issued.values()), acceptable) if spoken else None
         for name in required:
             if name in out:
                 continue

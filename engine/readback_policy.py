@@ -19,6 +19,7 @@ from engine import phraseology
 from engine.candidates import Candidate
 from engine.corrections import correction_text, say_again_text
 from engine.models import Decision, Flow, Hearing, ReadbackResult, Role, Session, State, Transition, TransitionKind
+from engine.phraseology.designators import LETTER_ANCHORS
 from engine.readback import ReadbackEvaluator
 
 RADIO_WORDS = (
@@ -39,7 +40,7 @@ NOISE_KEYS = ("callsign_spoken", "station_name", "airport_name", "destination_na
 # The words a pilot says right before a value of each kind. Heard by voice with the value missing
 # ("... circuits and information. The by ..."), the recognizer lost the value: the pilot said it.
 VALUE_ANCHORS: dict[str, frozenset[str]] = {
-    "letter": frozenset({"information", "atis"}),
+    "letter": LETTER_ANCHORS,
     "squawk": frozenset({"squawk", "squawking"}),
     "qnh": frozenset({"qnh", "altimeter"}),
     "designator": frozenset({"stand", "gate"}),  # a stand; a holding point's "point" is also a decimal

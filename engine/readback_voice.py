@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from string import ascii_uppercase
 from typing import Any
 
@@ -29,18 +30,23 @@ MISSPELT_NAME_SCORE = 50.0  # rapidfuzz ratio from which a heard fix name is the
 TRANSITION_ALTITUDE_MAX_FT = 18000  # the highest anywhere (the US): above it, flight levels
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Voice:
-    """What the by-voice rules know beside the transcript: the words the radio uses in this
-    session, and per kind the values the pilot may say (issued or required)."""
+    """What the by-voice rules know beside the transcript: the radio's words (`vocabulary`), this
+    session's values (`values`: its places and procedures are radio words here too), and per kind
+    the values the pilot may say (issued or required)."""
 
-    known: frozenset[str]
+    vocabulary: frozenset[str]
+    values: tuple[Any, ...]
     acceptable: Mapping[str, list[str]]
 
+    @cached_property
+    def _session_words(self) -> frozenset[str]:
+        # made only when a word is not in the vocabulary: most transmissions never need it
+        return frozenset(w for v in self.values if isinstance(v, str) for w in words_in(v))
 
-def session_words(variables: Mapping[str, Any], issued: Mapping[str, Any]) -> frozenset[str]:
-    """The words of this session's values (airports, SIDs, waypoints): radio words here too."""
-    return frozenset(w for v in (*variables.values(), *issued.values()) if isinstance(v, str) for w in words_in(v))
+    def knows(self, word: str) -> bool:
+        return word in self.vocabulary or word in self._session_words
 
 
 def garbled_by_voice(handler: Kind, t: Transcript, found: Found, expected: str, voice: Voice) -> Found:
@@ -81,16 +87,16 @@ def garbled_by_voice(handler: Kind, t: Transcript, found: Found, expected: str, 
     shown = (lambda h: h.value) if handler.name in ("route", "designator") else (lambda h: t.words[h.index])
 
     def garbled(h: Hit) -> bool:
-        stray = not any(handler.equal(a, h.value) for a in fine) and _stray_after(t, h, voice.known)
+        stray = not any(handler.equal(a, h.value) for a in fine) and _stray_after(t, h, voice)
         return stray or cut(t, h, expected)
 
     return [Hit(h.index, f"{shown(h)}?", garbled=True) if not h.garbled and garbled(h) else h for h in found]
 
 
-def _stray_after(t: Transcript, hit: Hit, known: frozenset[str]) -> bool:
+def _stray_after(t: Transcript, hit: Hit, voice: Voice) -> bool:
     """The word right after the value's (first) word is none the radio uses."""
     i = hit.index + 1
-    return i < len(t.words) and t.words[i].isalpha() and t.words[i] not in known
+    return i < len(t.words) and t.words[i].isalpha() and not voice.knows(t.words[i])
 
 
 def _garbled_runway(t: Transcript, hit: Hit, expected: str) -> bool:

@@ -254,19 +254,20 @@ def letter_speak(canon: str) -> str:
 
 # Words an ATIS letter follows: "information kilo", "atis kilo", and as pilots also report it,
 # "we have kilo", "with kilo" (there only when no number follows: "with alpha 12" is a taxiway).
-_LETTER_ANCHORS = frozenset({"information", "atis"})
+LETTER_ANCHORS = frozenset({"information", "atis"})
 _LOOSE_ANCHORS = frozenset({"have", "with"})
 
 
 def letter_find(t: Transcript, ctx: Context) -> Found:
     found: Found = []
     for i, word in enumerate(t.words):
-        if word in _LETTER_ANCHORS or word in _LOOSE_ANCHORS:
+        if word in LETTER_ANCHORS or word in _LOOSE_ANCHORS:
             j = i + 1
             while t.word(j) in ("information", "atis"):
                 j += 1
-            misspelt = near_letter(t.word(j)) if word in _LETTER_ANCHORS else None  # "information delto"
-            letter = letter_of(t.word(j)) or misspelt
+            letter = letter_of(t.word(j))
+            if letter is None and word in LETTER_ANCHORS:
+                letter = near_letter(t.word(j))  # "information delto": only a letter stands there
             loose = word in _LOOSE_ANCHORS and j == i + 1
             if not letter or (loose and (len(t.word(j) or "") < 2 or t.number(j + 1) is not None)):
                 continue  # "we have a problem", "with alpha 12": no ATIS letter
