@@ -15,7 +15,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
-from string import ascii_uppercase
 from typing import Any
 
 from rapidfuzz import fuzz
@@ -57,8 +56,9 @@ def garbled_by_voice(handler: Kind, t: Transcript, found: Found, expected: str, 
     - Any value but the issued ones, written right before a word the radio never uses ("runway
       one nays" for 18, "heading two five niroc" for 250, "flight level three five niner o" for
       FL350): the recognizer guessed at sounds it could not place, there (`_stray_after`).
-    - A runway: the issued number without its side ("runway zero six, flight" for 06R), or its
-      first digit alone as the transmission's very last word ("... runway one" for 18).
+    - A runway: the issued number without its side ("runway zero six, flight" for 06R), or one
+      digit where the issued number is another ("runway two. I am center", "runway three,
+      flight center" for 25C): ICAO runways are said in two digits, so one was lost.
     - A SID or STAR: the issued procedure with its fix name misspelt ("othel niner mike" for
       OKTAL 9M, "reloc eight uniform" for RELUK 8U): the same digit and letter, a name that
       sounds alike (`MISSPELT_NAME_SCORE`); or with its letter lost ("farun nine and foxtrot"
@@ -66,19 +66,24 @@ def garbled_by_voice(handler: Kind, t: Transcript, found: Found, expected: str, 
     - A heading: its first digits as the very last word ("... heading three six" for 360), or
       one off the fives that was not issued ("heading one eight niner o" for 180): controllers
       vector in fives and tens. Typed, "heading 189" is what the pilot meant: corrected.
-    - A frequency: fewer decimals than issued, the ones heard being the issued ones ("one one
-      niner decimal niner. Zero fife" for 119.905, "decimal eight nirro" for 121.805), or one
-      that is no channel a controller assigns (`frequencies.is_channel`: "one three four five
-      six niner" for 134.560, "one one one point nine zero five" for 119.905). All its
-      decimals said, a channel, and one differing, it stays a value (wrong).
+    - A frequency: fewer decimals than issued, the first one heard being the issued one ("one
+      one niner decimal niner. Zero fife" for 119.905, "decimal eight niner" for 121.805), one
+      heard without its decimal word ("one two one four nine zero" for 121.905: "point" heard
+      as "four"), or one that is no channel a controller assigns (`frequencies.is_channel`:
+      "one three four five six niner" for 134.560, "one one one point nine zero five" for
+      119.905). All its decimals said after the decimal word, a channel, and one differing, it
+      stays a value (wrong).
     - A taxi route: the issued route's start ("via victor five ntango five" heard as V5 for V5 T5)
       or its end ("myath whiskey seven, romeo five" heard as W7 R5 for L8 W7 R5), or its
-      elements with digits lost ("via Lima, Whiskey seven" heard as L W7 for L8 W7 R5).
+      elements with digits lost ("via Lima, Whiskey seven" heard as L W7 for L8 W7 R5; "via c
+      air eight" heard as C for S8 T5 N5: a taxiway without a number where every issued one
+      has one).
     - An altitude in feet above the highest transition altitude anywhere (18,000 ft) that was not
       issued ("two three thousand" for "three thousand"): higher, controllers give levels.
     - A holding point or stand: the issued one with its end lost ("holding point whiskey." for
-      W4, "tango one for my yankee" for T14), its letter lost ("holding point one three" for
-      B13), or its digits heard as letters ("lima, H" for L9).
+      W4, "tango one for my yankee" for T14), its letter lost (digits only: "holding point one
+      three" for B13, "holding point four, one one" for H11), or its digits heard as letters
+      ("lima, H" for L9).
     """
     if handler.name in ("callsign", "text"):
         return found
@@ -103,7 +108,8 @@ def _garbled_runway(t: Transcript, hit: Hit, expected: str) -> bool:
     number, said = expected[:2], t.words[hit.index]
     if len(expected) == 3 and hit.value == number:
         return True  # its side lost
-    return hit.index == len(t.words) - 1 and len(said) == 1 and hit.value != number and number.startswith(said)
+    # one digit where two are said: "runway two. I am center" for 25C
+    return len(said) == 1 and hit.value[:2] == said.zfill(2) != number
 
 
 def _garbled_procedure(_t: Transcript, hit: Hit, expected: str) -> bool:
@@ -125,9 +131,11 @@ def _garbled_frequency(t: Transcript, hit: Hit, expected: str) -> bool:
     if hit.value != expected and not is_channel(hit.value):
         return True
     whole, dot, frac = t.words[hit.index].partition(".")
+    if not dot:
+        return hit.value != expected  # no decimal word: "one two one four nine zero" for 121.905 ("point" heard "four")
     exp_whole, _, exp_frac = expected.partition(".")
     exp_frac = exp_frac.rstrip("0")
-    return bool(dot) and whole[-3:] == exp_whole and len(frac) < len(exp_frac) and exp_frac.startswith(frac)
+    return whole[-3:] == exp_whole and len(frac) < len(exp_frac) and frac[:1] == exp_frac[:1]
 
 
 def _garbled_route(_t: Transcript, hit: Hit, expected: str) -> bool:
@@ -135,7 +143,9 @@ def _garbled_route(_t: Transcript, hit: Hit, expected: str) -> bool:
     if not said or len(said) > len(issued) or said == issued:
         return False
     start_lost = said == issued[-len(said) :]  # "myath whiskey seven, romeo five" for L8 W7 R5
-    return start_lost or all(element.startswith(heard) for heard, element in zip(said, issued, strict=False))
+    numberless = any(e.isalpha() for e in said) and not any(e.isalpha() for e in issued)  # "via c air eight": C, S8 T5
+    cut = all(element.startswith(heard) for heard, element in zip(said, issued, strict=False))
+    return start_lost or numberless or cut
 
 
 def _garbled_altitude(_t: Transcript, hit: Hit, expected: str) -> bool:
@@ -148,7 +158,7 @@ def _garbled_designator(_t: Transcript, hit: Hit, expected: str) -> bool:
     value = hit.value
     if value == expected or not value:
         return False
-    letter_lost = value.isdigit() and value == expected.lstrip(ascii_uppercase)
+    letter_lost = value.isdigit() and not expected.isdigit()  # "holding point four, one one" for H11
     digits_as_letters = value.isalpha() and not expected.isalpha() and value[0] == expected[0]
     return expected.startswith(value) or letter_lost or digits_as_letters
 

@@ -434,18 +434,20 @@ def test_a_frequency_that_is_no_channel_by_voice_is_asked_again(mhz: int, step: 
 @given(number=st.integers(10, 36), other=st.integers(1, 9))
 @settings(max_examples=60, deadline=None)
 def test_a_runway_cut_to_its_first_digit_at_the_end_by_voice_is_asked_again(number: int, other: int) -> None:
-    """By voice, "... runway one" as the last words for 18 lost its second digit: asked again.
-    Typed it is wrong (US phraseology says "runway one" for 01); a digit that does not start the
-    issued number, or said mid-transmission, it stays wrong by voice too."""
+    """By voice, "... runway one" for 18 lost its second digit: asked again, wherever it is said
+    ("runway two. I am center" for 25C, seed 7 of the bench), and so is any one digit for a
+    runway of two ("runway three, flight center" for 25C, seed 9): ICAO runways are said in two
+    digits. Typed it is wrong (US phraseology says "runway one" for 01)."""
     variables = {**SCRIPT_SCENARIO, "runway": f"{number:02d}"}
     first = str(number)[0]
     evaluate = ReadbackEvaluator().evaluate
     cut = f"Lufthansa three five niner, runway {first}"
     assert evaluate(["runway"], variables, cut, spoken=True).fields["runway"] == "unsure"
     assert evaluate(["runway"], variables, cut).fields["runway"] == "wrong"
-    assert evaluate(["runway"], variables, f"runway {first}, Lufthansa three five niner", spoken=True).fields["runway"] == "wrong"
-    if str(other) != first:
-        assert evaluate(["runway"], variables, f"Lufthansa three five niner, runway {other}", spoken=True).fields["runway"] == "wrong"
+    for said in (f"runway {first}, Lufthansa three five niner", f"Lufthansa three five niner, runway {other}, center"):
+        by_voice = evaluate(["runway"], variables, said, spoken=True)
+        assert by_voice.fields["runway"] == "unsure" and not by_voice.ok and not by_voice.wrong, (said, by_voice)
+        assert evaluate(["runway"], variables, said).fields["runway"] == "wrong"
 
 
 @given(heading=st.integers(100, 360), keep=st.integers(1, 2))

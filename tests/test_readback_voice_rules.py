@@ -1,0 +1,90 @@
+"""By-voice rules of `engine.readback_voice` found on fresh seeds of the voice bench (7, 8 and 9 of
+`livefreq bench readback --mode voice --n 300`): right readbacks the recognizer cut or misheard
+in a way no pilot speaks, refused as wrong. By voice each is asked again, never corrected and
+never accepted; typed, the same words stay wrong (the pilot wrote what they meant)."""
+
+from __future__ import annotations
+
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+from engine.phraseology.alphabet import letter_word
+from engine.phraseology.numbers import speak_digits
+from engine.readback import ReadbackEvaluator
+from tooling.flow_scripts import SCRIPT_SCENARIO
+
+CALLSIGN = "Lufthansa three five niner"
+CHANNEL_OFFSETS = (0, 5, 10, 15)  # kHz past each 25 kHz step
+LETTERS = "ABCDEFGHKLMNPRSTVWYZ"
+
+
+def _asked_again(name: str, issued: str, said: str) -> None:
+    evaluate = ReadbackEvaluator().evaluate
+    variables = {**SCRIPT_SCENARIO, name: issued}
+    by_voice = evaluate([name], variables, said, spoken=True)
+    assert by_voice.fields[name] == "unsure" and not by_voice.ok and not by_voice.wrong, (said, by_voice)
+    assert evaluate([name], variables, said).fields[name] != "ok", said
+
+
+@given(
+    mhz=st.integers(118, 136),
+    step=st.integers(0, 39),
+    offset=st.sampled_from(CHANNEL_OFFSETS),
+    keep=st.integers(1, 2),
+    other=st.integers(0, 9),
+)
+@settings(max_examples=150, deadline=None)
+def test_a_frequency_heard_with_fewer_decimals_after_its_first_is_asked_again(
+    mhz: int, step: int, offset: int, keep: int, other: int
+) -> None:
+    """"ground one two one point eight niner" for 121.805 (seeds 8 and 9): the first decimal
+    heard right, then fewer than were issued, one of them another digit."""
+    decimals = f"{step * 25 + offset:03d}".rstrip("0")
+    assume(len(decimals) > keep)
+    heard = decimals[0] + (str(other) * (keep - 1))
+    assume(heard != decimals[:keep] or keep == 1)
+    _asked_again("ground_freq", f"{mhz}.{decimals}", f"{CALLSIGN}, contact ground {speak_digits(f'{mhz}.{heard}')}")
+
+
+@given(mhz=st.integers(118, 136), step=st.integers(0, 39), offset=st.sampled_from(CHANNEL_OFFSETS), swap=st.integers(0, 9))
+@settings(max_examples=150, deadline=None)
+def test_a_frequency_heard_without_its_decimal_word_is_asked_again_unless_it_is_the_issued_one(
+    mhz: int, step: int, offset: int, swap: int
+) -> None:
+    """"contact ground one two one four nine zero" for 121.905 (seed 9): the word for the point
+    heard as a digit. Said without it but every digit the issued one, it is accepted."""
+    decimals = f"{step * 25 + offset:03d}"
+    issued = f"{mhz}.{decimals}"
+    variables = {**SCRIPT_SCENARIO, "ground_freq": issued}
+    right = f"{CALLSIGN}, contact ground {speak_digits(f'{mhz}{decimals}')}"
+    assert ReadbackEvaluator().evaluate(["ground_freq"], variables, right, spoken=True).ok, right
+    heard = f"{swap}{decimals[:2]}"
+    assume(heard != decimals)
+    _asked_again("ground_freq", issued, f"{CALLSIGN}, contact ground {speak_digits(f'{mhz}{heard}')}")
+
+
+@given(
+    route=st.lists(st.tuples(st.sampled_from(LETTERS), st.integers(1, 9)), min_size=1, max_size=4, unique_by=lambda p: p[0]),
+    bare=st.sampled_from(LETTERS),
+)
+@settings(max_examples=120, deadline=None)
+def test_a_taxiway_heard_without_a_number_where_every_issued_one_has_one_is_asked_again(
+    route: list[tuple[str, int]], bare: str
+) -> None:
+    """"taxi via c air eight and go five november five" heard as C for S8 T5 N5 (seed 7)."""
+    issued = " ".join(f"{letter}{n}" for letter, n in route)
+    _asked_again("taxi_route", issued, f"taxi via {letter_word(bare)}, {CALLSIGN}")
+
+
+@given(
+    letter=st.sampled_from(LETTERS),
+    number=st.integers(1, 99),
+    heard=st.integers(1, 99),
+    kind=st.sampled_from(["holding_point", "stand"]),
+)
+@settings(max_examples=150, deadline=None)
+def test_a_designator_heard_as_digits_only_is_asked_again(letter: str, number: int, heard: int, kind: str) -> None:
+    """"holding point four, one one" for H11 (seed 9), "holding point two" for J12 (seed 8): no
+    holding point or stand the controller issued is digits alone, whatever digits were heard."""
+    place = "holding point" if kind == "holding_point" else "stand"
+    _asked_again(kind, f"{letter}{number}", f"{CALLSIGN}, {place} {speak_digits(str(heard))}")
