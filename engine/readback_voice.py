@@ -18,15 +18,20 @@ from functools import cached_property
 from typing import Any
 
 from rapidfuzz import fuzz
+from rapidfuzz.distance import Levenshtein
 
 from engine.phraseology.frequencies import is_channel
 from engine.phraseology.handlers import Kind
 from engine.phraseology.hits import Found, Hit
+from engine.phraseology.number_passes import DIGITS
 from engine.phraseology.transcript import Transcript
 from engine.vocabulary import words_in
 
 MISSPELT_NAME_SCORE = 50.0  # rapidfuzz ratio from which a heard fix name is the issued one misspelt
 TRANSITION_ALTITUDE_MAX_FT = 18000  # the highest anywhere (the US): above it, flight levels
+# Kinds whose value is one number: a digit word misspelt right after it may be its lost last digit.
+NUMBER_KINDS = frozenset({"frequency", "squawk", "qnh", "heading", "altitude", "flight_level", "speed", "runway"})
+_LONG_DIGIT_WORDS = tuple(w for w in DIGITS if len(w) >= 3)  # "pife" is one edit from "fife"; "to" from nothing
 
 
 @dataclass(frozen=True)
@@ -56,6 +61,10 @@ def garbled_by_voice(handler: Kind, t: Transcript, found: Found, expected: str, 
     - Any value but the issued ones, written right before a word the radio never uses ("runway
       one nays" for 18, "heading two five niroc" for 250, "flight level three five niner o" for
       FL350): the recognizer guessed at sounds it could not place, there (`_stray_after`).
+    - Any number, the issued one too, written right before a digit word misspelt by one edit
+      that the radio never uses ("one one eight point seven pife" read as 118.7 for a spoken
+      118.75 when 118.700 was issued: a wrong frequency accepted on seed 10): its last digit
+      may be that word (`_digit_after`).
     - A runway: the issued number without its side ("runway zero six, flight" for 06R), or one
       digit where the issued number is another ("runway two. I am center", "runway three,
       flight center" for 25C): ICAO runways are said in two digits, so one was lost.
@@ -91,9 +100,11 @@ def garbled_by_voice(handler: Kind, t: Transcript, found: Found, expected: str, 
     fine = [expected, *voice.acceptable.get(handler.name, [])]
     shown = (lambda h: h.value) if handler.name in ("route", "designator") else (lambda h: t.words[h.index])
 
+    number = handler.name in NUMBER_KINDS
+
     def garbled(h: Hit) -> bool:
         stray = not any(handler.equal(a, h.value) for a in fine) and _stray_after(t, h, voice)
-        return stray or cut(t, h, expected)
+        return stray or cut(t, h, expected) or (number and _digit_after(t, h, voice))
 
     return [Hit(h.index, f"{shown(h)}?", garbled=True) if not h.garbled and garbled(h) else h for h in found]
 
@@ -102,6 +113,15 @@ def _stray_after(t: Transcript, hit: Hit, voice: Voice) -> bool:
     """The word right after the value's (first) word is none the radio uses."""
     i = hit.index + 1
     return i < len(t.words) and t.words[i].isalpha() and not voice.knows(t.words[i])
+
+
+def _digit_after(t: Transcript, hit: Hit, voice: Voice) -> bool:
+    """The word right after the number is none the radio uses but a digit word misspelt by one
+    edit: the number may go on there, whatever value it seems to be."""
+    i = hit.index + 1
+    if i >= len(t.words) or not t.words[i].isalpha() or voice.knows(t.words[i]):
+        return False
+    return any(Levenshtein.distance(t.words[i], d, score_cutoff=1) <= 1 for d in _LONG_DIGIT_WORDS)
 
 
 def _garbled_runway(t: Transcript, hit: Hit, expected: str) -> bool:

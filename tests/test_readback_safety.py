@@ -613,7 +613,11 @@ def test_a_value_said_before_a_word_the_radio_never_uses_is_asked_again_by_voice
     was right. A word no pilot or controller uses (`engine.vocabulary`), written right after a
     value, is the recognizer guessing at sounds it could not place: by voice that value is asked
     again, never corrected and never accepted. Typed it is corrected; the issued value said
-    before the same word is accepted; a different value before a radio word is corrected."""
+    before the same word is accepted (unless the word is a digit word misspelt: see
+    test_readback_voice_rules); a different value before a radio word is corrected."""
+    from rapidfuzz.distance import Levenshtein
+
+    from engine.phraseology.number_passes import DIGITS
     from engine.vocabulary import base_vocabulary
 
     assume(stray not in base_vocabulary())
@@ -628,7 +632,8 @@ def test_a_value_said_before_a_word_the_radio_never_uses_is_asked_again_by_voice
     assert by_voice.fields[name] == "unsure" and not by_voice.ok and not by_voice.wrong, (garbled, by_voice)
     assert evaluate([name], variables, garbled).fields[name] == "wrong"
     assert evaluate([name], variables, f"{said} roger, Lufthansa three five niner", spoken=True).fields[name] == "wrong"
-    assert evaluate([name], variables, f"{right} {stray}, Lufthansa three five niner", spoken=True).ok
+    if not any(Levenshtein.distance(stray, d) <= 1 for d in DIGITS):  # else its lost digit (test_readback_voice_rules)
+        assert evaluate([name], variables, f"{right} {stray}, Lufthansa three five niner", spoken=True).ok
 
 
 @given(
