@@ -12,6 +12,7 @@ voice goes through them; typed text and the n-best alternatives keep their stric
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
@@ -31,6 +32,8 @@ MISSPELT_NAME_SCORE = 50.0  # rapidfuzz ratio from which a heard fix name is the
 TRANSITION_ALTITUDE_MAX_FT = 18000  # the highest anywhere (the US): above it, flight levels
 # Kinds whose value is one number: a digit word misspelt right after it may be its lost last digit.
 NUMBER_KINDS = frozenset({"frequency", "squawk", "qnh", "heading", "altitude", "flight_level", "speed", "runway"})
+# Kinds read as one whole number: one heard as the issued one's last digits lost its first words.
+WHOLE_NUMBER_KINDS = frozenset({"squawk", "qnh", "heading", "altitude", "flight_level", "speed"})
 _LONG_DIGIT_WORDS = tuple(w for w in DIGITS if len(w) >= 3)  # "pife" is one edit from "fife"; "to" from nothing
 
 
@@ -61,6 +64,9 @@ def garbled_by_voice(handler: Kind, t: Transcript, found: Found, expected: str, 
     - Any value but the issued ones, written right before a word the radio never uses ("runway
       one nays" for 18, "heading two five niroc" for 250, "flight level three five niner o" for
       FL350): the recognizer guessed at sounds it could not place, there (`_stray_after`).
+    - A number heard as the issued one's last digits ("one thousand" heard of "climb one one
+      thousand" for 11,000 ft, "heading eight zero" for 180): its first words were lost
+      (`_start_lost`).
     - Any number, the issued one too, written right before a digit word misspelt by one edit
       that the radio never uses ("one one eight point seven pife" read as 118.7 for a spoken
       118.75 when 118.700 was issued: a wrong frequency accepted on seed 10): its last digit
@@ -101,10 +107,14 @@ def garbled_by_voice(handler: Kind, t: Transcript, found: Found, expected: str, 
     shown = (lambda h: h.value) if handler.name in ("route", "designator") else (lambda h: t.words[h.index])
 
     number = handler.name in NUMBER_KINDS
+    whole = handler.name in WHOLE_NUMBER_KINDS
 
     def garbled(h: Hit) -> bool:
         stray = not any(handler.equal(a, h.value) for a in fine) and _stray_after(t, h, voice)
-        return stray or cut(t, h, expected) or (number and _digit_after(t, h, voice))
+        lost = (number and _digit_after(t, h, voice)) or (
+            whole and not handler.equal(expected, h.value) and _start_lost(t.words[h.index], expected)
+        )
+        return stray or lost or cut(t, h, expected)
 
     return [Hit(h.index, f"{shown(h)}?", garbled=True) if not h.garbled and garbled(h) else h for h in found]
 
@@ -122,6 +132,14 @@ def _digit_after(t: Transcript, hit: Hit, voice: Voice) -> bool:
     if i >= len(t.words) or not t.words[i].isalpha() or voice.knows(t.words[i]):
         return False
     return any(Levenshtein.distance(t.words[i], d, score_cutoff=1) <= 1 for d in _LONG_DIGIT_WORDS)
+
+
+def _start_lost(said: str, expected: str) -> bool:
+    """The number as written (`said`: "1000") is the issued one's last digits, fewer than it
+    has: its first words were lost ("one thousand" heard of "climb one one thousand" for
+    11,000 ft). A leading zero heard ("zero fife zero" for 250) is a digit misheard, not lost."""
+    heard, issued = re.sub(r"\D", "", said), re.sub(r"\D", "", expected).lstrip("0")
+    return bool(heard) and len(heard) < len(issued) and issued.endswith(heard)
 
 
 def _garbled_runway(t: Transcript, hit: Hit, expected: str) -> bool:

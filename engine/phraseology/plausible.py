@@ -34,6 +34,12 @@ def _flight_level(value: str) -> bool:
     return digits.isdigit() and int(digits) >= 20 and int(digits) % 5 == 0
 
 
+def _altitude(value: str) -> bool:
+    """An altitude in feet, or a level its finder heard for it ("flight level one eight" for a
+    cleared 4000 ft, FL018), held to the flight level's rule."""
+    return not value.startswith("FL") or _flight_level(value)
+
+
 def _speed(value: str) -> bool:
     """60-450 kt, the indicated airspeeds a controller assigns; "speed one" is a cut value."""
     return value.isdigit() and 60 <= int(value) <= 450
@@ -50,6 +56,7 @@ _RULES: dict[str, Callable[[str], bool]] = {
     "qnh": _qnh,
     "squawk": _squawk,
     "flight_level": _flight_level,
+    "altitude": _altitude,
     "speed": _speed,
     "heading": _heading,
 }
