@@ -1,7 +1,8 @@
 """By-voice rules of `engine.readback_voice` found on fresh seeds of the voice bench (7, 8 and 9 of
 `livefreq bench readback --mode voice --n 300`): right readbacks the recognizer cut or misheard
 in a way no pilot speaks, refused as wrong. By voice each is asked again, never corrected and
-never accepted; typed, the same words stay wrong (the pilot wrote what they meant)."""
+never accepted; typed, the same words stay wrong (the pilot wrote what they meant). The last
+test is a typed one, from the text bench run at 5,000 readbacks on seeds 1-8."""
 
 from __future__ import annotations
 
@@ -160,3 +161,30 @@ def test_a_flight_level_no_controller_assigns_for_an_altitude_is_asked_again(lev
     for spoken in (True, False):
         result = ReadbackEvaluator().evaluate(["cleared_altitude_ft"], variables, said, spoken=spoken)
         assert result.fields["cleared_altitude_ft"] == "unsure" and not result.wrong, (said, result)
+
+
+@given(
+    sid=st.sampled_from(["METRO", "CHARL", "KERUN", "RELUK"]),
+    digit=st.integers(1, 9),
+    letter=st.sampled_from("ABFMQRUX"),
+    written=st.booleans(),
+    code=st.sampled_from(["EDDL", "LOWW", "ESSA", "EGLL"]),
+    other=st.sampled_from(["EDDM", "LFPG", "LEMD"]),
+)
+@settings(max_examples=120, deadline=None)
+def test_a_destination_spelled_right_after_a_sids_letter_is_heard(
+    sid: str, digit: int, letter: str, written: bool, code: str, other: str
+) -> None:
+    """"squawk twelve fifty, CHARL 3B, echo delta delta lima" (text bench, seeds 1-3 at 5,000
+    readbacks): the SID's letter ran into the spelled code, so the destination was "missing" and
+    a right clearance readback refused. The code starts after the SID's letter, written ("7R")
+    or spoken ("seven romeo"); another code spelled there is wrong."""
+    from engine.phraseology.alphabet import spell
+
+    procedure = f"{sid} {digit}{letter}" if written else f"{sid} {speak_digits(str(digit))} {letter_word(letter)}"
+    variables = {**SCRIPT_SCENARIO, "destination": code, "destination_name": ""}
+    evaluate = ReadbackEvaluator().evaluate
+    right = evaluate(["destination"], variables, f"{CALLSIGN}, {procedure}, {spell(code).lower()}")
+    assert right.fields["destination"] == "ok", right
+    wrong = evaluate(["destination"], variables, f"{CALLSIGN}, {procedure}, {spell(other).lower()}")
+    assert wrong.fields["destination"] == "wrong", wrong

@@ -3,7 +3,8 @@
 A transcript names an airport by its name, when the scenario gives one (`destination_name` for
 `destination`, `airport_name` for `airport`: any `<var>_name` beside an airport variable), matched
 fuzzily with rapidfuzz ("munic" is Munich); or by the code, written ("EDDM", only for codes the
-scenario knows, since any four-letter word looks like a code) or spelled ("echo delta delta mike").
+scenario knows, since any four-letter word looks like a code) or spelled ("echo delta delta mike"),
+also right after a SID's letter ("METRO 7R, echo delta delta lima": the R is the SID's).
 """
 
 from __future__ import annotations
@@ -124,7 +125,7 @@ def _find_known(t: Transcript, ctx: Context) -> list[tuple[int, str]]:
     for i, word in enumerate(words):
         if len(word) == 4 and word.upper() in airports:
             found[i] = word.upper()
-        elif t.letters[i] and t.letter(i - 1) is None:
+        elif t.letters[i] and (t.letter(i - 1) is None or _suffix_letter(t, i - 1)):
             run = t.letters[i : i + 5]
             if len(run) >= 4 and all(run[:4]) and (len(run) == 4 or run[4] is None):
                 found[i] = "".join(run[:4])  # type: ignore[arg-type]
@@ -144,6 +145,12 @@ def _find_known(t: Transcript, ctx: Context) -> list[tuple[int, str]]:
         ):
             found.setdefault(i, code)
     return sorted(found.items())
+
+
+def _suffix_letter(t: Transcript, i: int) -> bool:
+    """Word `i` is a letter closing a designator ("METRO 7R", "seven romeo"): a code spelled
+    right after it starts after it ("METRO 7R, echo delta delta lima" clears to EDDL)."""
+    return t.letter(i) is not None and i > 0 and t.words[i - 1].isdigit()
 
 
 def _index_of(words: tuple[str, ...], part: tuple[str, ...]) -> int:
