@@ -91,8 +91,8 @@ def garbled_by_voice(handler: Kind, t: Transcript, found: Found, expected: str, 
     - A taxi route: the issued route's start ("via victor five ntango five" heard as V5 for V5 T5)
       or its end ("myath whiskey seven, romeo five" heard as W7 R5 for L8 W7 R5), or its
       elements with digits lost ("via Lima, Whiskey seven" heard as L W7 for L8 W7 R5; "via c
-      air eight" heard as C for S8 T5 N5: a taxiway without a number where every issued one
-      has one).
+      air eight" heard as C for S8 T5 N5, "yankee four, hotel a" as Y4 H A for Y4 H8 V3: a
+      taxiway without a number where every issued one has one).
     - An altitude in feet above the highest transition altitude anywhere (18,000 ft) that was not
       issued ("two three thousand" for "three thousand"): higher, controllers give levels.
     - A holding point or stand: the issued one with its end lost ("holding point whiskey." for
@@ -178,12 +178,12 @@ def _garbled_frequency(t: Transcript, hit: Hit, expected: str) -> bool:
 
 def _garbled_route(_t: Transcript, hit: Hit, expected: str) -> bool:
     said, issued = hit.value.split(), expected.split()
+    if any(e.isalpha() for e in said) and not any(e.isalpha() for e in issued):
+        return True  # a taxiway without its number: "via c air eight" (C for S8 T5), "hotel a" (H A for H8)
     if not said or len(said) > len(issued) or said == issued:
         return False
     start_lost = said == issued[-len(said) :]  # "myath whiskey seven, romeo five" for L8 W7 R5
-    numberless = any(e.isalpha() for e in said) and not any(e.isalpha() for e in issued)  # "via c air eight": C, S8 T5
-    cut = all(element.startswith(heard) for heard, element in zip(said, issued, strict=False))
-    return start_lost or numberless or cut
+    return start_lost or all(element.startswith(heard) for heard, element in zip(said, issued, strict=False))
 
 
 def _garbled_altitude(_t: Transcript, hit: Hit, expected: str) -> bool:

@@ -73,9 +73,14 @@ def test_a_frequency_heard_without_its_decimal_word_is_asked_again_unless_it_is_
 def test_a_taxiway_heard_without_a_number_where_every_issued_one_has_one_is_asked_again(
     route: list[tuple[str, int]], bare: str
 ) -> None:
-    """"taxi via c air eight and go five november five" heard as C for S8 T5 N5 (seed 7)."""
+    """"taxi via c air eight and go five november five" heard as C for S8 T5 N5 (seed 7); "via
+    yankee four, hotel a and victor three" heard as Y4 H A V3 for Y4 H8 V3 (seed 12: the digit
+    heard as a letter, one element more than issued)."""
     issued = " ".join(f"{letter}{n}" for letter, n in route)
     _asked_again("taxi_route", issued, f"taxi via {letter_word(bare)}, {CALLSIGN}")
+    elements = [f"{letter_word(letter)} {speak_digits(str(n))}" for letter, n in route]
+    elements[-1] = f"{letter_word(route[-1][0])} {letter_word(bare)}"
+    _asked_again("taxi_route", issued, f"taxi via {', '.join(elements)}, {CALLSIGN}")
 
 
 @given(
