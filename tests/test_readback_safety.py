@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from engine.loader import load_registry
 from engine.models import Hearing, Session
 from engine.phraseology import callsign_hint
+from engine.phraseology.frequencies import CHANNEL_OFFSETS_KHZ
 from engine.phraseology.numbers import MISHEARD_SIDES, speak_digits
 from engine.readback import ReadbackEvaluator, is_truncation, record_issued
 from engine.session import SessionEngine
@@ -366,13 +367,12 @@ def test_a_cut_side_of_an_issued_runway_is_asked_again_by_voice_only(number: int
     assert cut.fields == {"runway": "unsure", "squawk": "missing"} and not cut.ok and not cut.wrong
 
 
-_CHANNEL_OFFSETS = (0, 5, 10, 15)  # kHz past each 25 kHz step: the 25 kHz channel and the three 8.33 names
 
 
 @given(
     mhz=st.integers(118, 136),
     step=st.integers(0, 39),
-    offset=st.sampled_from(_CHANNEL_OFFSETS),
+    offset=st.sampled_from(CHANNEL_OFFSETS_KHZ),
     keep=st.integers(1, 2),
     tail=st.sampled_from(["", ", runway two five", ". Zero fife", " nirro roger"]),
     shift=st.integers(1, 39),
@@ -407,7 +407,7 @@ def test_a_frequency_with_its_last_decimals_lost_by_voice_is_asked_again(
 @given(
     mhz=st.integers(118, 136),
     step=st.integers(0, 39),
-    offset=st.sampled_from(_CHANNEL_OFFSETS),
+    offset=st.sampled_from(CHANNEL_OFFSETS_KHZ),
     heard_mhz=st.integers(108, 136),
     heard=st.integers(0, 999),
 )
@@ -426,7 +426,7 @@ def test_a_frequency_that_is_no_channel_by_voice_is_asked_again(mhz: int, step: 
     said = f"contact ground {speak_digits(said_value)}, Lufthansa three five niner"
     evaluate = ReadbackEvaluator().evaluate
     by_voice = evaluate(["ground_freq"], variables, said, spoken=True)
-    channel = heard_mhz >= 118 and heard % 25 in _CHANNEL_OFFSETS
+    channel = heard_mhz >= 118 and heard % 25 in CHANNEL_OFFSETS_KHZ
     assert by_voice.fields["ground_freq"] == ("wrong" if channel else "unsure") and not by_voice.ok, (said, by_voice)
     assert evaluate(["ground_freq"], variables, said).fields["ground_freq"] == "wrong"
 

@@ -10,12 +10,12 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from engine.phraseology.alphabet import letter_word
+from engine.phraseology.frequencies import CHANNEL_OFFSETS_KHZ
 from engine.phraseology.numbers import speak_digits
 from engine.readback import ReadbackEvaluator
 from tooling.flow_scripts import SCRIPT_SCENARIO
 
 CALLSIGN = "Lufthansa three five niner"
-CHANNEL_OFFSETS = (0, 5, 10, 15)  # kHz past each 25 kHz step
 LETTERS = "ABCDEFGHKLMNPRSTVWYZ"
 
 
@@ -31,7 +31,7 @@ def _asked_again(name: str, issued: str, said: str, typed: bool = False) -> None
 @given(
     mhz=st.integers(118, 136),
     step=st.integers(0, 39),
-    offset=st.sampled_from(CHANNEL_OFFSETS),
+    offset=st.sampled_from(CHANNEL_OFFSETS_KHZ),
     keep=st.integers(1, 2),
     other=st.integers(0, 9),
 )
@@ -48,7 +48,7 @@ def test_a_frequency_heard_with_fewer_decimals_after_its_first_is_asked_again(
     _asked_again("ground_freq", f"{mhz}.{decimals}", f"{CALLSIGN}, contact ground {speak_digits(f'{mhz}.{heard}')}")
 
 
-@given(mhz=st.integers(118, 136), step=st.integers(0, 39), offset=st.sampled_from(CHANNEL_OFFSETS), swap=st.integers(0, 9))
+@given(mhz=st.integers(118, 136), step=st.integers(0, 39), offset=st.sampled_from(CHANNEL_OFFSETS_KHZ), swap=st.integers(0, 9))
 @settings(max_examples=150, deadline=None)
 def test_a_frequency_heard_without_its_decimal_word_is_asked_again_unless_it_is_the_issued_one(
     mhz: int, step: int, offset: int, swap: int

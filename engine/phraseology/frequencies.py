@@ -65,6 +65,11 @@ def canonical(value: Any) -> str | None:
     return _format(match.group(1), match.group(2) or "") if match else None
 
 
+# kHz past each 25 kHz step that name a channel: the 25 kHz channel itself and the three 8.33 kHz
+# channel names of its step (ICAO Annex 10: .000/.005/.010/.015, .025/.030/.035/.040, ...)
+CHANNEL_OFFSETS_KHZ = (0, 5, 10, 15)
+
+
 def is_channel(canon: str) -> bool:
     """Whether `canon` names a VHF voice channel a controller assigns (ICAO Annex 10): in the
     communication band (118-137 MHz; below it are navigation aids) and a 25 kHz channel (.000,
@@ -72,7 +77,7 @@ def is_channel(canon: str) -> bool:
     "121.920" is none, nor "111.905": no controller issues them."""
     whole, _, frac = canon.partition(".")
     in_band = whole.isdigit() and COM_LOW_MHZ <= int(whole) < HIGH_MHZ
-    return in_band and frac.isdigit() and int(frac.ljust(3, "0")[:3]) % 25 in (0, 5, 10, 15)
+    return in_band and frac.isdigit() and int(frac.ljust(3, "0")[:3]) % 25 in CHANNEL_OFFSETS_KHZ
 
 
 def display(canon: str) -> str:
