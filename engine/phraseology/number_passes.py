@@ -57,6 +57,9 @@ _SPELLINGS: dict[str, str] = {
     "ninea": "niner",
     "nineor": "niner",
     "nineof": "niner",
+    "nineare": "niner",
+    "einer": "niner",
+    "hiner": "niner",
     "hundred": "hundred",
     "hundret": "hundred",
     "thousand": "thousand",
@@ -75,6 +78,15 @@ _SPELLINGS: dict[str, str] = {
     "decimo": "decimal",
     "dasimo": "decimal",
     "dasimal": "decimal",
+    "dasemal": "decimal",
+    "nacimal": "decimal",
+    "nacimos": "decimal",
+    "decental": "decimal",
+    "deciibil": "decimal",
+    "vacibil": "decimal",
+    "vacibal": "decimal",
+    "desonall": "decimal",  # "deson all"
+    "dasimall": "decimal",  # "dasim all"
 }
 _MAX_SYLLABLES = 3
 REPEATS: dict[str, int] = {"double": 2, "triple": 3}

@@ -74,6 +74,9 @@ _REPLACE: dict[str, tuple[str, ...]] = {
     "unh": ("qnh",),  # whisper's for a spoken "QNH" ("UNH 1 0 0 4", "dnh one zero one two")
     "dnh": ("qnh",),
     "squak": ("squawk",),
+    "mia": ("via",),  # whisper's for a spoken "via" ("taxi mia papa niner")
+    "mya": ("via",),
+    "myo": ("via",),
     **{variant: (icao,) for variant, icao in SPELLING_VARIANTS.items() if "-" not in variant},
 }
 _MERGE: dict[tuple[str, ...], str] = {
