@@ -91,8 +91,10 @@ class Settings(BaseSettings):
     max_frame_bytes: int = Field(default=65536, gt=0)  # WebSocket binary frame limit (protocol v1)
     max_transmission_s: float = Field(default=30.0, gt=0)  # longer ptt/vox audio is cut there
     # hear a voice transmission the engine would not accept once more, in the radio's words only
-    # (gateway/speech/rehearing.py); skipped while no worker of the CPU pool is idle
+    # (gateway/speech/rehearing.py); skipped while no worker of the CPU pool is idle, and where it
+    # would end later than this many seconds after PTT release (the reply is due at 1 s); 0: no limit
     second_hearing: bool = True
+    second_hearing_due_s: float = Field(default=0.85, ge=0)
     audio_pacing: bool = True  # send controller audio at real time (blocking needs it); off: as fast as made
     # speech HTTP endpoints (gateway/api/speech.py): base64 audio in JSON bodies outgrows max_body_bytes
     max_audio_body_bytes: int = Field(default=8 * 1024 * 1024, gt=0)

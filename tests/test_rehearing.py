@@ -149,6 +149,55 @@ def test_hear_again_spends_a_decode_only_where_the_engine_would_not_settle(
     assert first.text.strip() == result.text.strip() or first.text.strip() in result.hearing.alternatives
 
 
+def test_a_second_hearing_that_would_end_past_the_reply_due_time_is_not_started(
+    whisper: WhisperEngine, service: RadioService
+) -> None:
+    """The first hearing stands where a second would end later than `due_s` after PTT release
+    (the node is loaded or slow: the final came late); it runs where it ends in time."""
+    import time
+
+    from gateway.speech import rehearing
+
+    pcm = speak("Lufthansa three five nine, runway zero seven right")
+    context = SttContext(callsign="Lufthansa 359", lexicon=radio_lexicon(service.registry))
+
+    async def hear(ended_ago_s: float) -> tuple[SttResult, SttResult, float, float]:
+        stream = whisper.open(context)
+        stream.feed(pcm)
+        first = await final_result(stream)
+        spent = stream.decode_s
+
+        async def settles(_heard: SttResult) -> bool:
+            return False
+
+        ended = time.monotonic() - ended_ago_s
+        result = await rehearing.hear_again(stream, first, settles, speech_ended=ended, due_s=0.85)
+        await stream.aclose()
+        return first, result, spent, stream.decode_s
+
+    saved = rehearing.DURATIONS.estimate_s
+    try:
+        rehearing.DURATIONS.estimate_s = 0.3  # second hearings lately took 0.3 s
+        first, result, before, after = asyncio.run(hear(ended_ago_s=0.7))  # 0.7 + 0.3 > 0.85
+        assert result is first and after == before
+        first, result, before, after = asyncio.run(hear(ended_ago_s=-60.0))  # far ahead of its due time
+        assert after > before and result.hearing.open_transcript == first.text
+        assert rehearing.DURATIONS.estimate_s is not None and rehearing.DURATIONS.estimate_s != 0.3  # it learned
+    finally:
+        rehearing.DURATIONS.estimate_s = saved
+
+
+@given(st.lists(st.floats(0.0, 5.0), min_size=1, max_size=20), st.floats(0.0, 2.0), st.floats(0.1, 2.0))
+def test_the_due_time_estimate_stays_within_the_durations_seen(durations: list[float], elapsed: float, due: float) -> None:
+    from gateway.speech.rehearing import _Durations
+
+    seen = _Durations()
+    for d in durations:
+        seen.add(d)
+    assert seen.estimate_s is not None and min(durations) - 1e-9 <= seen.estimate_s <= max(durations) + 1e-9
+    assert seen.ends_in_time(elapsed, due) == (elapsed + seen.estimate_s <= due)
+
+
 def test_no_second_hearing_without_a_lexicon(whisper: WhisperEngine) -> None:
     assert closed_hearing(whisper, SttContext(), speak("runway zero seven right")) is None
 

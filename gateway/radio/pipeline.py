@@ -156,7 +156,8 @@ class TransmissionPipeline:
                     hearing = transmission_hearing(tx, heard)
                     return await self.conn.service.off_loop(link.session_id, lambda sid: self.conn.service.settles(sid, heard.text.strip(), hearing))
 
-                result = await hear_again(tx.stream, result, settles)
+                due = self.settings.second_hearing_due_s or None
+                result = await hear_again(tx.stream, result, settles, speech_ended=tx.ended, due_s=due)
         finally:
             if tx.partial_task is not None:
                 with contextlib.suppress(asyncio.CancelledError):

@@ -11,7 +11,13 @@ It costs a decode, so it is only spent where it can help: the engine, on a copy 
 (`Decision.settled`), would not accept the first transcript; and only while a worker of the CPU
 pool is idle (`CpuPool.idle`), so it never queues in front of another pilot's final. Under load
 the first hearing stands: as safe (0 wrong readbacks accepted on the bench with one hearing or
-two), it only asks again more often. `LIVEFREQ_SECOND_HEARING=false` turns it off.
+two), it only asks again more often. And only while the reply can still come within the second
+promised from PTT release (issue 17): where the first final came late (a queue on a loaded or
+slow node) and a second hearing as long as the recent ones would end past `DUE_S`, the first
+hearing stands too. Measured on a slow host (self-test 0.36 CPU-s per decode, 36 pilots offered
+1.5x for 120 s): the second hearing ran on 59 of 188 transmissions at p50 424 ms and carried
+p95 to 1,316 ms; with none, p95 951 ms (and 97 "say again" against 57).
+`LIVEFREQ_SECOND_HEARING=false` turns it off.
 """
 
 from __future__ import annotations
@@ -24,10 +30,43 @@ from gateway import metrics
 from gateway.speech.cpu import cpu_pool
 from gateway.speech.stt.base import SttResult, SttStream, unique_alternatives
 
+# The reply is due 1 s after PTT release; the decision and the first synthesized audio (cached
+# ahead) take 25-80 ms at p95 under load, so a second hearing must end by 0.85 s
+# (`LIVEFREQ_SECOND_HEARING_DUE_S`, the radio's default).
+DUE_S = 0.85
+_EWMA = 0.3  # weight of the newest second hearing in the estimate of the next one's duration
 
-async def hear_again(stream: SttStream, first: SttResult, settles: Callable[[SttResult], Awaitable[bool]]) -> SttResult:
+
+class _Durations:
+    """How long second hearings take on this node lately (an exponentially weighted mean)."""
+
+    def __init__(self) -> None:
+        self.estimate_s: float | None = None
+
+    def add(self, seconds: float) -> None:
+        self.estimate_s = seconds if self.estimate_s is None else (1 - _EWMA) * self.estimate_s + _EWMA * seconds
+
+    def ends_in_time(self, elapsed_s: float, due_s: float = DUE_S) -> bool:
+        """Whether a second hearing starting `elapsed_s` after the speech ended would end by
+        `due_s` (unknown before the first one: it runs, and teaches the estimate)."""
+        return self.estimate_s is None or elapsed_s + self.estimate_s <= due_s
+
+
+DURATIONS = _Durations()
+
+
+async def hear_again(
+    stream: SttStream,
+    first: SttResult,
+    settles: Callable[[SttResult], Awaitable[bool]],
+    speech_ended: float | None = None,
+    due_s: float | None = DUE_S,
+) -> SttResult:
     """`first`, or the second hearing of `stream`'s audio where `settles(first)` says the engine
-    would not understand it and the engine can hear in closed vocabulary (whisper, short audio)."""
+    would not understand it and the engine can hear in closed vocabulary (whisper, short audio).
+    `speech_ended` (`time.monotonic()` at PTT release): the radio's; with it, a second hearing
+    that would end more than `due_s` after it is not started (None: no limit). The readback bench
+    leaves it out: it measures the hearing of an idle node, as the idle-worker rule does."""
     closed_result = getattr(stream, "closed_result", None)
     if closed_result is None or await settles(first):
         return first
@@ -35,11 +74,16 @@ async def hear_again(stream: SttStream, first: SttResult, settles: Callable[[Stt
         metrics.SECOND_HEARINGS.labels("busy").inc()
         return first
     started = time.monotonic()
+    if speech_ended is not None and due_s is not None and not DURATIONS.ends_in_time(started - speech_ended, due_s):
+        metrics.SECOND_HEARINGS.labels("late").inc()
+        return first
     closed: SttResult | None = await closed_result()
     metrics.SECOND_HEARINGS.labels("none" if closed is None else "heard_again").inc()
     if closed is None:
         return first
-    metrics.observe_stage("second_hearing", time.monotonic() - started)
+    took = time.monotonic() - started
+    DURATIONS.add(took)
+    metrics.observe_stage("second_hearing", took)
     return second_hearing(first, closed)
 
 

@@ -243,6 +243,7 @@ def _server_figures(samples: list[tuple[float, Scrape]]) -> dict[str, Any]:
     delta = last.minus(first)
     errors = _totals(delta, "livefreq_errors_total", ("transport", "code"), int)
     speculative = _totals(delta, "livefreq_speculative_tts_total", ("outcome",), int)
+    second = _totals(delta, "livefreq_second_hearings_total", ("outcome",), int)
     busy = _totals(delta, "livefreq_cpu_busy_seconds_total", ("kind", "priority"), lambda v: round(v, 1))
     return {
         "metrics": True,
@@ -256,6 +257,7 @@ def _server_figures(samples: list[tuple[float, Scrape]]) -> dict[str, Any]:
         "rss_mb_samples": rss_mb,
         "stages": stage_summary(delta),
         "speculative_tts": speculative,
+        "second_hearings": second,  # heard_again | busy | late | none (gateway/speech/rehearing.py)
         "errors_by_code": errors,
     }
 
@@ -310,6 +312,8 @@ def format_table(report: dict[str, Any]) -> list[tuple[str, str]]:
             rows.append(("server: CPU pool busy (s)", pool_busy_row(s["cpu_pool_busy_s"])))
         if s.get("speculative_tts"):
             rows.append(("server: speculative TTS", ", ".join(f"{k} {n}" for k, n in s["speculative_tts"].items())))
+        if s.get("second_hearings"):
+            rows.append(("server: second hearings", ", ".join(f"{k} {n}" for k, n in s["second_hearings"].items())))
     return rows
 
 
