@@ -35,6 +35,9 @@ from gateway.speech.stt.base import SttResult, SttStream, unique_alternatives
 # (`LIVEFREQ_SECOND_HEARING_DUE_S`, the radio's default).
 DUE_S = 0.85
 _EWMA = 0.3  # weight of the newest second hearing in the estimate of the next one's duration
+# Each one not started shrinks the estimate by this factor: no hearing runs to correct an estimate
+# taken in a passing spike, so it decays until one is tried again.
+_DECAY = 0.9
 
 
 class _Durations:
@@ -45,6 +48,10 @@ class _Durations:
 
     def add(self, seconds: float) -> None:
         self.estimate_s = seconds if self.estimate_s is None else (1 - _EWMA) * self.estimate_s + _EWMA * seconds
+
+    def skipped(self) -> None:
+        if self.estimate_s is not None:
+            self.estimate_s *= _DECAY
 
     def ends_in_time(self, elapsed_s: float, due_s: float = DUE_S) -> bool:
         """Whether a second hearing starting `elapsed_s` after the speech ended would end by
@@ -76,6 +83,7 @@ async def hear_again(
     started = time.monotonic()
     if speech_ended is not None and due_s is not None and not DURATIONS.ends_in_time(started - speech_ended, due_s):
         metrics.SECOND_HEARINGS.labels("late").inc()
+        DURATIONS.skipped()
         return first
     closed: SttResult | None = await closed_result()
     metrics.SECOND_HEARINGS.labels("none" if closed is None else "heard_again").inc()
