@@ -122,13 +122,21 @@ def test_second_hearing_keeps_the_first_transcript_among_the_alternatives(
     assert closed.strip() not in combined.hearing.alternatives
 
 
-def test_hear_again_spends_a_decode_only_where_the_engine_would_not_settle(
-    whisper: WhisperEngine, service: RadioService
-) -> None:
-    pcm = speak("Lufthansa three five nine, runway zero seven right")
+RUNWAY_READBACK = "Lufthansa three five nine, runway zero seven right"
+
+
+def _hear_twice(
+    whisper: WhisperEngine, service: RadioService, settled: bool, ended_ago_s: float | None = None
+) -> tuple[SttResult, SttResult, float, float]:
+    """The first hearing of `RUNWAY_READBACK`, what `hear_again` makes of it (the engine settled
+    or not; `ended_ago_s`: PTT released that long ago, due in 0.85 s), and the stream's decode
+    seconds before and after."""
+    import time
+
+    pcm = speak(RUNWAY_READBACK)
     context = SttContext(callsign="Lufthansa 359", lexicon=radio_lexicon(service.registry))
 
-    async def hear(settled: bool) -> tuple[SttResult, SttResult, float, float]:
+    async def hear() -> tuple[SttResult, SttResult, float, float]:
         stream = whisper.open(context)
         stream.feed(pcm)
         first = await final_result(stream)
@@ -137,13 +145,20 @@ def test_hear_again_spends_a_decode_only_where_the_engine_would_not_settle(
         async def settles(_heard: SttResult) -> bool:
             return settled
 
-        result = await hear_again(stream, first, settles)
+        ended = None if ended_ago_s is None else time.monotonic() - ended_ago_s
+        result = await hear_again(stream, first, settles, speech_ended=ended, due_s=0.85)
         await stream.aclose()
         return first, result, spent, stream.decode_s
 
-    first, result, before, after = asyncio.run(hear(True))
+    return asyncio.run(hear())
+
+
+def test_hear_again_spends_a_decode_only_where_the_engine_would_not_settle(
+    whisper: WhisperEngine, service: RadioService
+) -> None:
+    first, result, before, after = _hear_twice(whisper, service, settled=True)
     assert result is first and after == before  # settled: no second decode
-    first, result, before, after = asyncio.run(hear(False))
+    first, result, before, after = _hear_twice(whisper, service, settled=False)
     assert after > before and result.hearing.open_transcript == first.text
     assert "runway 07 right" in normalize_transcript(result.text)
     assert first.text.strip() == result.text.strip() or first.text.strip() in result.hearing.alternatives
@@ -154,33 +169,14 @@ def test_a_second_hearing_that_would_end_past_the_reply_due_time_is_not_started(
 ) -> None:
     """The first hearing stands where a second would end later than `due_s` after PTT release
     (the node is loaded or slow: the final came late); it runs where it ends in time."""
-    import time
-
     from gateway.speech import rehearing
-
-    pcm = speak("Lufthansa three five nine, runway zero seven right")
-    context = SttContext(callsign="Lufthansa 359", lexicon=radio_lexicon(service.registry))
-
-    async def hear(ended_ago_s: float) -> tuple[SttResult, SttResult, float, float]:
-        stream = whisper.open(context)
-        stream.feed(pcm)
-        first = await final_result(stream)
-        spent = stream.decode_s
-
-        async def settles(_heard: SttResult) -> bool:
-            return False
-
-        ended = time.monotonic() - ended_ago_s
-        result = await rehearing.hear_again(stream, first, settles, speech_ended=ended, due_s=0.85)
-        await stream.aclose()
-        return first, result, spent, stream.decode_s
 
     saved = rehearing.DURATIONS.estimate_s
     try:
         rehearing.DURATIONS.estimate_s = 0.3  # second hearings lately took 0.3 s
-        first, result, before, after = asyncio.run(hear(ended_ago_s=0.7))  # 0.7 + 0.3 > 0.85
+        first, result, before, after = _hear_twice(whisper, service, settled=False, ended_ago_s=0.7)  # 0.7 + 0.3 > 0.85
         assert result is first and after == before
-        first, result, before, after = asyncio.run(hear(ended_ago_s=-60.0))  # far ahead of its due time
+        first, result, before, after = _hear_twice(whisper, service, settled=False, ended_ago_s=-60.0)  # far ahead
         assert after > before and result.hearing.open_transcript == first.text
         assert rehearing.DURATIONS.estimate_s is not None and rehearing.DURATIONS.estimate_s != 0.3  # it learned
     finally:
