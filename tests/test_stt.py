@@ -22,7 +22,7 @@ from engine.phraseology import normalize_transcript
 from gateway.audio.pcm import float_to_pcm, silence
 from gateway.audio.resample import resample
 from gateway.speech.stt import SttConfigError, SttContext, SttEngine, SttStream, make_stt, transcribe
-from gateway.speech.stt.base import ICAO_WORDS, corpus_sentences, value_variants, words_of
+from gateway.speech.stt.base import ICAO_WORDS, SttResult, corpus_sentences, value_variants, words_of
 from gateway.speech.stt.sphinx import Lexicon, SphinxEngine
 from gateway.speech.stt.whisper import DIGITS_SENTENCE, WhisperEngine, build_prompt
 from gateway.speech.tts.espeak import EspeakTts
@@ -129,9 +129,9 @@ def test_whisper_final_reuses_a_partial_cancelled_when_the_transmission_ended(
     """A partial decode that has started finishes even when its caller is cancelled (a worker
     cannot be stopped), and the final reuses it; one still queued would be dropped."""
     decoding = threading.Event()
-    decode = whisper.decode
+    decode = whisper.decode_result  # what a partial decodes with
 
-    def observed(pcm: bytes, prompt: str | None) -> str:
+    def observed(pcm: bytes, prompt: str | None) -> SttResult:
         decoding.set()
         return decode(pcm, prompt)
 
@@ -139,12 +139,12 @@ def test_whisper_final_reuses_a_partial_cancelled_when_the_transmission_ended(
         stream = whisper.open(CONTEXT)
         stream.feed(clips["short"])
         poller = asyncio.create_task(stream.partial())
-        await asyncio.to_thread(decoding.wait, 30)  # the partial's decode has started on a worker
+        assert await asyncio.to_thread(decoding.wait, 30)  # the partial's decode has started on a worker
         stream.feed(silence(0.4, RATE))
         poller.cancel()  # what the audio path does with its partial poller at the end
         return await stream.final(), stream.reused_partial
 
-    monkeypatch.setattr(whisper, "decode", observed)
+    monkeypatch.setattr(whisper, "decode_result", observed)
     final, reused = run(scenario())
     assert reused
     assert "runway 25 right" in normalize_transcript(final)
@@ -176,10 +176,10 @@ def test_whisper_final_does_not_wait_behind_a_partial_that_misses_speech(
     if cpu_count() < 2:
         pytest.skip("needs two CPU workers")
     partial_started, partial_may_finish = threading.Event(), threading.Event()
-    decode = whisper.decode
+    decode = whisper.decode_result  # what a partial decodes with
     calls = 0
 
-    def observed(pcm: bytes, prompt: str | None) -> str:
+    def observed(pcm: bytes, prompt: str | None) -> SttResult:
         nonlocal calls
         calls += 1
         if calls == 1:  # the partial: held until the final is done
@@ -192,7 +192,7 @@ def test_whisper_final_does_not_wait_behind_a_partial_that_misses_speech(
         half = len(clips["short"]) // 2 // FRAME * FRAME
         stream.feed(clips["short"][:half])
         poller = asyncio.create_task(stream.partial())
-        await asyncio.to_thread(partial_started.wait, 30)
+        assert await asyncio.to_thread(partial_started.wait, 30)
         stream.feed(clips["short"][half:])
         poller.cancel()
         final = await stream.final()  # while the partial is still held
@@ -201,7 +201,7 @@ def test_whisper_final_does_not_wait_behind_a_partial_that_misses_speech(
             await poller
         return final, stream.reused_partial
 
-    monkeypatch.setattr(whisper, "decode", observed)
+    monkeypatch.setattr(whisper, "decode_result", observed)
     try:
         final, reused = run(scenario())
     finally:
