@@ -72,7 +72,7 @@ SECOND_HEARINGS = Counter(
     "livefreq_second_hearings_total",
     "Voice transmissions the engine would not accept as first heard, by what happened (gateway/speech/rehearing.py)",
     # heard_again | none (no closed decode for this audio) | busy (no worker of the CPU pool was idle)
-    # | late (it would end past the reply's due time: gateway/speech/rehearing.py DUE_S)
+    # | late (it would end past the reply's due time: LIVEFREQ_SECOND_HEARING_DUE_S)
     ["outcome"],
 )
 LLM_REQUESTS = Counter("livefreq_llm_requests_total", "LLM router calls by outcome (engine/router_llm.py)", ["outcome"])

@@ -13,8 +13,10 @@ pool is idle (`CpuPool.idle`), so it never queues in front of another pilot's fi
 the first hearing stands: as safe (0 wrong readbacks accepted on the bench with one hearing or
 two), it only asks again more often. And only while the reply can still come within the second
 promised from PTT release (issue 17): where the first final came late (a queue on a loaded or
-slow node) and a second hearing as long as the recent ones would end past `DUE_S`, the first
-hearing stands too. Measured on a slow host (self-test 0.36 CPU-s per decode, 36 pilots offered
+slow node) and a second hearing as long as the recent ones would end past its due time
+(`LIVEFREQ_SECOND_HEARING_DUE_S`, 0.85 s after PTT release: the reply is due at 1 s, and the
+decision and the first synthesized audio take 25-80 ms at p95 under load), the first hearing
+stands too. Measured on a slow host (self-test 0.36 CPU-s per decode, 36 pilots offered
 1.5x for 120 s): the second hearing ran on 59 of 188 transmissions at p50 424 ms and carried
 p95 to 1,316 ms; with none, p95 951 ms (and 97 "say again" against 57).
 `LIVEFREQ_SECOND_HEARING=false` turns it off.
@@ -30,10 +32,6 @@ from gateway import metrics
 from gateway.speech.cpu import cpu_pool
 from gateway.speech.stt.base import SttResult, SttStream, unique_alternatives
 
-# The reply is due 1 s after PTT release; the decision and the first synthesized audio (cached
-# ahead) take 25-80 ms at p95 under load, so a second hearing must end by 0.85 s
-# (`LIVEFREQ_SECOND_HEARING_DUE_S`, the radio's default).
-DUE_S = 0.85
 _EWMA = 0.3  # weight of the newest second hearing in the estimate of the next one's duration
 # Each one not started shrinks the estimate by this factor: no hearing runs to correct an estimate
 # taken in a passing spike, so it decays until one is tried again.
@@ -53,7 +51,7 @@ class _Durations:
         if self.estimate_s is not None:
             self.estimate_s *= _DECAY
 
-    def ends_in_time(self, elapsed_s: float, due_s: float = DUE_S) -> bool:
+    def ends_in_time(self, elapsed_s: float, due_s: float) -> bool:
         """Whether a second hearing starting `elapsed_s` after the speech ended would end by
         `due_s` (unknown before the first one: it runs, and teaches the estimate)."""
         return self.estimate_s is None or elapsed_s + self.estimate_s <= due_s
@@ -67,7 +65,7 @@ async def hear_again(
     first: SttResult,
     settles: Callable[[SttResult], Awaitable[bool]],
     speech_ended: float | None = None,
-    due_s: float | None = DUE_S,
+    due_s: float | None = None,
 ) -> SttResult:
     """`first`, or the second hearing of `stream`'s audio where `settles(first)` says the engine
     would not understand it and the engine can hear in closed vocabulary (whisper, short audio).
