@@ -327,6 +327,20 @@ class ControllerMessage(_Model):
 UNSURE_WORD = "???"  # stands for a word the recognizer was unsure of, in a `Hearing` alternative
 
 
+class ValueCheck(_Model):
+    """The recognizer's answer about one issued value it was asked to check in the audio
+    (engine/value_check.py): how much likelier the issued symbols are than any other at each
+    place (`margin`, the smallest, nats), how likely they are themselves (`lowest`), and the
+    transcript with the value than as heard (`delta`, nats). The engine decides from them; the
+    recognizer decides nothing."""
+
+    field: str
+    value: str
+    margin: float
+    lowest: float  # the issued symbols' lowest log-probability, over the value's places
+    delta: float
+
+
 class Hearing(_Model):
     """What the recognizer was unsure of in one transmission (voice only; typed text has none).
 
@@ -335,12 +349,15 @@ class Hearing(_Model):
     transcript agrees on it; otherwise the controller asks "say again" for that item.
     `cut_off` says the audio ended mid-speech (key released early, length limit).
     `open_transcript` is set when the transcript is a second, closed-vocabulary hearing: the first
-    (open) one it replaced, which is among the alternatives too."""
+    (open) one it replaced, which is among the alternatives too. `checks` are issued values the
+    recognizer was asked to check in the audio where the transcript left them unsure or missing
+    (engine/value_check.py): a value they confirm is heard right."""
 
     alternatives: list[str] = Field(default_factory=list)
     cut_off: bool = False
     confidence: float | None = None  # mean word confidence of the best transcript, 0..1, if known
     open_transcript: str | None = None
+    checks: list[ValueCheck] = Field(default_factory=list)  # issued values checked in the audio
 
 
 FieldStatus = Literal["ok", "missing", "wrong", "unsure"]  # a readback field's verdict

@@ -15,7 +15,7 @@ from enum import StrEnum
 from functools import lru_cache
 from typing import Any
 
-from engine import phraseology
+from engine import phraseology, value_check
 from engine.candidates import Candidate
 from engine.corrections import correction_text, say_again_text
 from engine.models import Decision, Flow, Hearing, ReadbackResult, Role, Session, State, Transition, TransitionKind
@@ -134,6 +134,13 @@ class ReadbackPolicy:
             traffic=session.traffic,
             spoken=hearing is not None,
         )
+        if hearing is not None and hearing.checks and not rb.ok:
+            # values the recognizer was asked to check in the audio (engine/value_check.py)
+            expected = value_check.expected_values(rb, ctx, issued)
+            rb, checked = value_check.apply_checks(rb, hearing.checks, expected)
+            if checked:
+                confirmed = [c["field"] for c in checked if c["confirmed"]]
+                d.trace.add("readback", f"checked in the audio: confirmed {confirmed}", checks=checked)
         if (
             hearing is not None
             and rb.missing

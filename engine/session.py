@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine import identity, phraseology, timers
+from engine import identity, phraseology, timers, value_check
 from engine.consult import LlmConsultation
 from engine.guards import session_holds
 from engine.models import TELEMETRY_KEYS, Decision, DecisionRecord, Flow, Hearing, Session, State, TransitionKind
@@ -30,6 +30,7 @@ from engine.router_llm import FallbackPolicy, RouterQuery, RouterVerdict, consul
 from engine.routing import RouteChooser, is_say_again, trace_candidate
 from engine.speaking import HISTORY_LIMIT, Speaker
 from engine.timing import Timing, locate
+from engine.value_check import ValueQuery
 
 __all__ = ["HISTORY_LIMIT", "MAX_HOPS", "SessionEngine"]
 
@@ -168,6 +169,20 @@ class SessionEngine:
             return self._finish(session, d), None
         routing = self._decide(session, d, text, norm, now, llm, hearing)
         return self._finish(session, d), routing
+
+    def value_query(self, session: Session, text: str, now: float, hearing: Hearing | None) -> ValueQuery | None:
+        """The issued values to check in the audio (engine/value_check.py) where the voice
+        transmission `text` would leave a readback value unsure or missing and none wrong; None
+        when there is nothing to check. Decides on a copy: changes nothing."""
+        if session.completed:
+            return None
+        rb = self.transmit(session.model_copy(deep=True), text, now, hearing=hearing).readback
+        if rb is None or rb.ok or rb.wrong:
+            return None
+        flow, state = self._current(session)
+        ctx = self._render_ctx(session, flow, state)
+        fields = value_check.expected_values(rb, ctx, session.issued.get(flow.slug, {}))
+        return value_check.query(text, fields) if fields else None
 
     def route_query(self, session: Session, text: str) -> RouterQuery | None:
         """The question for the LLM router if `text` were transmitted now, or None when the

@@ -185,9 +185,9 @@ def test_a_second_hearing_that_would_end_past_the_reply_due_time_is_not_started(
 
 @given(st.lists(st.floats(0.0, 5.0), min_size=1, max_size=20), st.floats(0.0, 2.0), st.floats(0.1, 2.0))
 def test_the_due_time_estimate_stays_within_the_durations_seen(durations: list[float], elapsed: float, due: float) -> None:
-    from gateway.speech.rehearing import _Durations
+    from gateway.speech.rehearing import Durations
 
-    seen = _Durations()
+    seen = Durations()
     for d in durations:
         seen.add(d)
     assert seen.estimate_s is not None and min(durations) - 1e-9 <= seen.estimate_s <= max(durations) + 1e-9

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from engine.models import Hearing
+from engine.value_check import ValueQuery
 from gateway import metrics
 from gateway.ask import ASK_PHRASES, ASK_VOCABULARY
 from gateway.audio.pcm import FrameBuffer
@@ -25,6 +26,7 @@ from gateway.radio import events as e
 from gateway.radio.link import STT_RATE, Link
 from gateway.radio.protocol import ProtocolError
 from gateway.radio.speculation import Speculation
+from gateway.speech.checking import check_values
 from gateway.speech.rehearing import hear_again
 from gateway.speech.stack import stt_context
 from gateway.speech.stt.base import SttContext, SttResult, SttStream, final_result
@@ -158,6 +160,12 @@ class TransmissionPipeline:
 
                 due = self.settings.second_hearing_due_s or None
                 result = await hear_again(tx.stream, result, settles, speech_ended=tx.ended, due_s=due)
+
+                async def ask(heard: SttResult) -> ValueQuery | None:
+                    hearing = transmission_hearing(tx, heard)
+                    return await self.conn.service.off_loop(link.session_id, lambda sid: self.conn.service.value_query(sid, heard.text.strip(), hearing))
+
+                result = await check_values(tx.stream, result, ask, speech_ended=tx.ended, due_s=due)
         finally:
             if tx.partial_task is not None:
                 with contextlib.suppress(asyncio.CancelledError):

@@ -9,27 +9,23 @@ Concurrency: methods are synchronous and short (no I/O beyond the repository). O
 lock serialises the load-decide-store sequence, so the event loop, the background clock
 (`tick_all`) and a CLI thread may share one service. The radio's `*_async` methods run that
 work in worker threads, in order per session (gateway/store/writer.py): a store that waits for a
-disk or a network never stalls the event loop under a pilot's transmission. Other processes (gateway nodes sharing a
-Redis store) may write the same session at the same time: every write checks the version it
-read (`SessionRepository.save(expect=...)`), and on a conflict the sequence runs again on the
-fresh copy. The engine is pure, so deciding again is safe, and nothing is published before the
-write is in.
+disk or a network never stalls the event loop. Other processes (nodes sharing a Redis store) may
+write the same session at once: every write checks the version it read (`SessionRepository.save(
+expect=...)`), and on a conflict the sequence runs again on the fresh copy (the engine is pure,
+deciding again is safe); nothing is published before the write is in.
 
-Timers: the store keeps when each session must be visited next (the engine's `next_wakeup`,
-written with every save), so `tick_all` asks it for the due sessions, of every node, and ticks
-each under a short lease: exactly one node fires a timer.
+Timers: the store keeps when each session is due next (the engine's `next_wakeup`, saved with it),
+so `tick_all` ticks the due sessions of every node, each under a short lease: one node fires a timer.
 
-Weather and flight plans (gateway/providers): `start` is the asynchronous way in that the
-gateway's adapters use. It looks up a flight plan the session starts from, and fetches the
-airports' METARs (waiting at most `weather_wait_s`) before the synchronous `create`, which hands
-the reports to the engine's scenario resolution as data; without live weather the scenario's is
-generated. A running session on live weather follows its airport's ATIS: before each input the
+Weather and flight plans (gateway/providers): `start`, the adapters' asynchronous way in, looks
+up a flight plan the session starts from and fetches the airports' METARs (waiting at most
+`weather_wait_s`) before the synchronous `create`, which hands the reports to the engine's
+scenario resolution as data; without live weather the scenario's is generated. A running session on live weather follows its airport's ATIS: before each input the
 service gives the engine the airport's latest report (`engine.weather.refresh_weather`), so a
 pilot reporting a letter that is no longer current is told the new one.
 
-Expiry: a session idle (no create, transmission or reset) for `settings.session_ttl_s` is
-deleted by `tick_all` (the store's index of last activity, shared by every node) and is already
-invisible to `get` before that.
+Expiry: a session idle (no create, transmission or reset) for `settings.session_ttl_s` is deleted
+by `tick_all` (the store's index of last activity, shared by every node), invisible to `get` before.
 """
 
 from __future__ import annotations
@@ -47,6 +43,7 @@ from engine.models import Decision, Flow, Hearing, Session
 from engine.registry import FlowRegistry
 from engine.scenario import flight_plan_variables, resolve_airports, resolve_scenario
 from engine.session import SessionEngine
+from engine.value_check import ValueQuery
 from engine.weather import WeatherReport
 from gateway import metrics
 from gateway.airports.repository import AirportRepository, default_repository
@@ -268,11 +265,9 @@ class RadioService:
         return record.delivered_seq if record is not None else 0
 
     def likely_reply(self, session_id: str) -> list[str]:
-        """The controller's reply (spoken forms, in order) if the pilot now says the first phrase
-        the state expects: the engine decides it on a copy of the session, nothing is stored.
-
-        The voice path synthesizes it while the pilot is still talking (speculative TTS): a reply
-        that comes true plays from the cache. Empty when the state expects nothing, or no answer."""
+        """The controller's reply (spoken forms) if the pilot now says the state's first expected
+        phrase, decided on a copy (nothing stored): the voice path synthesizes it while the pilot
+        still talks (speculative TTS). Empty when the state expects nothing, or no answer."""
         try:
             decision = self._dry_run(session_id, None)
         except Exception:  # a guess only: never let it break the transmission it serves
@@ -285,6 +280,12 @@ class RadioService:
         the session: the radio spends a second hearing only where not (gateway.speech.rehearing)."""
         decision = self._dry_run(session_id, text, hearing)
         return decision is None or decision.settled
+
+    def value_query(self, session_id: str, text: str, hearing: Hearing | None) -> ValueQuery | None:
+        """`SessionEngine.value_query` on the stored session (gateway.speech.checking)."""
+        with self._lock:
+            record = self.repository.get(session_id)  # a copy: the store hands out copies
+            return None if record is None else self.engine.value_query(record.session, text, self.clock(), hearing)
 
     def _dry_run(self, session_id: str, text: str | None, hearing: Hearing | None = None) -> Decision | None:
         """The decision on `text` (None: the first expected phrase) for a copy of the session."""

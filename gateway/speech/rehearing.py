@@ -38,7 +38,7 @@ _EWMA = 0.3  # weight of the newest second hearing in the estimate of the next o
 _DECAY = 0.9
 
 
-class _Durations:
+class Durations:
     """How long second hearings take on this node lately (an exponentially weighted mean)."""
 
     def __init__(self) -> None:
@@ -57,7 +57,7 @@ class _Durations:
         return self.estimate_s is None or elapsed_s + self.estimate_s <= due_s
 
 
-DURATIONS = _Durations()
+DURATIONS = Durations()
 
 
 async def hear_again(

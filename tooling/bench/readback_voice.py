@@ -138,9 +138,11 @@ def _speak_kokoro(text: str, style: str, wpm: int, rng: random.Random) -> tuple[
     return pcm, rate, {"blend": {style: round(1.0 - share, 2), other: share}, "accent": accent}
 
 
-async def _recognize(stt: Any, pcm: bytes, context: Any, settles: Any = None) -> tuple[str, Any]:
+async def _recognize(stt: Any, pcm: bytes, context: Any, settles: Any = None, ask: Any = None) -> tuple[str, Any]:
     """The final transcript and the recognizer's hearing, as the WS radio path gets them (open,
-    feed, final, and the second hearing where `settles` says the engine would not understand it)."""
+    feed, final, the second hearing where `settles` says the engine would not understand it, and
+    the values `ask` names checked in the audio: gateway.speech.checking)."""
+    from gateway.speech.checking import check_values
     from gateway.speech.rehearing import hear_again
     from gateway.speech.stt.base import final_result
 
@@ -150,6 +152,8 @@ async def _recognize(stt: Any, pcm: bytes, context: Any, settles: Any = None) ->
         result = await final_result(stream)
         if settles is not None:
             result = await hear_again(stream, result, settles)
+        if ask is not None:
+            result = await check_values(stream, result, ask)
         return result.text.strip(), result.hearing
     finally:
         await stream.aclose()
@@ -165,10 +169,12 @@ def run_voice_bench(
     bias: str = "on",
     channel: str = "band",
     engines: tuple[str, ...] = VOICE_ENGINES,
+    checks: bool = True,
 ) -> dict[str, Any]:
     """Speak, recognize and decide `n` readbacks; `bias`: on, off or both (see the module doc);
     `channel`: band (VHF band-pass) or radio (the full readability effect); `engines`: which
-    pilot voice engines speak (default: every one installed)."""
+    pilot voice engines speak (default: every one installed); `checks`: unsure values checked in
+    the audio before "say again", as the radio does (gateway/speech/checking.py)."""
     from gateway.speech.stack import SpeechStack, stt_context
     from gateway.speech.stt.base import SttContext, start_engine
     from gateway.speech.stt.lexicon import radio_lexicon
@@ -200,13 +206,17 @@ def run_voice_bench(
             async def settles(first: Any, case: Any = case) -> bool:  # the radio's own test (Decision.settled)
                 return bool(bench.decide(case, first.text.strip(), first.hearing)[0].settled)
 
+            async def ask(heard: Any, case: Any = case) -> Any:  # the radio's own question (value_query)
+                at, now = bench.at_state(case.flow, case.state, case.seed)
+                return bench.engine.value_query(at, heard.text.strip(), now + 5.0, heard.hearing)
+
             for b in settings_list:
                 context = (
                     stt_context(session, bench.engine.expected_pilot(session), lexicon)
                     if b == "on"
                     else SttContext(speaker=session.session_id, lexicon=lexicon)
                 )
-                text, hearing = await _recognize(stt, pcm, context, settles)
+                text, hearing = await _recognize(stt, pcm, context, settles, ask if checks else None)
                 e, w = word_errors(case.readback.text, text)
                 edits[b] += e
                 decision, _s, forward = bench.decide(case, text, hearing)
@@ -232,6 +242,7 @@ def run_voice_bench(
     report["stt"] = {"engine": settings.stt_engine, "name": getattr(stt, "name", None), "repr": repr(stt)}
     report["voices"] = {"engines": sorted({v.partition(":")[0] for v in voices}), "pilot_voices": voices, "espeak_variants": list(ESPEAK_VARIANTS), "wpm": [150, 190], "snr_db": list(SNR_DB), "channel": channel}
     report["bias"] = bias
+    report["value_checks"] = checks
     report["words"] = words
     for b in settings_list:
         result = tallies[b].result()

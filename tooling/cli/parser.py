@@ -192,6 +192,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--voices", default=None, metavar="ENGINES",
         help="voice: pilot voice engines, comma-separated among kokoro (neural, accented), espeak, flite (default: every one installed)",
     )
+    readback.add_argument(
+        "--no-value-checks", dest="value_checks", action="store_false",
+        help="voice: ask again where a value is unsure without checking it in the audio first (gateway/speech/checking.py)",
+    )
     readback.add_argument("--stt", default=None, help="voice: STT engine (default: LIVEFREQ_STT_ENGINE or whisper)")
     readback.add_argument(
         "--out", "--json", dest="json_path", default=None, metavar="PATH",

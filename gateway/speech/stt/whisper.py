@@ -70,8 +70,9 @@ from typing import Any
 
 import numpy as np
 
-from engine.models import Hearing
+from engine.models import Hearing, ValueCheck
 from engine.phraseology import speak_text
+from engine.value_check import ValueQuery
 from gateway.audio.pcm import pcm_to_float32
 from gateway.speech.cpu import BatchJob, Priority
 from gateway.speech.stt import batching
@@ -93,6 +94,7 @@ from gateway.speech.stt.base import (
 from gateway.speech.stt.batching import WindowInput
 from gateway.speech.stt.whisper_closed import closed_result
 from gateway.speech.stt.whisper_guards import collapse_repeats, compression_ratio, silent_tail
+from gateway.speech.stt.whisper_scoring import check_values
 from gateway.speech.stt.whisper_windows import (  # noqa: F401 (re-exported for the decode bench)
     FULL_WINDOW_S,
     MIN_NEW_TOKENS,
@@ -280,6 +282,12 @@ class WhisperEngine:
         (result,) = self.generate_windows([self.window_input(samples, self.prompt_tokens(prompt), max_new)])
         return self.window_result(result)
 
+    def ct2_model(self) -> Any:
+        """The CTranslate2 whisper model (loaded): for callers that decode their own way
+        (`whisper_scoring`)."""
+        self.load()
+        return self._model.model
+
     def tokenizer(self) -> Any:
         """faster-whisper's tokenizer for English transcription (the model loaded)."""
         from faster_whisper.tokenizer import Tokenizer
@@ -466,6 +474,15 @@ class WhisperStream(BufferedStream):
             if not pcm or not self.context.lexicon or not self.engine.loaded:
                 return None
             return await self._decode(closed_result, self.engine, pcm, self.prompt, self.context)
+
+    async def check_values(self, query: ValueQuery) -> list[ValueCheck]:
+        """The issued values of `query` checked in everything fed (`whisper_scoring`), at
+        `Priority.FINAL`; none where the audio is past one window or the model not loaded."""
+        async with self._lock:
+            pcm = bytes(self._pcm)
+            if not pcm or not self.engine.loaded:
+                return []
+            return await self._decode(check_values, self.engine, pcm, self.prompt, query)
 
     async def aclose(self) -> None:
         self._finished = True

@@ -1,0 +1,228 @@
+"""Unsure values checked in the audio before "say again" (engine/value_check.py, the question and
+the verdict; gateway/speech/stt/whisper_scoring.py, whisper's answer; gateway/speech/checking.py,
+when the radio asks).
+
+With the real parts: the flows' registry, the radio service on a virtual clock, and whisper
+tiny.en scoring espeak-ng recordings (the answers are real forced decodes).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from engine.models import Hearing, ReadbackResult, ValueCheck
+from engine.value_check import FLOOR, MARGIN, SLACK, SYMBOLS, apply_checks, confirms, query, spoken_value
+from gateway.audio.pcm import silence
+from gateway.audio.resample import resample
+from gateway.service import RadioService
+from gateway.settings import Settings
+from gateway.speech.checking import check_values
+from gateway.speech.stt.base import SttContext, SttResult, final_result
+from gateway.speech.stt.whisper import WhisperEngine
+from gateway.speech.stt.whisper_scoring import check_values as score_values
+from gateway.speech.tts.espeak import EspeakTts
+from gateway.store import MemorySessionRepository
+
+RATE = 16000
+_SYMBOL = {form: symbol for table in SYMBOLS.values() for symbol, forms in table.items() for form in forms}
+
+
+@pytest.fixture(scope="module")
+def service() -> RadioService:
+    return RadioService(Settings(), clock=lambda: 1_000.0, repository=MemorySessionRepository())
+
+
+def speak(text: str) -> bytes:
+    tts = EspeakTts()
+    pad = silence(0.2, RATE)
+    return pad + resample(asyncio.run(tts.synthesize(text)), tts.sample_rate, RATE) + pad
+
+
+def spelled(kind_name: str, value: str) -> str:
+    """The symbols a value is made of, as a check compares them ("121.850" -> "121850")."""
+    shown = value.removeprefix("FL") if kind_name == "flight_level" else value
+    if kind_name == "altitude":
+        return str(int(value) // 1000) + ("" if int(value) % 1000 == 0 else str(int(value) % 1000 // 100))
+    return re.sub(r"[^0-9A-Z]", "", shown)
+
+
+# --- the question: the issued value, spelled faithfully, where the recognizer wrote it ---------
+
+VALUES = st.one_of(
+    st.tuples(st.just("runway"), st.builds(lambda n, s: f"{n:02d}{s}", st.integers(1, 36), st.sampled_from(["", "L", "R", "C"]))),
+    st.tuples(st.just("heading"), st.builds(lambda n: f"{n:03d}", st.integers(1, 360))),
+    st.tuples(st.just("qnh"), st.builds(str, st.integers(950, 1050))),
+    st.tuples(st.just("squawk"), st.builds(lambda d: "".join(d), st.lists(st.sampled_from("01234567"), min_size=4, max_size=4))),
+    st.tuples(st.just("frequency"), st.builds(lambda k: f"{k / 1000:.3f}", st.integers(118000 // 5, 136975 // 5).map(lambda k: k * 5))),
+    st.tuples(st.just("flight_level"), st.builds(lambda n: f"FL{n:03d}", st.integers(10, 450))),
+    st.tuples(st.just("letter"), st.sampled_from(sorted(SYMBOLS["letter"]))),
+    st.tuples(st.just("designator"), st.builds(lambda a, n: f"{a}{n}", st.sampled_from("ABCDEFGHKLMNPSTVWY"), st.integers(1, 29))),
+)
+HEARD = st.lists(st.sampled_from(["roger", "the", "sierra", "one", "two", "niner", "runway", "wilco", "lufthansa"]), max_size=12)
+
+
+@given(VALUES, HEARD)
+def test_a_hypothesis_spells_exactly_the_issued_value_in_place_of_the_heard_words(value: tuple[str, str], heard: list[str]) -> None:
+    kind_name, issued = value
+    transcript = " ".join(heard)
+    asked = query(transcript, {"field": (kind_name, issued)})
+    assert asked is not None and asked.heard == heard
+    for hypothesis in asked.hypotheses:
+        assert hypothesis.value == issued and hypothesis.field == "field"
+        symbols = "".join(slot.symbol for slot in hypothesis.slots)
+        if kind_name == "frequency":  # trailing zeros of the decimals may be left unsaid
+            assert spelled(kind_name, issued).rstrip("0").startswith(symbols.rstrip("0"))
+        elif kind_name != "altitude":
+            assert symbols == spelled(kind_name, issued), (issued, hypothesis.words)
+        for slot in hypothesis.slots:  # each slot is the word that says its symbol
+            assert _SYMBOL[hypothesis.words[slot.word]] == slot.symbol
+        # the words around the value are the transcript's own, in order, none invented
+        first, last = hypothesis.slots[0].word, hypothesis.slots[-1].word
+        assert hypothesis.words[:first] == heard[: len(hypothesis.words[:first])]
+        tail = hypothesis.words[last + 1 :]
+        assert not tail or heard[-len(tail) :] == tail
+
+
+def test_the_value_replaces_the_words_most_like_it() -> None:
+    asked = query("To holding point delta five contact, ground one two one, the sierra.", {"f": ("frequency", "121.850")})
+    assert asked is not None
+    icao, plain = asked.hypotheses
+    assert icao.words[-8:] == ["ground", "one", "two", "one", "decimal", "eight", "fife", "zero"]
+    assert plain.words[-3:] == ["eight", "five", "zero"]
+    assert query("roger", {"p": ("sid", "OKTAL 9M")}) is None  # kinds without symbols are not checked
+
+
+def test_spoken_values_are_the_controllers_words_without_their_frame() -> None:
+    assert spoken_value("runway", "25L") == ["two", "fife", "left"]
+    assert spoken_value("altitude", "11000") == ["one", "one", "thousand"]
+    assert spoken_value("flight_level", "FL290") == ["two", "niner", "zero"]
+    assert spoken_value("flight_level", "FL100") == ["one", "zero", "zero"]  # not "one hundred"
+    assert spoken_value("designator", "W4") == ["whiskey", "four"]
+    assert spoken_value("route", "B4 L4") == ["bravo", "four", "lima", "four"]
+    assert spoken_value("airport", "LPPT") is None
+
+
+# --- the verdict: the engine's thresholds, for the issued value only --------------------------
+
+STATUSES = st.sampled_from(["ok", "missing", "wrong", "unsure"])
+
+
+@given(
+    st.dictionaries(st.sampled_from(["a", "b", "c", "d"]), STATUSES, min_size=1),
+    st.lists(
+        st.builds(
+            ValueCheck,
+            field=st.sampled_from(["a", "b", "c", "d", "x"]),
+            value=st.sampled_from(["1004", "1005", "07R"]),
+            margin=st.floats(-20, 20),
+            lowest=st.floats(-20, 0),
+            delta=st.floats(-40, 10),
+        ),
+        max_size=6,
+    ),
+)
+def test_a_check_only_turns_an_unsure_or_missing_field_right_for_its_issued_value(
+    statuses: dict[str, str], checks: list[ValueCheck]
+) -> None:
+    rb = ReadbackResult(
+        ok=all(s == "ok" for s in statuses.values()),
+        fields=statuses,
+        missing=[f for f, s in statuses.items() if s == "missing"],
+        unsure=[f for f, s in statuses.items() if s == "unsure"],
+        wrong=[{"field": f, "expected": "1004", "heard": "1005"} for f, s in statuses.items() if s == "wrong"],
+    )
+    issued = {name: ("qnh", "1004") for name in statuses}
+    result, notes = apply_checks(rb, checks, issued)
+    for name, before in statuses.items():
+        after = result.fields[name]
+        confirming = [c for c in checks if c.field == name and c.value == "1004" and c.margin >= MARGIN and c.lowest >= FLOOR and c.delta >= -SLACK]
+        if before in ("unsure", "missing") and confirming:
+            assert after == "ok"
+        else:
+            assert after == before  # a wrong value is never overruled; another value never confirms
+    assert result.ok == all(s == "ok" for s in result.fields.values())
+    assert result.wrong == rb.wrong
+    assert set(result.missing) | set(result.unsure) <= set(rb.missing) | set(rb.unsure)
+    assert all(n["confirmed"] == confirms(ValueCheck(**{k: n[k] for k in ("field", "value", "margin", "lowest", "delta")}), "1004") for n in notes)
+
+
+def test_the_engine_asks_about_an_unsure_value_and_accepts_it_only_when_confirmed(service: RadioService) -> None:
+    session, opening, _ = service.create(flow="clearance", seed=5)
+    sid = session.session_id
+    readback = service.transmit(sid, opening.expected_pilot[0]).expected_pilot[0]
+    squawk = service.get(sid).variables["squawk"]
+    garbled = re.sub(r"squawk \d+", "squawk the sierra", readback)
+    asked = service.value_query(sid, garbled, Hearing())
+    assert asked is not None and {h.field for h in asked.hypotheses} == {"squawk"}
+    assert all(h.value == str(squawk) for h in asked.hypotheses)
+    assert service.value_query(sid, readback, Hearing()) is None  # heard right: nothing to ask
+    wrong = re.sub(r"squawk \d+", "squawk 1234", readback)
+    assert service.value_query(sid, wrong, Hearing()) is None  # heard wrong: corrected, not asked
+
+    unsure = ValueCheck(field="squawk", value=str(squawk), margin=MARGIN - 0.5, lowest=-0.1, delta=0.0)
+    decision = service.transmit(sid, garbled, hearing=Hearing(checks=[unsure]))
+    assert decision.readback is not None and not decision.readback.ok
+    assert any(s.detail == "checked in the audio: confirmed []" for s in decision.trace.steps)
+    sure = ValueCheck(field="squawk", value=str(squawk), margin=MARGIN + 1.0, lowest=FLOOR + 1.0, delta=-SLACK + 1.0)
+    decision = service.transmit(sid, garbled, hearing=Hearing(checks=[sure]))
+    assert decision.readback is not None and decision.readback.ok
+    assert any(s.detail == "checked in the audio: confirmed ['squawk']" for s in decision.trace.steps)
+
+
+# --- whisper's answer, on real audio -----------------------------------------------------------
+
+READBACK = "Lufthansa three five nine, runway zero seven right, squawk four two one five"
+
+
+def _checks(whisper: WhisperEngine, said: str, heard: str, fields: dict[str, tuple[str, str]]) -> dict[str, bool]:
+    asked = query(heard, fields)
+    assert asked is not None
+    answers = score_values(whisper, speak(said), None, asked)
+    assert {a.field for a in answers} == set(fields)
+    return {a.field: confirms(a, fields[a.field][1]) for a in answers}
+
+
+def test_whisper_confirms_the_value_said_and_never_another(whisper: WhisperEngine) -> None:
+    runway_lost = "Lufthansa three five nine, runway zero seven, the sierra, squawk four two one five"
+    assert _checks(whisper, READBACK, runway_lost, {"runway": ("runway", "07R")}) == {"runway": True}
+    assert _checks(whisper, READBACK, runway_lost, {"runway": ("runway", "07L")}) == {"runway": False}
+    assert _checks(whisper, READBACK, runway_lost, {"runway": ("runway", "25R")}) == {"runway": False}
+    squawk_garbled = "Lufthansa three five nine, runway zero seven right, squawk for to one fight"
+    assert _checks(whisper, READBACK, squawk_garbled, {"squawk": ("squawk", "4215")}) == {"squawk": True}
+    # one digit off: the transcript is about as likely with it (delta), the digit is not (margin)
+    assert _checks(whisper, READBACK, squawk_garbled, {"squawk": ("squawk", "4216")}) == {"squawk": False}
+    assert _checks(whisper, READBACK, squawk_garbled, {"squawk": ("squawk", "4715")}) == {"squawk": False}
+
+
+def test_whisper_does_not_confirm_a_value_that_was_not_said(whisper: WhisperEngine) -> None:
+    said = "Lufthansa three five nine, wilco"
+    assert _checks(whisper, said, "Lufthansa three five nine, wilco", {"runway": ("runway", "07R")}) == {"runway": False}
+
+
+def test_the_radio_adds_the_checks_to_the_hearing_only_where_the_engine_asks(whisper: WhisperEngine) -> None:
+    pcm = speak(READBACK)
+    asked = query("Lufthansa three five nine, runway zero seven the sierra", {"runway": ("runway", "07R")})
+
+    async def hear(question: object) -> tuple[SttResult, SttResult]:
+        stream = whisper.open(SttContext(callsign="Lufthansa 359"))
+        stream.feed(pcm)
+        first = await final_result(stream)
+
+        async def ask(_heard: SttResult) -> object:
+            return question
+
+        try:
+            return first, await check_values(stream, first, ask)  # type: ignore[arg-type]
+        finally:
+            await stream.aclose()
+
+    first, same = asyncio.run(hear(None))
+    assert same is first  # nothing asked: nothing decoded, nothing added
+    first, checked = asyncio.run(hear(asked))
+    assert checked.text == first.text and [c.field for c in checked.hearing.checks] == ["runway"]
+    assert checked.hearing.alternatives == first.hearing.alternatives
