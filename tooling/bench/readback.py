@@ -176,12 +176,18 @@ class Tally:
         self.correct_said_again = 0  # the controller asked to say again
         self.forward_on_bad = 0
         self.n = 0
+        # voice: transmissions whose unsure values were checked in the audio, and confirmed (per mode)
+        self.value_checks: dict[str, Counter[str]] = {m: Counter() for m in ("correct", "wrong", "drop")}
 
     def add(self, case: Case, decision: Decision, forward: bool, heard: str | None = None, extra: dict[str, Any] | None = None) -> None:
         self.n += 1
         mode = case.readback.mode
         v = verdict(decision)
         self.outcomes[mode][v] += 1
+        checked = [c for step in decision.trace.steps if step.step == "readback" for c in step.data.get("checks", [])]
+        if checked:
+            self.value_checks[mode]["checked"] += 1
+            self.value_checks[mode]["confirmed"] += int(any(c["confirmed"] for c in checked))
         names = list(case.readback.expected) if mode == "correct" else [case.readback.field]
         cols = []
         for name in names:
@@ -239,6 +245,7 @@ class Tally:
             "correct_refused_rate": round(self.correct_refused / correct, 4) if correct else None,
             "correct_said_again_rate": round(self.correct_said_again / correct, 4) if correct else None,
             "failures": dict(self.failures),
+            "value_checks": {m: dict(c) for m, c in self.value_checks.items()},
             "by_kind": plain(self.by_kind),
             "by_variable": plain(self.by_variable),
             "examples": {k: v for k, v in self.examples.items()},
@@ -315,6 +322,12 @@ def headline(report: dict[str, Any]) -> list[str]:
     ]
     if report.get("wer") is not None:
         lines.append(f"word error rate: {100 * report['wer']:.1f}% over {report['words']} words")
+    checks = report.get("value_checks") or {}
+    if any(c.get("checked") for c in checks.values()):
+        lines.append(
+            "values checked in the audio (gateway/speech/checking.py): confirmed on "
+            + ", ".join(f"{c.get('confirmed', 0)} of {c.get('checked', 0)} {m} readbacks" for m, c in checks.items())
+        )
     if "wrong_accepted_with_bias" in report:
         lines.append(
             f"wrong readbacks accepted with the expected-readback bias: {report['wrong_accepted_with_bias']}, "

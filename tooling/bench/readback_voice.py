@@ -227,6 +227,7 @@ def run_voice_bench(
                     "voice": made["voice"], "snr_db": made["snr_db"], "confidence": None if conf is None else round(conf, 3),
                     "alternatives": list(getattr(hearing, "alternatives", []) or []), "said": case.readback.text, "heard": text,
                     "first_heard": getattr(hearing, "open_transcript", None),
+                    "checks": [c.model_dump() for c in getattr(hearing, "checks", [])],
                     "word_errors": e, "words": w,
                 })
                 heard[b] = text
@@ -255,7 +256,7 @@ def run_voice_bench(
     report["by_engine"] = primary["by_engine"]
     for key in (
         "n", "correct", "bad", "changed", "dropped", "wrong_accepted", "correct_refused", "correct_said_again",
-        "wrong_accepted_rate", "correct_refused_rate", "correct_said_again_rate", "wer",
+        "wrong_accepted_rate", "correct_refused_rate", "correct_said_again_rate", "wer", "value_checks",
     ):
         report[key] = primary[key]
     if bias == "both":
