@@ -79,8 +79,9 @@ SECOND_HEARINGS = Counter(
 )
 VALUE_CHECKS = Counter(
     "livefreq_value_checks_total",
-    "Voice readbacks with a value unsure or missing, checked in the audio or not (gateway/speech/checking.py)",
-    # checked | none (the recognizer answered nothing) | busy (no idle worker) | late (past the due time)
+    "Voice transmissions after the second hearing: values checked in the audio or not (gateway/speech/checking.py)",
+    # checked | unneeded (no value to check) | none (the recognizer answered nothing) | busy (no idle
+    # worker) | late (it would end past the due time)
     ["outcome"],
 )
 LLM_REQUESTS = Counter("livefreq_llm_requests_total", "LLM router calls by outcome (engine/router_llm.py)", ["outcome"])

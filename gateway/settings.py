@@ -95,6 +95,9 @@ class Settings(BaseSettings):
     # would end later than this many seconds after PTT release (the reply is due at 1 s); 0: no limit
     second_hearing: bool = True
     second_hearing_due_s: float = Field(default=0.85, ge=0)
+    # then check a readback value still unsure in the audio (gateway/speech/checking.py), under the
+    # same idle and due-time rules; off with the second hearing too
+    value_checks: bool = True
     audio_pacing: bool = True  # send controller audio at real time (blocking needs it); off: as fast as made
     # speech HTTP endpoints (gateway/api/speech.py): base64 audio in JSON bodies outgrows max_body_bytes
     max_audio_body_bytes: int = Field(default=8 * 1024 * 1024, gt=0)

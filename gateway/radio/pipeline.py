@@ -165,7 +165,8 @@ class TransmissionPipeline:
                     hearing = transmission_hearing(tx, heard)
                     return await self.conn.service.off_loop(link.session_id, lambda sid: self.conn.service.value_query(sid, heard.text.strip(), hearing))
 
-                result = await check_values(tx.stream, result, ask, speech_ended=tx.ended, due_s=due)
+                if self.settings.value_checks:
+                    result = await check_values(tx.stream, result, ask, speech_ended=tx.ended, due_s=due)
         finally:
             if tx.partial_task is not None:
                 with contextlib.suppress(asyncio.CancelledError):

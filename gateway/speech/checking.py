@@ -11,7 +11,8 @@ nothing, and the controller asks again as before.
 Like the second hearing it costs a decode (0.2-0.3 s on one core), so it runs only where it can
 help, while a CPU worker is idle, and only while the reply can still come within the second
 promised from PTT release (`LIVEFREQ_SECOND_HEARING_DUE_S`, with its own estimate of how long a
-check takes). `LIVEFREQ_SECOND_HEARING=false` turns it off with the second hearing.
+check takes). `LIVEFREQ_VALUE_CHECKS=false` turns it off, and `LIVEFREQ_SECOND_HEARING=false`
+with the second hearing.
 """
 
 from __future__ import annotations
@@ -37,21 +38,23 @@ async def check_values(
 ) -> SttResult:
     """`heard` with the recognizer's checks of the values `ask(heard)` names (None: nothing to
     check) in its hearing; `heard` as it is where the recognizer cannot check, the CPU pool is
-    busy, or the check would end more than `due_s` after `speech_ended` (see the module doc)."""
+    busy, or a check would end more than `due_s` after `speech_ended` (see the module doc): both
+    known before the engine is asked."""
     checker = getattr(stream, "check_values", None)
     if checker is None:
         return heard
-    query = await ask(heard)
-    if query is None:
-        return heard
-    if not cpu_pool().idle():
+    if not cpu_pool().idle():  # known before asking: no dry run of the engine under load
         metrics.VALUE_CHECKS.labels("busy").inc()
         return heard
-    started = time.monotonic()
-    if speech_ended is not None and due_s is not None and not DURATIONS.ends_in_time(started - speech_ended, due_s):
+    if speech_ended is not None and due_s is not None and not DURATIONS.ends_in_time(time.monotonic() - speech_ended, due_s):
         metrics.VALUE_CHECKS.labels("late").inc()
         DURATIONS.skipped()
         return heard
+    query = await ask(heard)
+    if query is None:
+        metrics.VALUE_CHECKS.labels("unneeded").inc()
+        return heard
+    started = time.monotonic()
     checks = await checker(query)
     took = time.monotonic() - started
     DURATIONS.add(took)
