@@ -14,8 +14,6 @@ from hypothesis import strategies as st
 
 from engine.models import Hearing
 from engine.phraseology import normalize_transcript
-from gateway.audio.pcm import silence
-from gateway.audio.resample import resample
 from gateway.service import RadioService
 from gateway.settings import Settings
 from gateway.speech.rehearing import hear_again, second_hearing
@@ -23,8 +21,8 @@ from gateway.speech.stack import stt_context
 from gateway.speech.stt.base import ICAO_WORDS, VALUE_CLASSES, SttContext, SttResult, final_result
 from gateway.speech.stt.lexicon import PILOT_WORDS, flow_words, radio_lexicon
 from gateway.speech.stt.whisper import WhisperEngine
-from gateway.speech.tts.espeak import EspeakTts
 from gateway.store import MemorySessionRepository
+from tests.support.pilot_audio import espeak_pcm
 
 RATE = 16000
 
@@ -32,12 +30,6 @@ RATE = 16000
 @pytest.fixture(scope="module")
 def service() -> RadioService:
     return RadioService(Settings(), clock=lambda: 1_000.0, repository=MemorySessionRepository())
-
-
-def speak(text: str) -> bytes:
-    tts = EspeakTts()
-    pad = silence(0.2, RATE)
-    return pad + resample(asyncio.run(tts.synthesize(text)), tts.sample_rate, RATE) + pad
 
 
 def closed_hearing(whisper: WhisperEngine, context: SttContext, pcm: bytes) -> SttResult | None:
@@ -133,7 +125,7 @@ def _hear_twice(
     seconds before and after."""
     import time
 
-    pcm = speak(RUNWAY_READBACK)
+    pcm = espeak_pcm(RUNWAY_READBACK)
     context = SttContext(callsign="Lufthansa 359", lexicon=radio_lexicon(service.registry))
 
     async def hear() -> tuple[SttResult, SttResult, float, float]:
@@ -201,7 +193,7 @@ def test_the_due_time_estimate_stays_within_the_durations_seen(durations: list[f
 
 
 def test_no_second_hearing_without_a_lexicon(whisper: WhisperEngine) -> None:
-    assert closed_hearing(whisper, SttContext(), speak("runway zero seven right")) is None
+    assert closed_hearing(whisper, SttContext(), espeak_pcm("runway zero seven right")) is None
 
 
 def test_the_closed_hearing_writes_radio_words(whisper: WhisperEngine, service: RadioService) -> None:
@@ -211,7 +203,7 @@ def test_the_closed_hearing_writes_radio_words(whisper: WhisperEngine, service: 
     session, opening, _ = service.create(flow="clearance", seed=5)
     clearance = service.transmit(session.session_id, opening.expected_pilot[0])
     context = stt_context(service.get(session.session_id), clearance.expected_pilot, radio_lexicon(service.registry))
-    pcm = speak(
+    pcm = espeak_pcm(
         speak_text(clearance.expected_pilot[0])
     )  # "... climb six thousand feet, squawk fife seven two fife ..."
     result = closed_hearing(whisper, context, pcm)

@@ -11,36 +11,20 @@ from __future__ import annotations
 import asyncio
 import re
 
-import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from engine.models import Hearing, ReadbackResult, ValueCheck
 from engine.value_check import FLOOR, MARGIN, SLACK, SYMBOLS, apply_checks, confirms, query, spoken_value
-from gateway.audio.pcm import silence
-from gateway.audio.resample import resample
 from gateway.service import RadioService
-from gateway.settings import Settings
 from gateway.speech.checking import check_values
 from gateway.speech.stt.base import SttContext, SttResult, final_result
 from gateway.speech.stt.whisper import WhisperEngine
 from gateway.speech.stt.whisper_scoring import check_values as score_values
-from gateway.speech.tts.espeak import EspeakTts
-from gateway.store import MemorySessionRepository
+from tests.support.pilot_audio import espeak_pcm
 
 RATE = 16000
 _SYMBOL = {form: symbol for table in SYMBOLS.values() for symbol, forms in table.items() for form in forms}
-
-
-@pytest.fixture(scope="module")
-def service() -> RadioService:
-    return RadioService(Settings(), clock=lambda: 1_000.0, repository=MemorySessionRepository())
-
-
-def speak(text: str) -> bytes:
-    tts = EspeakTts()
-    pad = silence(0.2, RATE)
-    return pad + resample(asyncio.run(tts.synthesize(text)), tts.sample_rate, RATE) + pad
 
 
 def spelled(kind_name: str, value: str) -> str:
@@ -151,7 +135,8 @@ def test_a_check_only_turns_an_unsure_or_missing_field_right_for_its_issued_valu
     assert all(n["confirmed"] == confirms(ValueCheck(**{k: n[k] for k in ("field", "value", "margin", "lowest", "delta")}), "1004") for n in notes)
 
 
-def test_the_engine_asks_about_an_unsure_value_and_accepts_it_only_when_confirmed(service: RadioService) -> None:
+def test_the_engine_asks_about_an_unsure_value_and_accepts_it_only_when_confirmed(radio_service: RadioService) -> None:
+    service = radio_service
     session, opening, _ = service.create(flow="clearance", seed=5)
     sid = session.session_id
     readback = service.transmit(sid, opening.expected_pilot[0]).expected_pilot[0]
@@ -182,7 +167,7 @@ READBACK = "Lufthansa three five nine, runway zero seven right, squawk four two 
 def _checks(whisper: WhisperEngine, said: str, heard: str, fields: dict[str, tuple[str, str]]) -> dict[str, bool]:
     asked = query(heard, fields)
     assert asked is not None
-    answers = score_values(whisper, speak(said), None, asked)
+    answers = score_values(whisper, espeak_pcm(said), None, asked)
     assert {a.field for a in answers} == set(fields)
     return {a.field: confirms(a, fields[a.field][1]) for a in answers}
 
@@ -205,7 +190,7 @@ def test_whisper_does_not_confirm_a_value_that_was_not_said(whisper: WhisperEngi
 
 
 def test_the_radio_adds_the_checks_to_the_hearing_only_where_the_engine_asks(whisper: WhisperEngine) -> None:
-    pcm = speak(READBACK)
+    pcm = espeak_pcm(READBACK)
     asked = query("Lufthansa three five nine, runway zero seven the sierra", {"runway": ("runway", "07R")})
 
     async def hear(question: object) -> tuple[SttResult, SttResult]:
