@@ -154,9 +154,13 @@ class TransmissionPipeline:
             metrics.observe_stage("speech_end_to_final", time.monotonic() - tx.ended)
             if self.settings.second_hearing and tx.channel != "ask" and tx.samples and (result.text.strip() or tx.speech.heard):
 
+                first_settles = False  # then the engine would accept it as heard: no value to check
+
                 async def settles(heard: SttResult) -> bool:
+                    nonlocal first_settles
                     hearing = transmission_hearing(tx, heard)
-                    return await self.conn.service.off_loop(link.session_id, lambda sid: self.conn.service.settles(sid, heard.text.strip(), hearing))
+                    first_settles = await self.conn.service.off_loop(link.session_id, lambda sid: self.conn.service.settles(sid, heard.text.strip(), hearing))
+                    return first_settles
 
                 due = self.settings.second_hearing_due_s or None
                 result = await hear_again(tx.stream, result, settles, speech_ended=tx.ended, due_s=due)
@@ -165,7 +169,7 @@ class TransmissionPipeline:
                     hearing = transmission_hearing(tx, heard)
                     return await self.conn.service.off_loop(link.session_id, lambda sid: self.conn.service.value_query(sid, heard.text.strip(), hearing))
 
-                if self.settings.value_checks:
+                if self.settings.value_checks and not first_settles:
                     result = await check_values(tx.stream, result, ask, speech_ended=tx.ended, due_s=due)
         finally:
             if tx.partial_task is not None:

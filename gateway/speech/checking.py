@@ -22,11 +22,11 @@ from collections.abc import Awaitable, Callable
 
 from engine.value_check import ValueQuery
 from gateway import metrics
-from gateway.speech.cpu import cpu_pool
-from gateway.speech.rehearing import Durations
+from gateway.speech.rehearing import SpareDecode
 from gateway.speech.stt.base import SttResult, SttStream
 
-DURATIONS = Durations()
+VALUE_CHECK = SpareDecode(metrics.VALUE_CHECKS, "value_check")
+DURATIONS = VALUE_CHECK.durations
 
 
 async def check_values(
@@ -39,16 +39,9 @@ async def check_values(
     """`heard` with the recognizer's checks of the values `ask(heard)` names (None: nothing to
     check) in its hearing; `heard` as it is where the recognizer cannot check, the CPU pool is
     busy, or a check would end more than `due_s` after `speech_ended` (see the module doc): both
-    known before the engine is asked."""
+    known before the engine is asked, so there is no dry run of the engine under load."""
     checker = getattr(stream, "check_values", None)
-    if checker is None:
-        return heard
-    if not cpu_pool().idle():  # known before asking: no dry run of the engine under load
-        metrics.VALUE_CHECKS.labels("busy").inc()
-        return heard
-    if speech_ended is not None and due_s is not None and not DURATIONS.ends_in_time(time.monotonic() - speech_ended, due_s):
-        metrics.VALUE_CHECKS.labels("late").inc()
-        DURATIONS.skipped()
+    if checker is None or not VALUE_CHECK.may_start(speech_ended, due_s):
         return heard
     query = await ask(heard)
     if query is None:
@@ -56,9 +49,7 @@ async def check_values(
         return heard
     started = time.monotonic()
     checks = await checker(query)
-    took = time.monotonic() - started
-    DURATIONS.add(took)
-    metrics.observe_stage("value_check", took)
+    VALUE_CHECK.spent(time.monotonic() - started)
     metrics.VALUE_CHECKS.labels("checked" if checks else "none").inc()
     if not checks:
         return heard

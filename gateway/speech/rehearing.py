@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 from engine.models import Hearing
 from gateway import metrics
@@ -57,7 +58,34 @@ class Durations:
         return self.estimate_s is None or elapsed_s + self.estimate_s <= due_s
 
 
-DURATIONS = Durations()
+class SpareDecode:
+    """A decode beyond the final (the second hearing, the value check), spent only while a CPU
+    worker is idle and where it would end within `due_s` of PTT release by the recent ones'
+    durations; `counter` counts what kept one from starting (busy, late), `stage` times those run."""
+
+    def __init__(self, counter: Any, stage: str) -> None:
+        self.counter = counter
+        self.stage = stage
+        self.durations = Durations()
+
+    def may_start(self, speech_ended: float | None, due_s: float | None) -> bool:
+        if not cpu_pool().idle():
+            self.counter.labels("busy").inc()
+            return False
+        if speech_ended is not None and due_s is not None:
+            if not self.durations.ends_in_time(time.monotonic() - speech_ended, due_s):
+                self.counter.labels("late").inc()
+                self.durations.skipped()
+                return False
+        return True
+
+    def spent(self, seconds: float) -> None:
+        self.durations.add(seconds)
+        metrics.observe_stage(self.stage, seconds)
+
+
+SECOND_HEARING = SpareDecode(metrics.SECOND_HEARINGS, "second_hearing")
+DURATIONS = SECOND_HEARING.durations
 
 
 async def hear_again(
@@ -75,21 +103,14 @@ async def hear_again(
     closed_result = getattr(stream, "closed_result", None)
     if closed_result is None or await settles(first):
         return first
-    if not cpu_pool().idle():
-        metrics.SECOND_HEARINGS.labels("busy").inc()
+    if not SECOND_HEARING.may_start(speech_ended, due_s):
         return first
     started = time.monotonic()
-    if speech_ended is not None and due_s is not None and not DURATIONS.ends_in_time(started - speech_ended, due_s):
-        metrics.SECOND_HEARINGS.labels("late").inc()
-        DURATIONS.skipped()
-        return first
     closed: SttResult | None = await closed_result()
     metrics.SECOND_HEARINGS.labels("none" if closed is None else "heard_again").inc()
     if closed is None:
         return first
-    took = time.monotonic() - started
-    DURATIONS.add(took)
-    metrics.observe_stage("second_hearing", took)
+    SECOND_HEARING.spent(time.monotonic() - started)
     return second_hearing(first, closed)
 
 

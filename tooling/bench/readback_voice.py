@@ -146,13 +146,20 @@ async def _recognize(stt: Any, pcm: bytes, context: Any, settles: Any = None, as
     from gateway.speech.rehearing import hear_again
     from gateway.speech.stt.base import final_result
 
+    first_settles = False  # as the radio: a transmission the engine accepts as first heard is not asked about
+
+    async def settles_first(heard: Any) -> bool:
+        nonlocal first_settles
+        first_settles = bool(await settles(heard))
+        return first_settles
+
     stream = stt.open(context)
     try:
         stream.feed(pcm)
         result = await final_result(stream)
         if settles is not None:
-            result = await hear_again(stream, result, settles)
-        if ask is not None:
+            result = await hear_again(stream, result, settles_first)
+        if ask is not None and not first_settles:
             result = await check_values(stream, result, ask)
         return result.text.strip(), result.hearing
     finally:
