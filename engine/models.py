@@ -331,14 +331,16 @@ class ValueCheck(_Model):
     """The recognizer's answer about one issued value it was asked to check in the audio
     (engine/value_check.py): how much likelier the issued symbols are than any other at each
     place (`margin`, the smallest, nats), how likely they are themselves (`lowest`), and the
-    transcript with the value than as heard (`delta`, nats). The engine decides from them; the
-    recognizer decides nothing."""
+    transcript with the value than as heard (`delta`, nats); `appended` when the value was put
+    after the whole transcript rather than in place of words of it. The engine decides from them;
+    the recognizer decides nothing."""
 
     field: str
     value: str
     margin: float
     lowest: float  # the issued symbols' lowest log-probability, over the value's places
     delta: float
+    appended: bool = False  # checked after the whole transcript, not in place of words of it
 
 
 class Hearing(_Model):

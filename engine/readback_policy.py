@@ -137,7 +137,8 @@ class ReadbackPolicy:
         if hearing is not None and hearing.checks and not rb.ok:
             # values the recognizer was asked to check in the audio (engine/value_check.py)
             expected = value_check.expected_values(rb, ctx, issued)
-            rb, checked = value_check.apply_checks(rb, hearing.checks, expected)
+            callsign = str(ctx.get("callsign_spoken") or "")
+            rb, checked = value_check.apply_checks(rb, hearing.checks, expected, callsign)
             if checked:
                 confirmed = [c["field"] for c in checked if c["confirmed"]]
                 d.trace.add("readback", f"checked in the audio: confirmed {confirmed}", checks=checked)

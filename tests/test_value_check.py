@@ -38,20 +38,36 @@ def spelled(kind_name: str, value: str) -> str:
 # --- the question: the issued value, spelled faithfully, where the recognizer wrote it ---------
 
 VALUES = st.one_of(
-    st.tuples(st.just("runway"), st.builds(lambda n, s: f"{n:02d}{s}", st.integers(1, 36), st.sampled_from(["", "L", "R", "C"]))),
+    st.tuples(
+        st.just("runway"),
+        st.builds(lambda n, s: f"{n:02d}{s}", st.integers(1, 36), st.sampled_from(["", "L", "R", "C"])),
+    ),
     st.tuples(st.just("heading"), st.builds(lambda n: f"{n:03d}", st.integers(1, 360))),
     st.tuples(st.just("qnh"), st.builds(str, st.integers(950, 1050))),
-    st.tuples(st.just("squawk"), st.builds(lambda d: "".join(d), st.lists(st.sampled_from("01234567"), min_size=4, max_size=4))),
-    st.tuples(st.just("frequency"), st.builds(lambda k: f"{k / 1000:.3f}", st.integers(118000 // 5, 136975 // 5).map(lambda k: k * 5))),
+    st.tuples(
+        st.just("squawk"),
+        st.builds(lambda d: "".join(d), st.lists(st.sampled_from("01234567"), min_size=4, max_size=4)),
+    ),
+    st.tuples(
+        st.just("frequency"),
+        st.builds(lambda k: f"{k / 1000:.3f}", st.integers(118000 // 5, 136975 // 5).map(lambda k: k * 5)),
+    ),
     st.tuples(st.just("flight_level"), st.builds(lambda n: f"FL{n:03d}", st.integers(10, 450))),
     st.tuples(st.just("letter"), st.sampled_from(sorted(SYMBOLS["letter"]))),
-    st.tuples(st.just("designator"), st.builds(lambda a, n: f"{a}{n}", st.sampled_from("ABCDEFGHKLMNPSTVWY"), st.integers(1, 29))),
+    st.tuples(
+        st.just("designator"),
+        st.builds(lambda a, n: f"{a}{n}", st.sampled_from("ABCDEFGHKLMNPSTVWY"), st.integers(1, 29)),
+    ),
 )
-HEARD = st.lists(st.sampled_from(["roger", "the", "sierra", "one", "two", "niner", "runway", "wilco", "lufthansa"]), max_size=12)
+HEARD = st.lists(
+    st.sampled_from(["roger", "the", "sierra", "one", "two", "niner", "runway", "wilco", "lufthansa"]), max_size=12
+)
 
 
 @given(VALUES, HEARD)
-def test_a_hypothesis_spells_exactly_the_issued_value_in_place_of_the_heard_words(value: tuple[str, str], heard: list[str]) -> None:
+def test_a_hypothesis_spells_exactly_the_issued_value_in_place_of_the_heard_words(
+    value: tuple[str, str], heard: list[str]
+) -> None:
     kind_name, issued = value
     transcript = " ".join(heard)
     asked = query(transcript, {"field": (kind_name, issued)})
@@ -67,17 +83,39 @@ def test_a_hypothesis_spells_exactly_the_issued_value_in_place_of_the_heard_word
             assert _SYMBOL[hypothesis.words[slot.word]] == slot.symbol
         # the words around the value are the transcript's own, in order, none invented
         first, last = hypothesis.slots[0].word, hypothesis.slots[-1].word
+        if hypothesis.appended:  # the whole transcript, then the words that introduce the value
+            assert hypothesis.words[: len(heard)] == heard and first >= len(heard)
+            assert set(hypothesis.words[len(heard) : first]) <= {
+                "runway",
+                "heading",
+                "flight",
+                "level",
+                "squawk",
+                "qnh",
+                "information",
+            }
+            continue
         assert hypothesis.words[:first] == heard[: len(hypothesis.words[:first])]
         tail = hypothesis.words[last + 1 :]
         assert not tail or heard[-len(tail) :] == tail
 
 
-def test_the_value_replaces_the_words_most_like_it() -> None:
-    asked = query("To holding point delta five contact, ground one two one, the sierra.", {"f": ("frequency", "121.850")})
+def test_a_value_the_transcript_stops_before_is_tried_after_it() -> None:
+    asked = query("All Nippon six zero two.", {"qnh": ("qnh", "1022")})
     assert asked is not None
-    icao, plain = asked.hypotheses
+    appended = [h.words for h in asked.hypotheses if h.appended]
+    assert appended == [["all", "nippon", "six", "zero", "two", "qnh", "one", "zero", "two", "two"]]
+    assert all(not h.appended for h in query("", {"qnh": ("qnh", "1022")}).hypotheses)  # type: ignore[union-attr]
+
+
+def test_the_value_replaces_the_words_most_like_it() -> None:
+    asked = query(
+        "To holding point delta five contact, ground one two one, the sierra.", {"f": ("frequency", "121.850")}
+    )
+    assert asked is not None
+    icao, plain = [h for h in asked.hypotheses if not h.appended]
     assert icao.words[-8:] == ["ground", "one", "two", "one", "decimal", "eight", "fife", "zero"]
-    assert plain.words[-3:] == ["eight", "five", "zero"]
+    assert plain.words[-4:] == ["point", "eight", "five", "zero"]  # pilots say "point" as often
     assert query("roger", {"p": ("sid", "OKTAL 9M")}) is None  # kinds without symbols are not checked
 
 
@@ -106,12 +144,14 @@ STATUSES = st.sampled_from(["ok", "missing", "wrong", "unsure"])
             margin=st.floats(-20, 20),
             lowest=st.floats(-20, 0),
             delta=st.floats(-40, 10),
+            appended=st.booleans(),
         ),
         max_size=6,
     ),
+    st.sampled_from(["Lufthansa three five niner", "Speedbird one zero zero four", "Wizz Air four"]),
 )
 def test_a_check_only_turns_an_unsure_or_missing_field_right_for_its_issued_value(
-    statuses: dict[str, str], checks: list[ValueCheck]
+    statuses: dict[str, str], checks: list[ValueCheck], callsign: str
 ) -> None:
     rb = ReadbackResult(
         ok=all(s == "ok" for s in statuses.values()),
@@ -121,10 +161,20 @@ def test_a_check_only_turns_an_unsure_or_missing_field_right_for_its_issued_valu
         wrong=[{"field": f, "expected": "1004", "heard": "1005"} for f, s in statuses.items() if s == "wrong"],
     )
     issued = {name: ("qnh", "1004") for name in statuses}
-    result, notes = apply_checks(rb, checks, issued)
+    result, notes = apply_checks(rb, checks, issued, callsign)
+    in_callsign = "1004" in callsign.replace("one", "1").replace("zero", "0").replace("four", "4").replace(" ", "")
     for name, before in statuses.items():
         after = result.fields[name]
-        confirming = [c for c in checks if c.field == name and c.value == "1004" and c.margin >= MARGIN and c.lowest >= FLOOR and c.delta >= -SLACK]
+        # in place: all three numbers; appended: margin and floor, and never a value our callsign says
+        confirming = [
+            c
+            for c in checks
+            if c.field == name
+            and c.value == "1004"
+            and c.margin >= MARGIN
+            and c.lowest >= FLOOR
+            and (not in_callsign if c.appended else c.delta >= -SLACK)
+        ]
         if before in ("unsure", "missing") and confirming:
             assert after == "ok"
         else:
@@ -132,7 +182,11 @@ def test_a_check_only_turns_an_unsure_or_missing_field_right_for_its_issued_valu
     assert result.ok == all(s == "ok" for s in result.fields.values())
     assert result.wrong == rb.wrong
     assert set(result.missing) | set(result.unsure) <= set(rb.missing) | set(rb.unsure)
-    assert all(n["confirmed"] == confirms(ValueCheck(**{k: n[k] for k in ("field", "value", "margin", "lowest", "delta")}), "1004") for n in notes)
+    keys = ("field", "value", "margin", "lowest", "delta", "appended")
+    assert all(
+        n["confirmed"] == confirms(ValueCheck(**{k: n[k] for k in keys}), "1004", "1004" if in_callsign else "", "1004")
+        for n in notes
+    )
 
 
 def test_the_engine_asks_about_an_unsure_value_and_accepts_it_only_when_confirmed(radio_service: RadioService) -> None:
@@ -169,7 +223,11 @@ def _checks(whisper: WhisperEngine, said: str, heard: str, fields: dict[str, tup
     assert asked is not None
     answers = score_values(whisper, espeak_pcm(said), None, asked)
     assert {a.field for a in answers} == set(fields)
-    return {a.field: confirms(a, fields[a.field][1]) for a in answers}
+    assert sorted(a.appended for a in answers) == [False, True] * len(fields) or len(fields) > 1
+    # as the engine decides: every field unsure, confirmed by any of its checks
+    unsure = ReadbackResult(ok=False, fields=dict.fromkeys(fields, "unsure"), unsure=list(fields))
+    result, _ = apply_checks(unsure, answers, fields, "Lufthansa three five niner")
+    return {name: status == "ok" for name, status in result.fields.items()}
 
 
 def test_whisper_confirms_the_value_said_and_never_another(whisper: WhisperEngine) -> None:
@@ -186,7 +244,9 @@ def test_whisper_confirms_the_value_said_and_never_another(whisper: WhisperEngin
 
 def test_whisper_does_not_confirm_a_value_that_was_not_said(whisper: WhisperEngine) -> None:
     said = "Lufthansa three five nine, wilco"
-    assert _checks(whisper, said, "Lufthansa three five nine, wilco", {"runway": ("runway", "07R")}) == {"runway": False}
+    assert _checks(whisper, said, "Lufthansa three five nine, wilco", {"runway": ("runway", "07R")}) == {
+        "runway": False
+    }
 
 
 def test_the_radio_adds_the_checks_to_the_hearing_only_where_the_engine_asks(whisper: WhisperEngine) -> None:
@@ -209,5 +269,8 @@ def test_the_radio_adds_the_checks_to_the_hearing_only_where_the_engine_asks(whi
     first, same = asyncio.run(hear(None))
     assert same is first  # nothing asked: nothing decoded, nothing added
     first, checked = asyncio.run(hear(asked))
-    assert checked.text == first.text and [c.field for c in checked.hearing.checks] == ["runway"]
+    assert checked.text == first.text and [(c.field, c.appended) for c in checked.hearing.checks] == [
+        ("runway", False),
+        ("runway", True),
+    ]
     assert checked.hearing.alternatives == first.hearing.alternatives
