@@ -5,7 +5,9 @@ what it says, that every transmission was decided and judged, and that the repor
 
 Controller audio pacing is off for the gateway the run starts (`LIVEFREQ_AUDIO_PACING=false`,
 inherited by the subprocess): the pilots still stream in real time and wait for every controller
-message to end, but a 25 s run reaches the readback states.
+message to end, but an 18 s run reaches the readback states: each pilot's second transmission
+(its first readback) starts within about 13 s, and no third one starts (a run ends when the last
+transmission begun before its end has been answered).
 """
 
 from __future__ import annotations
@@ -130,7 +132,7 @@ def test_load_run_against_a_real_gateway(tiny_corpus: Corpus, tmp_path, monkeypa
     monkeypatch.setenv("LIVEFREQ_AUDIO_PACING", "false")
     report_dir = tmp_path / "report"
     code = main(
-        ["load", "--sessions", "2", "--duration", "25", "--audio", str(tiny_corpus.root), "--report", str(report_dir),
+        ["load", "--sessions", "2", "--duration", "18", "--audio", str(tiny_corpus.root), "--report", str(report_dir),
          "--think", "0.2,0.5", "--pause", "0.5,1"]
     )
     out, err = capsys.readouterr()
@@ -189,10 +191,12 @@ def test_load_against_a_gateway_that_requires_an_api_key(tiny_corpus: Corpus, se
     from gateway.settings import Settings
 
     key = "load-key-0123456789abcdef"
-    settings = Settings(store="memory", stt_engine="sphinx", tts_engine="espeak", api_keys=[key], auth_secret="l" * 40)
+    # controller audio unpaced, as for the gateway the other run starts (the module docstring)
+    settings = Settings(store="memory", stt_engine="sphinx", tts_engine="espeak", audio_pacing=False, api_keys=[key], auth_secret="l" * 40)
     app = create_app(settings)
     url = serve(app)
-    args = ["load", "--sessions", "1", "--duration", "12", "--think", "0.2,0.5", "--pause", "0.5,1", "--url", url,
+    # 5 s: the pilot joins and keys within 2 s (--pause), so its one transmission starts in the run
+    args = ["load", "--sessions", "1", "--duration", "5", "--think", "0.2,0.5", "--pause", "0.5,1", "--url", url,
             "--audio", str(tiny_corpus.root)]
 
     code = main([*args, "--report", str(tmp_path / "refused")])
