@@ -55,7 +55,11 @@ def speech() -> SpeechStack:
 
 @pytest.fixture(scope="module")
 def server(speech):
-    with run_server(create_app(Settings(speech_preload=False), speech=speech)) as base:
+    """The real engines; controller audio unpaced: the WebSocket gets a reply as fast as it is
+    made, while over WebRTC the track paces it anyway (gateway/webrtc/tracks.py), so nothing
+    here sits through a reply at speaking speed only to wait (paced sending has its own test in
+    tests/test_ws_radio.py)."""
+    with run_server(create_app(Settings(speech_preload=False, audio_pacing=False), speech=speech)) as base:
         yield base
 
 
@@ -272,14 +276,24 @@ def test_webrtc_with_authentication(tmp_path: Path) -> None:
 
 def test_livefreq_client_command_plays_a_wav_and_saves_the_reply(server: str, initial_call_wav: Path, tmp_path: Path) -> None:
     """`livefreq client --wav` as a real process against a real gateway, over WebRTC (--json for
-    the script's view), and `--say` over the WebSocket with its text output."""
+    the script's view), and `--say` over the WebSocket with its text output. The two processes
+    run at once (two pilots, two sessions): neither waits for the other's start-up and audio."""
+    from concurrent.futures import ThreadPoolExecutor
+
     from tests.test_cli import livefreq
 
-    out = tmp_path / "rtc"
-    done = livefreq(
-        "client", "--wav", str(initial_call_wav), "--url", server, "--transport", "webrtc", "--out", str(out),
-        "--flow", "clearance", "--seed", "7", "--airport", "EDDF", "--callsign", "DLH359", "--json", timeout=180,
-    )
+    scenario = ("--flow", "clearance", "--seed", "7", "--airport", "EDDF", "--callsign", "DLH359")
+    with ThreadPoolExecutor(2) as pool:
+        over_webrtc = pool.submit(
+            livefreq, "client", "--wav", str(initial_call_wav), "--url", server, "--transport", "webrtc",
+            "--out", str(tmp_path / "rtc"), *scenario, "--json", timeout=180,
+        )
+        over_websocket = pool.submit(
+            livefreq, "client", "--say", "Frankfurt Delivery, Lufthansa 359, radio check", "--url", server,
+            "--out", str(tmp_path / "ws"), *scenario, timeout=180,
+        )
+        done, said = over_webrtc.result(), over_websocket.result()
+
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     assert "clearance" in normalize_transcript(result["transcript"])
@@ -291,10 +305,6 @@ def test_livefreq_client_command_plays_a_wav_and_saves_the_reply(server: str, in
     assert "transcript:" in done.stderr and "ATC [1]:" in done.stderr  # progress on stderr with --json
 
     out = tmp_path / "ws"
-    said = livefreq(
-        "client", "--say", "Frankfurt Delivery, Lufthansa 359, radio check", "--url", server, "--out", str(out),
-        "--flow", "clearance", "--seed", "7", "--airport", "EDDF", "--callsign", "DLH359", timeout=180,
-    )
     assert said.returncode == 0, said.stderr
     assert (out / "pilot.wav").is_file() and (out / "atc-1.wav").is_file()
     assert re.search(r"ATC \[1\]: '.*read you five", said.stdout), said.stdout
