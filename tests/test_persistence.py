@@ -555,9 +555,10 @@ def test_expiry_on_one_node_is_expiry_on_all(registry: Any, redis_url: str) -> N
 
 
 class Gateway:
-    """`livefreq serve` in a subprocess; `store` are its LIVEFREQ_STORE... variables."""
+    """`livefreq serve` in a subprocess; `store` are its LIVEFREQ_STORE... variables. With
+    `wait=False` it is started but not waited for (call `ready`), so two nodes start at once."""
 
-    def __init__(self, log: Path, **store: str) -> None:
+    def __init__(self, log: Path, *, wait: bool = True, **store: str) -> None:
         with socket.socket() as probe:
             probe.bind(("127.0.0.1", 0))
             self.port = probe.getsockname()[1]
@@ -578,6 +579,11 @@ class Gateway:
             stdout=self.log, stderr=subprocess.STDOUT, env=env, cwd=ROOT,
         )
         self.http = httpx.Client(base_url=self.base, timeout=10)
+        if wait:
+            self.ready()
+
+    def ready(self) -> None:
+        """Until it answers `/health` (or exits: an error)."""
         poll(self._healthy, 30, "the gateway to start")
 
     def _healthy(self) -> bool | None:
@@ -753,11 +759,18 @@ def test_two_nodes_on_redis_one_killed_and_the_other_carries_on(tmp_path: Path, 
     log, prefix = tmp_path / "gateways.log", "two:"
     shared = {"LIVEFREQ_STORE": "redis", "LIVEFREQ_REDIS_URL": redis_url, "LIVEFREQ_REDIS_PREFIX": prefix,
               "LIVEFREQ_TIME_SCALE": "6"}  # a silence prompt every 2.5 s
-    a = Gateway(log, LIVEFREQ_NODE_ID="node-a", **shared)
+    a = Gateway(log, wait=False, LIVEFREQ_NODE_ID="node-a", **shared)
     try:
-        b = Gateway(log, LIVEFREQ_NODE_ID="node-b", **shared)
+        b = Gateway(log, wait=False, LIVEFREQ_NODE_ID="node-b", **shared)
     except BaseException:
         a.close()
+        raise
+    try:  # both start at once; neither serves the test before both are up
+        a.ready()
+        b.ready()
+    except BaseException:
+        a.close()
+        b.close()
         raise
 
     def transcript(http: httpx.Client) -> list[dict[str, Any]]:
