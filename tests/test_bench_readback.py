@@ -1,5 +1,6 @@
 """`livefreq bench readback` through the CLI: a small text run (the report's shape, and that its
-counts add up) and a three-readback voice run (espeak-ng voices, radio, the gateway's whisper)."""
+counts add up) and a two-readback voice run (pilot voices, radio, the gateway's whisper): with
+the default seed and --wrong 0.5 one readback is correct and one wrong, each heard with bias on and off."""
 
 from __future__ import annotations
 
@@ -72,7 +73,7 @@ def test_voice_bench_runs_with_and_without_bias(tmp_path):
     """In a process of its own: the speech models it loads are shared process-wide and would make
     later tests' gateways report voice as ready."""
     out = tmp_path / "voice.json"
-    args = ["bench", "readback", "--mode", "voice", "--n", "3", "--bias", "both", "--wrong", "0.5", "--out", str(out)]
+    args = ["bench", "readback", "--mode", "voice", "--n", "2", "--bias", "both", "--wrong", "0.5", "--out", str(out)]
     done = subprocess.run(
         [sys.executable, "-c", "from tooling.cli import main; raise SystemExit(main())", *args],
         cwd=Path(__file__).resolve().parents[1], capture_output=True, text=True, timeout=230, check=False,
@@ -81,10 +82,11 @@ def test_voice_bench_runs_with_and_without_bias(tmp_path):
     report = json.loads(out.read_text())
     assert report["mode"] == "voice" and report["bias"] == "both"
     for b in ("bias_on", "bias_off"):
-        _check_counts(report[b], 3)
+        _check_counts(report[b], 2)
+        assert report[b]["correct"] == 1 and report[b]["bad"] == 1  # one of each kind (see the module docstring)
         assert report[b]["wer"] is not None
         by = report[b]["by_engine"]
-        assert set(by) <= {"kokoro", "espeak", "flite"} and sum(e["n"] for e in by.values()) == 3
+        assert set(by) <= {"kokoro", "espeak", "flite"} and sum(e["n"] for e in by.values()) == 2
         assert sum(e["correct"] for e in by.values()) == report[b]["correct"]
         assert sum(e["wrong_accepted"] for e in by.values()) == report[b]["wrong_accepted"]
     assert report["wrong_accepted_with_bias"] == report["bias_on"]["wrong_accepted"]
