@@ -5,8 +5,8 @@ what it says, that every transmission was decided and judged, and that the repor
 
 Controller audio pacing is off for the gateway the run starts (`LIVEFREQ_AUDIO_PACING=false`,
 inherited by the subprocess): the pilots still stream in real time and wait for every controller
-message to end, but an 18 s run reaches the readback states: each pilot's second transmission
-(its first readback) starts within about 13 s, and no third one starts (a run ends when the last
+message to end, but a 20 s run reaches the readback states: each pilot's second transmission
+(its first readback) starts within about 13 s (7 s to spare on a slow host), and no third one starts (a run ends when the last
 transmission begun before its end has been answered).
 """
 
@@ -101,7 +101,7 @@ def test_a_foreign_folder_of_wavs_is_matched_by_text(tiny_corpus: Corpus, tmp_pa
 
 def test_a_broken_manifest_is_a_clear_error(tmp_path, capsys) -> None:
     (tmp_path / MANIFEST).write_text('{"file": "missing.wav", "text": "hello"}\n')
-    code = main(["load", "--sessions", "1", "--duration", "5", "--audio", str(tmp_path), "--report", str(tmp_path / "r")])
+    code = main(["load", "--sessions", "1", "--duration", "8", "--audio", str(tmp_path), "--report", str(tmp_path / "r")])
     assert code == 1 and "missing.wav does not exist" in capsys.readouterr().err
 
 
@@ -132,7 +132,7 @@ def test_load_run_against_a_real_gateway(tiny_corpus: Corpus, tmp_path, monkeypa
     monkeypatch.setenv("LIVEFREQ_AUDIO_PACING", "false")
     report_dir = tmp_path / "report"
     code = main(
-        ["load", "--sessions", "2", "--duration", "18", "--audio", str(tiny_corpus.root), "--report", str(report_dir),
+        ["load", "--sessions", "2", "--duration", "20", "--audio", str(tiny_corpus.root), "--report", str(report_dir),
          "--think", "0.2,0.5", "--pause", "0.5,1"]
     )
     out, err = capsys.readouterr()
@@ -195,8 +195,8 @@ def test_load_against_a_gateway_that_requires_an_api_key(tiny_corpus: Corpus, se
     settings = Settings(store="memory", stt_engine="sphinx", tts_engine="espeak", audio_pacing=False, api_keys=[key], auth_secret="l" * 40)
     app = create_app(settings)
     url = serve(app)
-    # 5 s: the pilot joins and keys within 2 s (--pause), so its one transmission starts in the run
-    args = ["load", "--sessions", "1", "--duration", "5", "--think", "0.2,0.5", "--pause", "0.5,1", "--url", url,
+    # 8 s: the pilot joins and keys within 2 s (--pause), so its one transmission starts in the run
+    args = ["load", "--sessions", "1", "--duration", "8", "--think", "0.2,0.5", "--pause", "0.5,1", "--url", url,
             "--audio", str(tiny_corpus.root)]
 
     code = main([*args, "--report", str(tmp_path / "refused")])

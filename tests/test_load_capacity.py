@@ -31,9 +31,9 @@ def test_offering_twice_the_capacity_admits_one_and_refuses_the_other(
     tiny_corpus: Corpus, serve: Callable[[ASGIApp], str], tmp_path: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
     url = serve(create_app(Settings(store="memory", stt_engine="sphinx", tts_engine="espeak", voice_capacity=1, audio_pacing=False)))
-    # 5 s: the admitted pilot joins and keys within 2 s (--pause), so it transmits once, answered
+    # 8 s: the admitted pilot joins and keys within 2 s (--pause), so it transmits once, answered
     code = main(
-        ["load", "--offer-factor", "1.5", "--duration", "5", "--think", "0.2,0.5", "--pause", "0.5,1", "--url", url,
+        ["load", "--offer-factor", "1.5", "--duration", "8", "--think", "0.2,0.5", "--pause", "0.5,1", "--url", url,
          "--audio", str(tiny_corpus.root), "--report", str(tmp_path)]
     )
     out, err = capsys.readouterr()
