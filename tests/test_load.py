@@ -101,7 +101,7 @@ def test_a_foreign_folder_of_wavs_is_matched_by_text(tiny_corpus: Corpus, tmp_pa
 
 def test_a_broken_manifest_is_a_clear_error(tmp_path, capsys) -> None:
     (tmp_path / MANIFEST).write_text('{"file": "missing.wav", "text": "hello"}\n')
-    code = main(["load", "--sessions", "1", "--duration", "8", "--audio", str(tmp_path), "--report", str(tmp_path / "r")])
+    code = main(["load", "--sessions", "1", "--duration", "5", "--audio", str(tmp_path), "--report", str(tmp_path / "r")])
     assert code == 1 and "missing.wav does not exist" in capsys.readouterr().err
 
 
