@@ -163,6 +163,13 @@ def test_a_peer_vanishing_mid_transmission_leaves_nothing_behind(tmp_path: Path)
                 assert line, "the pilot process ended before it transmitted"
                 session = json.loads(line)
                 peers = app.state.peers
+                # the pilot prints once its own side has sent a second of audio; a busy gateway
+                # may not have taken the key and the frames in yet (up to 10 s for that)
+                for _ in range(200):
+                    live = list(peers.peers.values())
+                    if live and live[0].connection.tx is not None and live[0].frames_in > 0:
+                        break
+                    await asyncio.sleep(0.05)
                 (peer,) = peers.peers.values()
                 assert peer.connection.tx is not None, "the pilot is mid-transmission"
                 assert peer.frames_in > 0
