@@ -147,7 +147,8 @@ def served_gateway(settings: Settings, url: str | None) -> Iterator[str]:
         return
     from gateway.app import create_app
 
-    # its own server, sessions in memory: a benchmark never writes to the user's database
-    server_settings = settings.model_copy(update={"speech_preload": True, "store": "memory"})
+    # its own server, sessions in memory: a benchmark never writes to the user's database; no
+    # admission self-test, whose decodes would share the CPU with the first measured exchanges
+    server_settings = settings.model_copy(update={"speech_preload": True, "store": "memory", "voice_capacity": "off"})
     with BackgroundServer(create_app(server_settings)) as server:
         yield server.url

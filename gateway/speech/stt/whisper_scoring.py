@@ -22,8 +22,8 @@ its whole word is.
 
 Measured on the voice bench's seed 16 (300 readbacks): 84 fields checked; one check (the
 transcript and two spellings, with the biasing prompt of ~110 tokens) took 0.2-0.3 s on one
-core; with whole words and the appended spellings, 0.44 s of CPU at the median of 60 queries
-(0.29 s before them; p90 0.78 s). `align` gives the same token probabilities without the distributions and cost 40 ms per
+core; with whole words and the appended hypothesis, 0.37 s of CPU at the median of 60 queries
+(0.26 s before them; p90 0.68 s). `align` gives the same token probabilities without the distributions and cost 40 ms per
 hypothesis without the prompt; scoring every alternative value as its own hypothesis would take
 seconds.
 """
