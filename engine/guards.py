@@ -105,6 +105,23 @@ class Guard:
         return f"Guard({self.expr!r})"
 
 
+_PARSE_TRIES = 3
+
+
+def _parse(text: str) -> ast.Expression:
+    """`ast.parse` in eval mode, tried again on CPython 3.11's spurious "AST constructor recursion
+    depth mismatch" SystemError (cpython#106905: a parse in another thread at the same moment
+    upsets the interpreter's shared depth count; the expression itself is fine). Seen once in
+    the suite, where a background server's thread parsed at the same time."""
+    for attempt in range(_PARSE_TRIES):
+        try:
+            return ast.parse(text, mode="eval")
+        except SystemError:
+            if attempt == _PARSE_TRIES - 1:
+                raise
+    raise AssertionError("unreachable")
+
+
 @lru_cache(maxsize=4096)
 def compile_guard(expr: str) -> Guard:
     """Parse, check and compile `expr`; raises `GuardError` for anything outside the allow-list."""
@@ -116,7 +133,7 @@ def compile_guard(expr: str) -> Guard:
         raise GuardError(f"guard longer than {MAX_GUARD_LENGTH} characters", expr[:40] + "...")
     indent = len(expr) - len(expr.lstrip())  # ast rejects leading blanks; keep columns true
     try:
-        tree = ast.parse(expr.strip(), mode="eval")
+        tree = _parse(expr.strip())
     except SyntaxError as exc:
         stripped = expr.strip()
         if not exc.offset or exc.offset > len(stripped):  # CPython reports offset 0 at end of input
