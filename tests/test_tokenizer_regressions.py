@@ -19,6 +19,7 @@ REGRESSIONS = [
     ("wun uh wun ait decimal too", "frequency", ["118.200"]),
     ("speed too hundred and too", "speed", ["202"]),  # "hundred and too"
     ("too uh oh uh thousand uh feet", "altitude", ["20000"]),  # "oh" before "thousand"
+    ("too uh oh ten ze-ro feet", "altitude", ["20100"]),  # "oh" before a group form (hypothesis, 2026-11-27)
     ("Swiss one five eight, one four thousand feet", "altitude", ["14000"]),  # a comma after a group ends it
     ("heading two three zero, one two zero knots", "heading", ["230"]),
     ("heading two three zero, one two zero knots", "speed", ["120"]),

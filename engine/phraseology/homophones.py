@@ -103,7 +103,7 @@ def resolve_homophones(
             elif word == "near":  # "niner" as a recognizer writes it: "three five near" after two digits
                 digit = prev == "D" and beside(i - 1, -1) in ("D", "N")
             elif word == "oh":
-                digit = prev in ("D", "N", "T", "X") or nxt in ("D", "N", "M") or keyword
+                digit = prev in ("D", "N", "T", "X") or nxt in ("D", "N", "M", "T", "X") or keyword
             else:
                 digit = prev in ("D", "N") and nxt in ("D", "N")
             if digit:
