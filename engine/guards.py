@@ -113,13 +113,12 @@ def _parse(text: str) -> ast.Expression:
     depth mismatch" SystemError (cpython#106905: a parse in another thread at the same moment
     upsets the interpreter's shared depth count; the expression itself is fine). Seen once in
     the suite, where a background server's thread parsed at the same time."""
-    for attempt in range(_PARSE_TRIES):
+    for _ in range(_PARSE_TRIES - 1):
         try:
             return ast.parse(text, mode="eval")
         except SystemError:
-            if attempt == _PARSE_TRIES - 1:
-                raise
-    raise AssertionError("unreachable")
+            continue
+    return ast.parse(text, mode="eval")
 
 
 @lru_cache(maxsize=4096)

@@ -213,7 +213,12 @@ def query(transcript: str, fields: Mapping[str, tuple[str, str]]) -> ValueQuery 
 
 def said_symbols(kind_name: str, value: str) -> str:
     """The symbols a value is said with, in order ("25C" -> "25C", 5000 -> "5": "fife thousand")."""
-    return "".join(_SYMBOL_OF[w][1] for w in spoken_value(kind_name, value) or [] if w in _SYMBOL_OF)
+    return _symbols_in(spoken_value(kind_name, value) or [])
+
+
+def _symbols_in(words: Iterable[str]) -> str:
+    """The symbols `words` say, in order, the other words left out."""
+    return "".join(_SYMBOL_OF[w][1] for w in words if w in _SYMBOL_OF)
 
 
 def confirms(check: ValueCheck, value: str, callsign_symbols: str = "", said: str = "") -> bool:
@@ -233,7 +238,7 @@ def apply_checks(
     heard right; and what each check said, for the trace. `callsign`: our own, as spoken."""
     notes: list[dict[str, Any]] = []
     statuses = dict(rb.fields)
-    callsign_symbols = "".join(_SYMBOL_OF[w][1] for w in words_of(callsign) if w in _SYMBOL_OF)
+    callsign_symbols = _symbols_in(words_of(callsign))
     for check in checks:
         expected = fields.get(check.field)
         if expected is None or statuses.get(check.field) not in ("unsure", "missing"):
