@@ -332,8 +332,8 @@ class ValueCheck(_Model):
     (engine/value_check.py): how much likelier the issued symbols are than any other at each
     place (`margin`, the smallest, nats), how likely they are themselves (`lowest`), and the
     transcript with the value than as heard (`delta`, nats); `appended` when the value was put
-    after the whole transcript rather than in place of words of it. The engine decides from them;
-    the recognizer decides nothing."""
+    after the whole transcript rather than in place of words of it; `tempo` the speed the audio
+    was played at for it (1.0 as recorded). The engine decides from them, the recognizer nothing."""
 
     field: str
     value: str
@@ -341,6 +341,7 @@ class ValueCheck(_Model):
     lowest: float  # the issued symbols' lowest log-probability, over the value's places
     delta: float
     appended: bool = False  # checked after the whole transcript, not in place of words of it
+    tempo: float = 1.0  # the audio as recorded (1.0), or played this much faster (>1) or slower
 
 
 class Hearing(_Model):

@@ -221,14 +221,18 @@ def _symbols_in(words: Iterable[str]) -> str:
     return "".join(_SYMBOL_OF[w][1] for w in words if w in _SYMBOL_OF)
 
 
+def passes(check: ValueCheck) -> bool:
+    """Whether `check`'s numbers pass the thresholds (`MARGIN`, `FLOOR`, and `SLACK` in place):
+    what the recognizer needs to know to stop listening again (`confirms` decides)."""
+    return check.margin >= MARGIN and check.lowest >= FLOOR and (check.appended or check.delta >= -SLACK)
+
+
 def confirms(check: ValueCheck, value: str, callsign_symbols: str = "", said: str = "") -> bool:
     """Whether `check` confirms the issued `value` (see the module docstring); `said`: the value's
     symbols, which an appended check must not find in `callsign_symbols`."""
-    if check.value != value or check.margin < MARGIN or check.lowest < FLOOR:
+    if check.value != value or not passes(check):
         return False
-    if check.appended:
-        return not (said and said in callsign_symbols)
-    return check.delta >= -SLACK
+    return not (check.appended and said and said in callsign_symbols)
 
 
 def apply_checks(

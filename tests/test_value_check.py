@@ -15,11 +15,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from engine.models import Hearing, ReadbackResult, ValueCheck
-from engine.value_check import FLOOR, MARGIN, SLACK, SYMBOLS, apply_checks, confirms, query, spoken_value
+from engine.value_check import FLOOR, MARGIN, SLACK, SYMBOLS, apply_checks, confirms, passes, query, spoken_value
 from gateway.service import RadioService
 from gateway.speech.checking import check_values
 from gateway.speech.stt.base import SttContext, SttResult, final_result
 from gateway.speech.stt.whisper import WhisperEngine
+from gateway.speech.stt.whisper_scoring import TEMPOS
 from gateway.speech.stt.whisper_scoring import check_values as score_values
 from tests.support.pilot_audio import espeak_pcm
 
@@ -223,7 +224,12 @@ def _checks(whisper: WhisperEngine, said: str, heard: str, fields: dict[str, tup
     assert asked is not None
     answers = score_values(whisper, espeak_pcm(said), None, asked)
     assert {a.field for a in answers} == set(fields)
-    assert sorted(a.appended for a in answers) == [False, True] * len(fields) or len(fields) > 1
+    for tempo in TEMPOS:  # each tempo: both placements of the fields no check passed at before
+        heard = [a for a in answers if a.tempo == tempo]
+        before = [a for a in answers if TEMPOS.index(a.tempo) < TEMPOS.index(tempo)]
+        assert all(not any(b.field == a.field and passes(b) for b in before) for a in heard)
+        assert len(heard) == 2 * len({a.field for a in heard}) or len(fields) > 1
+    assert {a.tempo for a in answers} <= set(TEMPOS) and answers[0].tempo == 1.0
     # as the engine decides: every field unsure, confirmed by any of its checks
     unsure = ReadbackResult(ok=False, fields=dict.fromkeys(fields, "unsure"), unsure=list(fields))
     result, _ = apply_checks(unsure, answers, fields, "Lufthansa three five niner")
@@ -274,3 +280,14 @@ def test_the_radio_adds_the_checks_to_the_hearing_only_where_the_engine_asks(whi
         ("runway", True),
     ]
     assert checked.hearing.alternatives == first.hearing.alternatives
+
+
+def test_a_value_not_heard_is_heard_at_every_tempo_but_none_started_past_the_deadline(whisper: WhisperEngine) -> None:
+    said = "Lufthansa three five nine, wilco"  # no runway: no tempo can pass it, each is tried
+    asked = query(said, {"runway": ("runway", "07R")})
+    assert asked is not None
+    pcm = espeak_pcm(said)
+    every = score_values(whisper, pcm, None, asked)
+    assert sorted({c.tempo for c in every}) == sorted(TEMPOS) and not any(passes(c) for c in every)
+    # a deadline already past: the recording as it is, no further tempo
+    assert {c.tempo for c in score_values(whisper, pcm, None, asked, until=0.0)} == {1.0}

@@ -48,8 +48,10 @@ async def check_values(
         metrics.VALUE_CHECKS.labels("unneeded").inc()
         return heard
     started = time.monotonic()
-    checks = await checker(query)
-    VALUE_CHECK.spent(time.monotonic() - started)
+    until = None if speech_ended is None or due_s is None else speech_ended + due_s
+    checks = await checker(query, until)
+    # the estimate is of the first tempo's: the recognizer starts another only while it fits
+    VALUE_CHECK.spent((time.monotonic() - started) / max(1, len({c.tempo for c in checks})))
     metrics.VALUE_CHECKS.labels("checked" if checks else "none").inc()
     if not checks:
         return heard

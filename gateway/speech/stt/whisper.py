@@ -475,14 +475,15 @@ class WhisperStream(BufferedStream):
                 return None
             return await self._decode(closed_result, self.engine, pcm, self.prompt, self.context)
 
-    async def check_values(self, query: ValueQuery) -> list[ValueCheck]:
-        """The issued values of `query` checked in everything fed (`whisper_scoring`), at
-        `Priority.FINAL`; none where the audio is past one window or the model not loaded."""
+    async def check_values(self, query: ValueQuery, until: float | None = None) -> list[ValueCheck]:
+        """The issued values of `query` checked in everything fed (`whisper_scoring`; `until`:
+        no further tempo past it), at `Priority.FINAL`; none where the audio is past one window
+        or the model not loaded."""
         async with self._lock:
             pcm = bytes(self._pcm)
             if not pcm or not self.engine.loaded:
                 return []
-            return await self._decode(check_values, self.engine, pcm, self.prompt, query)
+            return await self._decode(check_values, self.engine, pcm, self.prompt, query, until)
 
     async def aclose(self) -> None:
         self._finished = True
