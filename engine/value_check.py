@@ -130,6 +130,7 @@ class Hypothesis(_Model):
     words: list[str]
     slots: list[Slot]
     appended: bool = False  # after the whole transcript, not in place of words of it
+    end: int | None = None  # the word after a value that ends in a digit: no further digit may be said there
 
 
 class ValueQuery(_Model):
@@ -207,7 +208,18 @@ def query(transcript: str, fields: Mapping[str, tuple[str, str]]) -> ValueQuery 
                 ]
                 if slots:
                     appended = bool(heard) and at == len(heard)
-                    hypotheses.append(Hypothesis(field=name, value=value, words=words, slots=slots, appended=appended))
+                    after = at + len(intro) + len(spelling)
+                    last_digit = _SYMBOL_OF.get(spelling[-1], ("",))[0] == "digit"
+                    hypotheses.append(
+                        Hypothesis(
+                            field=name,
+                            value=value,
+                            words=words,
+                            slots=slots,
+                            appended=appended,
+                            end=after if last_digit else None,
+                        )
+                    )
     return ValueQuery(heard=heard, hypotheses=hypotheses) if hypotheses else None
 
 
@@ -221,16 +233,19 @@ def _symbols_in(words: Iterable[str]) -> str:
     return "".join(_SYMBOL_OF[w][1] for w in words if w in _SYMBOL_OF)
 
 
-def passes(check: ValueCheck) -> bool:
-    """Whether `check`'s numbers pass the thresholds (`MARGIN`, `FLOOR`, and `SLACK` in place):
+def passes(check: ValueCheck, margin: float = MARGIN) -> bool:
+    """Whether `check`'s numbers pass the thresholds (`margin`, `FLOOR`, and `SLACK` in place):
     what the recognizer needs to know to stop listening again (`confirms` decides)."""
-    return check.margin >= MARGIN and check.lowest >= FLOOR and (check.appended or check.delta >= -SLACK)
+    return check.margin >= margin and check.lowest >= FLOOR and (check.appended or check.delta >= -SLACK)
 
 
 def confirms(check: ValueCheck, value: str, callsign_symbols: str = "", said: str = "") -> bool:
     """Whether `check` confirms the issued `value` (see the module docstring); `said`: the value's
-    symbols, which an appended check must not find in `callsign_symbols`."""
-    if check.value != value or not passes(check):
+    symbols, which an appended check must not find in `callsign_symbols`, and of which a value of
+    one ("fife thousand") needs twice the margin: one place is one chance for a misheard word
+    ("fly" written "five") to stand for it."""
+    needed = 2 * MARGIN if len(said) == 1 else MARGIN
+    if check.value != value or not passes(check, needed):
         return False
     return not (check.appended and said and said in callsign_symbols)
 
@@ -266,8 +281,13 @@ def apply_checks(
 
 
 def _spellings(words: list[str]) -> list[list[str]]:
+    """ICAO and plain English; and a frequency's last zero left out, as pilots say "decimal eight
+    fife" for 121.850 (the digit check after the value, `Hypothesis.end`, keeps 121.855 apart)."""
     plain = [_PLAIN.get(w, w) for w in words]
-    return [words] if plain == words else [words, plain]
+    out = [words] if plain == words else [words, plain]
+    if "decimal" in words and words[-1] == "zero" and words.index("decimal") < len(words) - 2:
+        out.append(words[:-1])
+    return out
 
 
 def _window(heard: list[str], spoken: list[str]) -> tuple[int, int]:

@@ -114,9 +114,11 @@ def test_the_value_replaces_the_words_most_like_it() -> None:
         "To holding point delta five contact, ground one two one, the sierra.", {"f": ("frequency", "121.850")}
     )
     assert asked is not None
-    icao, plain = [h for h in asked.hypotheses if not h.appended]
+    icao, plain, short = [h for h in asked.hypotheses if not h.appended]
     assert icao.words[-8:] == ["ground", "one", "two", "one", "decimal", "eight", "fife", "zero"]
     assert plain.words[-4:] == ["point", "eight", "five", "zero"]  # pilots say "point" as often
+    assert short.words[-3:] == ["decimal", "eight", "fife"]  # and leave the last zero out
+    assert (icao.end, short.end) == (len(icao.words), len(short.words))  # no digit may follow it
     assert query("roger", {"p": ("sid", "OKTAL 9M")}) is None  # kinds without symbols are not checked
 
 
@@ -141,7 +143,7 @@ STATUSES = st.sampled_from(["ok", "missing", "wrong", "unsure"])
         st.builds(
             ValueCheck,
             field=st.sampled_from(["a", "b", "c", "d", "x"]),
-            value=st.sampled_from(["1004", "1005", "07R"]),
+            value=st.sampled_from(["1004", "1005", "07R", "5000", "6000"]),
             margin=st.floats(-20, 20),
             lowest=st.floats(-20, 0),
             delta=st.floats(-40, 10),
@@ -150,9 +152,10 @@ STATUSES = st.sampled_from(["ok", "missing", "wrong", "unsure"])
         max_size=6,
     ),
     st.sampled_from(["Lufthansa three five niner", "Speedbird one zero zero four", "Wizz Air four"]),
+    st.sampled_from([("qnh", "1004", "1004"), ("altitude", "5000", "5")]),  # kind, value, its symbols
 )
 def test_a_check_only_turns_an_unsure_or_missing_field_right_for_its_issued_value(
-    statuses: dict[str, str], checks: list[ValueCheck], callsign: str
+    statuses: dict[str, str], checks: list[ValueCheck], callsign: str, issue: tuple[str, str, str]
 ) -> None:
     rb = ReadbackResult(
         ok=all(s == "ok" for s in statuses.values()),
@@ -161,9 +164,12 @@ def test_a_check_only_turns_an_unsure_or_missing_field_right_for_its_issued_valu
         unsure=[f for f, s in statuses.items() if s == "unsure"],
         wrong=[{"field": f, "expected": "1004", "heard": "1005"} for f, s in statuses.items() if s == "wrong"],
     )
-    issued = {name: ("qnh", "1004") for name in statuses}
+    kind_name, value, said = issue
+    issued = {name: (kind_name, value) for name in statuses}
     result, notes = apply_checks(rb, checks, issued, callsign)
-    in_callsign = "1004" in callsign.replace("one", "1").replace("zero", "0").replace("four", "4").replace(" ", "")
+    digits = {"one": "1", "zero": "0", "four": "4", "three": "3", "five": "5", "niner": "9"}
+    in_callsign = said in "".join(digits.get(w, "") for w in callsign.split())
+    needed = 2 * MARGIN if len(said) == 1 else MARGIN  # one place: one chance to be fooled
     for name, before in statuses.items():
         after = result.fields[name]
         # in place: all three numbers; appended: margin and floor, and never a value our callsign says
@@ -171,8 +177,8 @@ def test_a_check_only_turns_an_unsure_or_missing_field_right_for_its_issued_valu
             c
             for c in checks
             if c.field == name
-            and c.value == "1004"
-            and c.margin >= MARGIN
+            and c.value == value
+            and c.margin >= needed
             and c.lowest >= FLOOR
             and (not in_callsign if c.appended else c.delta >= -SLACK)
         ]
@@ -185,7 +191,7 @@ def test_a_check_only_turns_an_unsure_or_missing_field_right_for_its_issued_valu
     assert set(result.missing) | set(result.unsure) <= set(rb.missing) | set(rb.unsure)
     keys = ("field", "value", "margin", "lowest", "delta", "appended")
     assert all(
-        n["confirmed"] == confirms(ValueCheck(**{k: n[k] for k in keys}), "1004", "1004" if in_callsign else "", "1004")
+        n["confirmed"] == confirms(ValueCheck(**{k: n[k] for k in keys}), value, said if in_callsign else "", said)
         for n in notes
     )
 
@@ -291,3 +297,12 @@ def test_a_value_not_heard_is_heard_at_every_tempo_but_none_started_past_the_dea
     assert sorted({c.tempo for c in every}) == sorted(TEMPOS) and not any(passes(c) for c in every)
     # a deadline already past: the recording as it is, no further tempo
     assert {c.tempo for c in score_values(whisper, pcm, None, asked, until=0.0)} == {1.0}
+
+
+def test_a_value_said_with_more_digits_is_not_confirmed(whisper: WhisperEngine) -> None:
+    # 121.800 is spoken "one two one decimal eight": every place of it is in "decimal eight five",
+    # so only the digit said after it tells them apart; 121.850 said without its last zero is it
+    said = "Lufthansa three five nine, contact ground one two one decimal eight five"
+    heard = "Lufthansa three five nine, contact ground one two one decimal eight fight"
+    assert _checks(whisper, said, heard, {"frequency": ("frequency", "121.800")}) == {"frequency": False}
+    assert _checks(whisper, said, heard, {"frequency": ("frequency", "121.850")}) == {"frequency": True}

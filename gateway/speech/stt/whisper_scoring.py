@@ -83,6 +83,24 @@ def _symbol_tokens(tokenizer: Any) -> dict[str, dict[str, frozenset[int]]]:
     return {cls: {symbol: frozenset(f[0] for f in fs) for symbol, fs in table.items()} for cls, table in forms.items()}
 
 
+@lru_cache(maxsize=4)
+def _end_tokens(tokenizer: Any) -> tuple[int, ...]:
+    """The tokens that are a digit's plain word or numeral by themselves (" five", " Five", " 5"):
+    one of them right after a value means the pilot said more of it ("decimal one five" for
+    118.100). Homophones (" to", " for") begin other words too, and are left out."""
+    words = [w for symbol, forms in SYMBOLS["digit"].items() for w in (forms[0], symbol)]
+    written = {tuple(tokenizer.encode(" " + v)) for w in words for v in (w, w.capitalize(), w.upper())}
+    return tuple(sorted(t[0] for t in written if len(t) == 1))
+
+
+def _end_margin(row: np.ndarray, digits: tuple[int, ...]) -> float:
+    """How much likelier it is that no digit follows (1 minus their probability) than the
+    likeliest digit that would (nats)."""
+    said = row[list(digits)]
+    rest = float(np.log1p(-min(float(np.exp(said).sum()), 1.0 - 1e-9)))
+    return rest - float(said.max())
+
+
 def _tokens(tokenizer: Any, words: list[str]) -> tuple[list[int], list[int]]:
     """The tokens of `words` (each with its leading space) and where each word's first token is."""
     tokens: list[int] = []
@@ -150,7 +168,8 @@ def _check_view(
     for (tokens, _), result in zip(written, results, strict=True):
         if list(result.sequences_ids[0][: len(tokens)]) != tokens or len(result.logits[0]) < len(tokens):
             return []  # not decoded as forced: no answer rather than a wrong one
-        rows.append([_log_softmax(logits) for logits in result.logits[0][: len(tokens)]])
+        # one row more where there is one: what whisper would write after the last forced word
+        rows.append([_log_softmax(logits) for logits in result.logits[0][: len(tokens) + 1]])
     heard_score = _score(written[0][0], rows[0])
     table = _symbol_tokens(tokenizer)
     places: list[list[_Place]] = []
@@ -165,11 +184,16 @@ def _check_view(
     short = [p for ps in places for p in ps if p.margin < MARGIN and p.own >= FLOOR]
     _whole_words(model, encoded, start, short, _symbol_forms(tokenizer))
     best: dict[tuple[str, bool], ValueCheck] = {}
-    for hypothesis, (tokens, _), lp, slots in zip(query.hypotheses, written[1:], rows[1:], places, strict=True):
+    digits = _end_tokens(tokenizer)
+    for hypothesis, (tokens, starts), lp, slots in zip(query.hypotheses, written[1:], rows[1:], places, strict=True):
+        margins = [p.margin for p in slots]
+        if hypothesis.end is not None:  # and no further digit said after the value
+            at = starts[hypothesis.end] if hypothesis.end < len(starts) else len(tokens)
+            margins.append(_end_margin(lp[at], digits) if at < len(lp) else -np.inf)
         check = ValueCheck(
             field=hypothesis.field,
             value=hypothesis.value,
-            margin=round(min(p.margin for p in slots), 3),
+            margin=round(max(min(margins), -99.0), 3),
             lowest=round(min(p.own for p in slots), 3),
             delta=round(_score(tokens, lp) - heard_score, 3),
             appended=hypothesis.appended,
@@ -248,4 +272,4 @@ def _whole_words(
 
 
 def _score(tokens: list[int], rows: list[np.ndarray]) -> float:
-    return float(sum(row[token] for token, row in zip(tokens, rows, strict=True)))
+    return float(sum(row[token] for token, row in zip(tokens, rows[: len(tokens)], strict=True)))
