@@ -45,15 +45,17 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
+from pydantic import ValidationError
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import ClientConnection, connect
 
 from gateway.app import create_app
 from gateway.audio.resample import resample
+from gateway.radio import protocol as p
+from gateway.radio.events import SERVER_EVENTS
 from gateway.settings import REPO_ROOT, Settings
 from gateway.speech.stack import SpeechStack
 from gateway.speech.tts.espeak import EspeakTts
-from gateway.radio import protocol as p
 from tests.conftest import run_server
 from tests.support.fuzz_report import ErrorLog, FuzzReport, budget
 
@@ -64,9 +66,6 @@ SETTINGS = Settings(
     speech_preload=False, stt_engine="sphinx", tts_engine="espeak", audio_pacing=False, max_transmission_s=1.0
 )
 LIMIT = SETTINGS.max_frame_bytes
-SERVER_EVENTS = frozenset(
-    {"session.started", "vad", "transcript", "decision", "atc.message", "atc.message.end", "state", "error", "pong"}
-)
 SCENARIOS = ({"callsign": "DLH359"}, {"runway": "25R"}, {"nonsense": 1}, {"callsign": None}, {"approach_freq": 119.2})
 PILOT_PHRASES = ("request IFR clearance", "say again", "radio check", "wilco", "ready for departure", "mayday mayday")
 
@@ -475,7 +474,12 @@ class Pilot:
 
     def check(self, frame: str) -> dict[str, Any]:
         event = _strict_json(frame)
-        assert isinstance(event, dict) and event.get("type") in SERVER_EVENTS, f"unknown server event {frame[:200]!r}"
+        assert isinstance(event, dict), f"not an event {frame[:200]!r}"
+        # every event the radio socket may send, the briefing assistant's (an `ask` frame) too, typed
+        try:
+            SERVER_EVENTS.validate_python(event)
+        except ValidationError as exc:
+            raise AssertionError(f"unknown or malformed server event {frame[:200]!r}: {exc}") from exc
         kind = event["type"]
         self.report.add(f"received:{kind}")
         if kind == "error":
