@@ -130,10 +130,11 @@ def check_values(
     first took. Runs in the calling thread (a CPU pool worker)."""
     checks: list[ValueCheck] = []
     started = time.monotonic()
-    for heard, tempo in enumerate(TEMPOS):
+    for tempos_heard, tempo in enumerate(TEMPOS):
         asked = [h for h in query.hypotheses if not any(c.field == h.field and passes(c) for c in checks)]
         now = time.monotonic()
-        if not asked or (heard and until is not None and now + (now - started) / heard > until):
+        per_tempo = (now - started) / tempos_heard if tempos_heard else 0.0
+        if not asked or (tempos_heard and until is not None and now + per_tempo > until):
             break
         view = pcm if tempo == 1.0 else resample(pcm, round(SPEECH_RATE * tempo), SPEECH_RATE)
         checks += _check_view(engine, view, prompt, query.model_copy(update={"hypotheses": asked}), tempo)
