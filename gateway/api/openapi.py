@@ -171,7 +171,7 @@ OPERATIONS: tuple[Operation, ...] = (
     ),
     Operation(
         "post", "/api/radio/session", "osCreateSession", "Start a session (the OpenSquawk app's shape)", "compat",
-        (201, OsSession), (*_BODY_ERRORS, 503), OsCreate,
+        (201, OsSession), (*_BODY_ERRORS, 503), OsCreate, body_required=False,
     ),
     Operation(
         "post", "/api/radio/session/{session_id}/transmissions", "osTransmit",
