@@ -30,7 +30,10 @@ lowest -4.5).
 A value that ends in a digit has one place more, after it: there no digit may be likelier than
 none (`Hypothesis.end`; its margin counts in `margin`). Every place of 118.100, "one one eight
 decimal one", is in a pilot's "decimal one five", which only the digit after it tells apart. A
-frequency is tried without its last zero too ("decimal eight fife" for 121.850), as pilots say it.
+value with all the digits its kind has (a runway's two, a squawk's four) has no such place: in
+"runway one eight, one one eight decimal one" the digit after 18 is the frequency's. Values are
+tried as pilots say them too: a frequency without its last zero ("decimal eight fife" for
+121.850), a taxi route with "and" before its last taxiway ("romeo one and echo two").
 A value said with one symbol ("fife thousand") needs twice the margin: one place is one chance
 for a misheard word ("fly" written "five") to stand for it. The recognizer may hear the audio at
 several tempos (`ValueCheck.tempo`); a check at any of them confirms.
@@ -69,6 +72,9 @@ _INTRO: dict[str, tuple[str, ...]] = {
     "qnh": ("qnh",),
     "letter": ("information",),
 }
+
+# The most digits a value of a kind has: no digit can follow a value that has them all.
+_MOST_DIGITS = {"runway": 2, "heading": 3, "squawk": 4, "flight_level": 3, "qnh": 4}
 
 # The phrase each kind of value is spoken in (`speak_text` speaks a value by its context), and the
 # words of it that are not the value.
@@ -202,7 +208,9 @@ def query(transcript: str, fields: Mapping[str, tuple[str, str]]) -> ValueQuery 
         # in place in both spellings; after the transcript in the ICAO one only (the margin, all an
         # appended check is judged on, scores every form of a symbol whatever the spelling: on
         # seeds 15 and 16 the ICAO one alone confirmed as many, at a quarter less decoding)
-        places: list[tuple[int, int, tuple[str, ...], list[list[str]]]] = [(start, end, (), _spellings(spoken))]
+        places: list[tuple[int, int, tuple[str, ...], list[list[str]]]] = [
+            (start, end, (), _spellings(kind_name, spoken))
+        ]
         if heard:
             places.append((len(heard), len(heard), _INTRO.get(kind_name, ()), [spoken]))
         for at, until, intro, spellings in places:
@@ -217,7 +225,7 @@ def query(transcript: str, fields: Mapping[str, tuple[str, str]]) -> ValueQuery 
                 if slots:
                     appended = bool(heard) and at == len(heard)
                     after = at + len(intro) + len(spelling)
-                    last_digit = _SYMBOL_OF.get(spelling[-1], ("",))[0] == "digit"
+                    last_digit = _SYMBOL_OF.get(spelling[-1], ("",))[0] == "digit" and not _full(kind_name, spelling)
                     hypotheses.append(
                         Hypothesis(
                             field=name,
@@ -247,13 +255,18 @@ def passes(check: ValueCheck, margin: float = MARGIN) -> bool:
     return check.margin >= margin and check.lowest >= FLOOR and (check.appended or check.delta >= -SLACK)
 
 
+def margin_needed(said: str) -> float:
+    """The margin a value said with the symbols `said` needs: twice `MARGIN` for one symbol
+    ("fife thousand"), as `confirms` asks and the recognizer listens for."""
+    return 2 * MARGIN if len(said) == 1 else MARGIN
+
+
 def confirms(check: ValueCheck, value: str, callsign_symbols: str = "", said: str = "") -> bool:
     """Whether `check` confirms the issued `value` (see the module docstring); `said`: the value's
     symbols, which an appended check must not find in `callsign_symbols`, and of which a value of
     one ("fife thousand") needs twice the margin: one place is one chance for a misheard word
     ("fly" written "five") to stand for it."""
-    needed = 2 * MARGIN if len(said) == 1 else MARGIN
-    if check.value != value or not passes(check, needed):
+    if check.value != value or not passes(check, margin_needed(said)):
         return False
     return not (check.appended and said and said in callsign_symbols)
 
@@ -288,13 +301,28 @@ def apply_checks(
     return result, notes
 
 
-def _spellings(words: list[str]) -> list[list[str]]:
-    """ICAO and plain English; and a frequency's last zero left out, as pilots say "decimal eight
-    fife" for 121.850 (the digit check after the value, `Hypothesis.end`, keeps 121.855 apart)."""
-    plain = [_PLAIN.get(w, w) for w in words]
-    out = [words] if plain == words else [words, plain]
-    if "decimal" in words and words[-1] == "zero" and words.index("decimal") < len(words) - 2:
-        out.append(words[:-1])
+def _full(kind_name: str, spelling: list[str]) -> bool:
+    """Whether a value said in `spelling` has as many digits as a value of its kind can have: a
+    digit said after it is the next value's ("runway one eight, one one eight decimal one")."""
+    digits = sum(1 for w in spelling if _SYMBOL_OF.get(w, ("",))[0] == "digit")
+    return digits >= _MOST_DIGITS.get(kind_name, 99)
+
+
+def _spellings(kind_name: str, words: list[str]) -> list[list[str]]:
+    """ICAO and plain English; and each as pilots also say it: a frequency without its last zero
+    ("decimal eight fife" for 121.850: the digit check after the value, `Hypothesis.end`, keeps
+    121.855 apart), a taxi route with "and" before its last taxiway ("romeo one and echo two")."""
+    out = []
+    for spelling in (words, [_PLAIN.get(w, w) for w in words]):
+        if spelling in out:
+            continue
+        out.append(spelling)
+        if "decimal" in words and spelling[-1] == "zero" and words.index("decimal") < len(words) - 2:
+            out.append(spelling[:-1])
+        if kind_name == "route":
+            last = max((i for i, w in enumerate(spelling) if _SYMBOL_OF.get(w, ("",))[0] == "letter"), default=0)
+            if last > 0:
+                out.append([*spelling[:last], "and", *spelling[last:]])
     return out
 
 

@@ -20,7 +20,7 @@ from gateway.service import RadioService
 from gateway.speech.checking import check_values
 from gateway.speech.stt.base import SttContext, SttResult, final_result
 from gateway.speech.stt.whisper import WhisperEngine
-from gateway.speech.stt.whisper_scoring import TEMPOS
+from gateway.speech.stt.whisper_scoring import TEMPOS, _needs, _symbol_forms
 from gateway.speech.stt.whisper_scoring import check_values as score_values
 from tests.support.pilot_audio import espeak_pcm
 
@@ -114,12 +114,37 @@ def test_the_value_replaces_the_words_most_like_it() -> None:
         "To holding point delta five contact, ground one two one, the sierra.", {"f": ("frequency", "121.850")}
     )
     assert asked is not None
-    icao, plain, short = [h for h in asked.hypotheses if not h.appended]
+    icao, short, plain, plain_short = [h for h in asked.hypotheses if not h.appended]
     assert icao.words[-8:] == ["ground", "one", "two", "one", "decimal", "eight", "fife", "zero"]
     assert plain.words[-4:] == ["point", "eight", "five", "zero"]  # pilots say "point" as often
     assert short.words[-3:] == ["decimal", "eight", "fife"]  # and leave the last zero out
+    assert plain_short.words[-3:] == ["point", "eight", "five"]  # in either spelling
     assert (icao.end, short.end) == (len(icao.words), len(short.words))  # no digit may follow it
     assert query("roger", {"p": ("sid", "OKTAL 9M")}) is None  # kinds without symbols are not checked
+
+
+def test_a_taxi_route_is_also_tried_with_and_before_its_last_taxiway() -> None:
+    asked = query("Taxi via romeo one and echo to, QNH one zero three four", {"r": ("route", "R1 E2")})
+    assert asked is not None
+    in_place = [h.words for h in asked.hypotheses if not h.appended]
+    assert ["taxi", "via", "romeo", "one", "and", "echo", "two", "qnh", "one", "zero", "three", "four"] in in_place
+    assert ["taxi", "via", "romeo", "one", "echo", "two", "qnh", "one", "zero", "three", "four"] in in_place
+
+
+@given(VALUES, HEARD)
+def test_only_a_value_that_could_go_on_needs_no_digit_after_it(value: tuple[str, str], heard: list[str]) -> None:
+    # "runway one eight, one one eight decimal one": a runway has two digits at most, so the
+    # "one" after it is the frequency's; a frequency or a holding point could go on ("decimal
+    # one five", "alpha one two"), so a digit after it must be unlikelier than none
+    kind_name, issued = value
+    asked = query(" ".join(heard), {"field": (kind_name, issued)})
+    assert asked is not None
+    most = {"runway": 2, "heading": 3, "squawk": 4, "flight_level": 3, "qnh": 4}.get(kind_name)
+    for hypothesis in asked.hypotheses:
+        digits = sum(1 for slot in hypothesis.slots if slot.cls == "digit")
+        ends_in_digit = hypothesis.slots[-1].cls == "digit"  # these kinds' values end in their last symbol
+        full = most is not None and digits >= most
+        assert (hypothesis.end is not None) == (ends_in_digit and not full), (kind_name, issued, hypothesis.words)
 
 
 def test_spoken_values_are_the_controllers_words_without_their_frame() -> None:
@@ -306,3 +331,38 @@ def test_a_value_said_with_more_digits_is_not_confirmed(whisper: WhisperEngine) 
     heard = "Lufthansa three five nine, contact ground one two one decimal eight fight"
     assert _checks(whisper, said, heard, {"frequency": ("frequency", "121.800")}) == {"frequency": False}
     assert _checks(whisper, said, heard, {"frequency": ("frequency", "121.850")}) == {"frequency": True}
+
+
+def test_a_taxi_route_read_back_with_and_is_confirmed_and_another_is_not(whisper: WhisperEngine) -> None:
+    said = "Lufthansa three five nine, taxi via romeo one and echo two"
+    heard = "Lufthansa three five nine, taxi via romeo one and echo to"  # "two" written "to": unsure
+    assert _checks(whisper, said, heard, {"route": ("route", "R1 E2")}) == {"route": True}
+    assert _checks(whisper, said, heard, {"route": ("route", "R1 B2")}) == {"route": False}
+    assert _checks(whisper, said, heard, {"route": ("route", "R1 E3")}) == {"route": False}
+
+
+def test_a_symbol_is_scored_in_every_way_whisper_writes_it(whisper: WhisperEngine) -> None:
+    # the tokenizer spells " foxtrot" " fo" "xt" "rot", whisper writes " fox" "trot": scored by
+    # the tokenizer's alone, a "foxtrot" whisper had written scored -4.6 nats (seed 0, case 22)
+    tokenizer = whisper.tokenizer()
+    forms = _symbol_forms(tokenizer)["letter"]["F"]
+    assert tuple(tokenizer.encode(" foxtrot")) in forms
+    assert (tokenizer.encode(" fox")[0], *tokenizer.encode("trot")) in forms
+    for cls, table in _symbol_forms(tokenizer).items():  # every form still spells its word
+        for symbol, spelt in table.items():
+            words = {tokenizer.decode(list(tokens)).strip().lower() for tokens in spelt}
+            assert words <= {*SYMBOLS[cls][symbol], symbol.lower()}, (cls, symbol, words)
+
+
+def test_the_recognizer_listens_for_the_margin_the_engine_will_ask() -> None:
+    # "fife thousand" is one place, one chance: the engine asks twice the margin of it, so the
+    # recognizer must not stop hearing other tempos at a check that passes only the plain one
+    one = query("climb fife thousand", {"a": ("altitude", "5000")})
+    four = query("squawk four two one five", {"s": ("squawk", "4215")})
+    assert one is not None and four is not None
+    assert {_needs(h) for h in one.hypotheses} == {2 * MARGIN}
+    assert {_needs(h) for h in four.hypotheses} == {MARGIN}
+    check = ValueCheck(field="a", value="5000", margin=MARGIN + 0.5, lowest=FLOOR + 1, delta=0.0)
+    assert passes(check) and not passes(check, _needs(one.hypotheses[0]))
+    assert not confirms(check, "5000", said="5")
+
