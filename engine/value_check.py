@@ -38,6 +38,10 @@ A value said with one symbol ("fife thousand") needs twice the margin: one place
 for a misheard word ("fly" written "five") to stand for it. The recognizer may hear the audio at
 several tempos (`ValueCheck.tempo`); a check at any of them confirms.
 
+A SID or STAR is checked only where the transcript has its fix name (`NAME_SCORE`, as the
+readback check finds it) and its digit or letter is unsure ("via METRO one halfa"): the name is
+no symbol, so only the digit and letter are scored, in place, never after the transcript.
+
 A value is confirmed (`confirms`) only when all three pass: `MARGIN`, `FLOOR` and `SLACK`, set on the voice
 bench's seed 16 (`livefreq bench readback --mode voice`, 300 readbacks, 30 % wrong): of 77 right
 readbacks asked again, 15 were confirmed and none of the 59 wrong or dropped ones asked again.
@@ -52,11 +56,13 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
+from rapidfuzz import fuzz
 from rapidfuzz.distance import Levenshtein
 
 from engine.models import ReadbackResult, ValueCheck
 from engine.phraseology import kind_for_variable, speak_text
 from engine.phraseology.alphabet import LETTER_WORDS
+from engine.phraseology.designators import NAME_SCORE
 from engine.phraseology.handlers import canonical_of, kind
 
 MARGIN = 2.0  # nats: the issued symbol at least e^2 (7.4x) likelier than any other, at every place
@@ -89,7 +95,12 @@ _TEMPLATES: dict[str, str] = {
     "letter": "information {}",
     "designator": "holding point {}",
     "route": "via {}",
+    "sid": "via {}",
+    "star": "via {}",
 }
+# Procedures: their fix name is no symbol, so a check confirms only the digit and letter, of a
+# name the transcript itself has (`NAME_SCORE`), in place, never after the transcript.
+_NAMED = frozenset({"sid", "star"})
 _FRAME_WORDS = frozenset(
     {"runway", "heading", "feet", "flight", "level", "squawk", "qnh", "information", "holding", "point", "via"}
 )
@@ -162,7 +173,7 @@ def words_of(text: str) -> list[str]:
 
 def spoken_value(kind_name: str, value: str) -> list[str] | None:
     """The value's words as spoken ("121.850" -> one two one decimal eight fife zero), or None
-    for a kind this check does not handle (procedures, places, callsigns, free text)."""
+    for a kind this check does not handle (places, callsigns, free text)."""
     template = _TEMPLATES.get(kind_name)
     if template is None:
         return None
@@ -205,13 +216,15 @@ def query(transcript: str, fields: Mapping[str, tuple[str, str]]) -> ValueQuery 
         if spoken is None:
             continue
         start, end = _window(heard, spoken)
+        if kind_name in _NAMED and not any(fuzz.ratio(w, spoken[0]) >= NAME_SCORE for w in heard[start:end]):
+            continue
         # in place in both spellings; after the transcript in the ICAO one only (the margin, all an
         # appended check is judged on, scores every form of a symbol whatever the spelling: on
         # seeds 15 and 16 the ICAO one alone confirmed as many, at a quarter less decoding)
         places: list[tuple[int, int, tuple[str, ...], list[list[str]]]] = [
             (start, end, (), _spellings(kind_name, spoken))
         ]
-        if heard:
+        if heard and kind_name not in _NAMED:
             places.append((len(heard), len(heard), _INTRO.get(kind_name, ()), [spoken]))
         for at, until, intro, spellings in places:
             for spelling in spellings:

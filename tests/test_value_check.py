@@ -120,7 +120,19 @@ def test_the_value_replaces_the_words_most_like_it() -> None:
     assert short.words[-3:] == ["decimal", "eight", "fife"]  # and leave the last zero out
     assert plain_short.words[-3:] == ["point", "eight", "five"]  # in either spelling
     assert (icao.end, short.end) == (len(icao.words), len(short.words))  # no digit may follow it
-    assert query("roger", {"p": ("sid", "OKTAL 9M")}) is None  # kinds without symbols are not checked
+    assert query("roger", {"p": ("sid", "OKTAL 9M")}) is None  # a procedure whose name was not heard
+
+
+def test_a_procedure_is_checked_only_where_its_name_was_heard_and_only_in_place() -> None:
+    # the fix name is no symbol: only its digit and letter are scored, so the transcript must
+    # have the name itself, and no hypothesis puts it after the transcript where none was heard
+    asked = query("Cleared to Rome via METRO one halfa, squawk two three", {"sid": ("sid", "METRO 1A")})
+    assert asked is not None and asked.hypotheses
+    assert all(not h.appended for h in asked.hypotheses)
+    assert all(h.words[3:7] == ["via", "metro", "one", "alfa"] for h in asked.hypotheses)
+    assert [slot.symbol for slot in asked.hypotheses[0].slots] == ["1", "A"]
+    assert query("Cleared to Rome via RELUK one alfa", {"sid": ("sid", "METRO 1A")}) is None  # another name heard
+    assert query("Cleared to Rome via metra one alfa", {"sid": ("sid", "METRO 1A")}) is not None  # misspelt
 
 
 def test_a_taxi_route_is_also_tried_with_and_before_its_last_taxiway() -> None:
@@ -259,7 +271,9 @@ def _checks(whisper: WhisperEngine, said: str, heard: str, fields: dict[str, tup
         heard = [a for a in answers if a.tempo == tempo]
         before = [a for a in answers if TEMPOS.index(a.tempo) < TEMPOS.index(tempo)]
         assert all(not any(b.field == a.field and passes(b) for b in before) for a in heard)
-        assert len(heard) == 2 * len({a.field for a in heard}) or len(fields) > 1
+        # in place and after the transcript; a procedure in place only
+        placements = {f: 1 if fields[f][0] in ("sid", "star") else 2 for f in {a.field for a in heard}}
+        assert len(heard) == sum(placements.values()) or len(fields) > 1
     assert {a.tempo for a in answers} <= set(TEMPOS) and answers[0].tempo == 1.0
     # as the engine decides: every field unsure, confirmed by any of its checks
     unsure = ReadbackResult(ok=False, fields=dict.fromkeys(fields, "unsure"), unsure=list(fields))
@@ -365,4 +379,12 @@ def test_the_recognizer_listens_for_the_margin_the_engine_will_ask() -> None:
     check = ValueCheck(field="a", value="5000", margin=MARGIN + 0.5, lowest=FLOOR + 1, delta=0.0)
     assert passes(check) and not passes(check, _needs(one.hypotheses[0]))
     assert not confirms(check, "5000", said="5")
+
+
+def test_a_procedure_heard_unsure_is_confirmed_and_another_is_not(whisper: WhisperEngine) -> None:
+    said = "Lufthansa three five nine, climb five thousand feet, via metro seven delta departure, squawk four two"
+    heard = "Lufthansa three five nine, climb five thousand feet, via metro seven the departure, squawk four two"
+    assert _checks(whisper, said, heard, {"sid": ("sid", "METRO 7D")}) == {"sid": True}  # its letter unsure
+    for other in ("METRO 7B", "METRO 7E", "METRO 1D", "METRO 8D"):
+        assert _checks(whisper, said, heard, {"sid": ("sid", other)}) == {"sid": False}, other
 
