@@ -301,6 +301,19 @@ def test_no_prompt_and_no_closed_vocabulary_holds_an_issued_name(
     assert sid[0].lower() in issued.value_words and destination.lower() in issued.value_words
 
 
+def test_a_clients_expected_phrase_lends_its_names_to_no_prompt() -> None:
+    # /api/atc/ptt has no session: the names are the phrase's words the radio never says
+    from gateway.api.speech import _callsign_in, _names_in
+
+    phrase = "DLH359, cleared to Dusseldorf via CHARL 3B departure, climb 5000 ft, squawk 1250"
+    names = _names_in(phrase, _callsign_in(phrase))
+    assert {"dusseldorf", "charl"} <= names
+    assert not names & {"lufthansa", "cleared", "via", "departure", "climb", "squawk", "tree"}
+    prompt = build_prompt(SttContext(expected_phrases=[phrase], callsign=_callsign_in(phrase), value_words=names))
+    assert prompt is not None and "Lufthansa" in prompt and "departure" in prompt
+    assert "CHARL" not in prompt and "Dusseldorf" not in prompt
+
+
 def test_whisper_empty_stream_and_bad_input(whisper: WhisperEngine) -> None:
     assert run(transcribe(whisper, b"")) == ""
     stream = whisper.open(CONTEXT)
