@@ -35,7 +35,6 @@ from starlette.staticfiles import StaticFiles
 
 from gateway import metrics
 from gateway.api import airports, assistant as assistant_api, compat, health, openapi, opensquawk, sessions, vatsim
-from engine.vocabulary import radio_vocabulary
 from gateway.api import speech as speech_api
 from gateway.api.access import AccessMiddleware
 from gateway.api.errors import (
@@ -148,7 +147,7 @@ def create_app(
         *health.routes(service, speech, capacity),
         WebSocketRoute("/v1/radio", radio_handler(service, speech, settings, auth, capacity)),
         *webrtc_routes(peers, service, speech, settings, auth),
-        *speech_api.routes(speech, settings, vocabulary=radio_vocabulary(service.registry)),
+        *speech_api.routes(speech, settings),
         *sessions.routes(service, settings.max_body_bytes, auth),
         *compat.routes(service, settings.max_body_bytes),
         *opensquawk.routes(service, settings.max_body_bytes),  # the OpenSquawk app's /api/radio/session

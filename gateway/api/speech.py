@@ -272,18 +272,10 @@ def radio_quality(level: int | None) -> str:
 class SpeechApi:
     """The two endpoints bound to one `SpeechStack` and the gateway settings."""
 
-    def __init__(
-        self,
-        speech: SpeechStack,
-        settings: Settings,
-        *,
-        load_wait_s: float = LOAD_WAIT_S,
-        vocabulary: frozenset[str] | None = None,
-    ) -> None:
+    def __init__(self, speech: SpeechStack, settings: Settings, *, load_wait_s: float = LOAD_WAIT_S) -> None:
         self.speech = speech
         self.settings = settings
         self.load_wait_s = load_wait_s
-        self.vocabulary = vocabulary  # the radio's words (`engine.vocabulary`); None: the base ones
         self._speed_variants: dict[float, TtsEngine] = {}
 
     async def ensure_ready(self) -> None:
@@ -401,13 +393,12 @@ class SpeechApi:
             )
         await self.ensure_ready()
         phrase = body.expected.phrase if body.expected else None
-        callsign = _callsign_in(phrase)
         context = SttContext(
             expected_phrases=[phrase] if phrase and phrase.strip() else [],
             vocabulary=traffic_vocabulary(body.context.callsigns or []) if body.context else [],
             speaker=body.sessionId,
-            callsign=callsign,
-            value_words=_names_in(phrase, callsign, self.vocabulary),
+            callsign=_callsign_in(phrase),
+            value_words=_names_in(phrase),
         )
         try:
             result = await transcribe_result(self.speech.stt, pcm, context)
@@ -431,16 +422,9 @@ def _decode(raw: bytes, container: str | None) -> bytes:
     return decode_audio(raw, STT_SAMPLE_RATE, container_format=container)
 
 
-def routes(
-    speech: SpeechStack,
-    settings: Settings,
-    *,
-    load_wait_s: float = LOAD_WAIT_S,
-    vocabulary: frozenset[str] | None = None,
-) -> list[BaseRoute]:
-    """``POST /api/atc/say`` and ``POST /api/atc/ptt`` bound to `speech`; `vocabulary`: the
-    radio's words, which tell the names in a client's expected phrase apart (`_names_in`)."""
-    api = SpeechApi(speech, settings, load_wait_s=load_wait_s, vocabulary=vocabulary)
+def routes(speech: SpeechStack, settings: Settings, *, load_wait_s: float = LOAD_WAIT_S) -> list[BaseRoute]:
+    """``POST /api/atc/say`` and ``POST /api/atc/ptt`` bound to `speech`."""
+    api = SpeechApi(speech, settings, load_wait_s=load_wait_s)
 
     async def voices(request: Request) -> JSONResponse:
         """Controller voices a radio session may choose (`session.start` `voice`)."""
@@ -474,17 +458,15 @@ def cors_middleware(settings: Settings) -> Middleware:
     )
 
 
-def _names_in(phrase: str | None, callsign: str | None, vocabulary: frozenset[str] | None = None) -> frozenset[str]:
-    """The words of a client's expected phrase that the radio never says and our callsign does
-    not: names (a SID's fix, a clearance limit, "via CHARL departure"), which the recognizer's
-    prompt must not hold (`SttContext.value_words`). Without the session's variables, the
-    radio's own words (`vocabulary`, else `engine.vocabulary.base_vocabulary`) tell them apart."""
+def _names_in(phrase: str | None) -> frozenset[str]:
+    """The fix names of the procedures a client's expected phrase holds ("via CHARL 3B"), which
+    the recognizer's prompt must not hold (`SttContext.value_words`, as the radio's sessions)."""
     if not phrase or not phrase.strip():
         return frozenset()
-    from engine.vocabulary import base_vocabulary
+    from engine.phraseology import extract
 
-    known = (vocabulary or base_vocabulary()) | set(stt_base.words_of(speak_text(callsign or "")))
-    return frozenset(w for w in stt_base.words_of(speak_text(phrase)) if w.isalpha() and w not in known)
+    fixes = {str(p).split()[0] for kind in ("sid", "star") for p in extract(kind, phrase)}
+    return frozenset(w for fix in fixes for w in stt_base.words_of(fix))
 
 
 def _callsign_in(phrase: str | None) -> str | None:
