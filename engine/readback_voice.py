@@ -25,6 +25,7 @@ from engine.phraseology.frequencies import is_channel
 from engine.phraseology.handlers import Kind
 from engine.phraseology.hits import Found, Hit
 from engine.phraseology.number_passes import DIGITS
+from engine.phraseology.places import CODES, PLACES
 from engine.phraseology.transcript import Transcript
 from engine.vocabulary import words_in
 
@@ -95,6 +96,8 @@ def garbled_by_voice(handler: Kind, t: Transcript, found: Found, expected: str, 
       taxiway without a number where every issued one has one).
     - An altitude in feet above the highest transition altitude anywhere (18,000 ft) that was not
       issued ("two three thousand" for "three thousand"): higher, controllers give levels.
+    - A clearance limit that is no place we know ("cleared to fran" for Prague: the city's name
+      left the recognizer's context, `gateway.speech.stack.name_words`).
     - A holding point or stand: the issued one with its end lost ("holding point whiskey." for
       W4, "tango one for my yankee" for T14), its letter lost (digits only: "holding point one
       three" for B13, "holding point four, one one" for H11), or its digits heard as letters
@@ -201,7 +204,16 @@ def _garbled_designator(_t: Transcript, hit: Hit, expected: str) -> bool:
     return expected.startswith(value) or letter_lost or digits_as_letters
 
 
+def _garbled_airport(_t: Transcript, hit: Hit, expected: str) -> bool:
+    """A clearance limit that is no place we know ("cleared to fran" for Prague): the recognizer's
+    spelling of a city, not another city (which is corrected)."""
+    words = hit.value.casefold().split()  # the limit runs on to the next words: "zurich lufthansa"
+    known = any(" ".join(words[:k]) in PLACES for k in range(1, len(words) + 1))
+    return hit.value != expected and not known and hit.value.upper() not in CODES
+
+
 _GARBLED_BY_VOICE = {
+    "airport": _garbled_airport,
     "runway": _garbled_runway,
     "sid": _garbled_procedure,
     "star": _garbled_procedure,

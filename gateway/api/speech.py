@@ -459,14 +459,17 @@ def cors_middleware(settings: Settings) -> Middleware:
 
 
 def _names_in(phrase: str | None) -> frozenset[str]:
-    """The fix names of the procedures a client's expected phrase holds ("via CHARL 3B"), which
-    the recognizer's prompt must not hold (`SttContext.value_words`, as the radio's sessions)."""
+    """The names a client's expected phrase issues: its procedures' fixes ("via CHARL 3B") and its
+    clearance limit ("cleared to Dusseldorf"), which the recognizer's prompt must not hold
+    (`SttContext.value_words`, as the radio's sessions)."""
     if not phrase or not phrase.strip():
         return frozenset()
     from engine.phraseology import extract
+    from engine.phraseology.airports import clearance_limits
 
-    fixes = {str(p).split()[0] for kind in ("sid", "star") for p in extract(kind, phrase)}
-    return frozenset(w for fix in fixes for w in stt_base.words_of(fix))
+    names = {str(p).split()[0] for kind in ("sid", "star") for p in extract(kind, phrase)}
+    names.update(clearance_limits(phrase))
+    return frozenset(w for name in names for w in stt_base.words_of(name))
 
 
 def _callsign_in(phrase: str | None) -> str | None:

@@ -147,18 +147,20 @@ def stt_context(session: Session, expected: list[str], lexicon: frozenset[str] =
     )
 
 
-# Kinds whose values are names a readback is judged on and whisper hears one for another: a
-# fix ("Charon" for a spoken "Kerun" under "via CHARL"). City names stay in the context: without
-# them whisper mangles the clearance limit ("cleared to fran" for Prague, "do sole d'orf"), and
-# voice runs of wrong destinations found none accepted (docs/performance.md).
+# Values a readback is judged on that are names, which whisper writes one for another when the
+# context holds one: a fix ("Charon" for a spoken "Kerun" under "via CHARL"), a clearance limit
+# ("Dusseldorf" for a spoken "Brussels" under "cleared to Dusseldorf"). The home airport's name
+# is the station's ("Frankfurt Delivery"), no value.
 _NAME_KINDS = frozenset({"sid", "star"})
+_PLACE_NAMES = ("destination_name",)
 
 
 def name_words(variables: dict[str, Any]) -> frozenset[str]:
-    """The words of the issued procedures' fix names (a SID's, a STAR's), which no biasing prompt
-    may hold (`SttContext.value_words`); digits, letters and sides are values every prompt holds
-    alike."""
+    """The words of the issued values that are names (a SID's or STAR's fix, the clearance limit's
+    city), which no biasing prompt may hold (`SttContext.value_words`); digits, letters and sides
+    are values every prompt holds alike."""
     names = [str(v) for n, v in variables.items() if v and phraseology.kind_for_variable(n) in _NAME_KINDS]
+    names += [v for n in _PLACE_NAMES if isinstance(v := variables.get(n), str)]
     return frozenset(
         w for name in names for w in words_of(name) if len(w) > 1 and not any(w in c for c in VALUE_CLASSES)
     )

@@ -107,10 +107,11 @@ class SttContext:
     `speaker` names who talks (one pilot per session), for engines that adapt to the voice and
     microphone from one transmission to the next (pocketsphinx's cepstral mean). `lexicon` is the
     radio's closed vocabulary (`gateway.speech.stt.lexicon`) for an engine's second hearing; empty:
-    no second hearing. `value_words` are the words of issued values that are names whisper hears
-    one for another (a SID's fix): a readback is judged on them, so no biasing prompt and no
-    closed vocabulary may hold them (whisper prompted with "via CHARL departure" wrote "Charon"
-    for a spoken "Kerun", a wrong SID accepted).
+    no second hearing. `value_words` are the words of issued values that are names (a SID's fix,
+    the clearance limit's city): a readback is judged on them, so no biasing prompt and no closed
+    vocabulary may hold them (whisper prompted with "via CHARL departure" wrote "Charon" for a
+    spoken "Kerun", a wrong SID accepted; with "cleared to Dusseldorf", "Dusseldorf" for a spoken
+    "Brussels").
     """
 
     expected_phrases: list[str] = field(default_factory=list)

@@ -28,8 +28,8 @@ def radio_lexicon(registry: FlowRegistry) -> frozenset[str]:
 
 
 def own_words(context: SttContext) -> frozenset[str]:
-    """This transmission's own words (callsign, airports, telephonies), beside the shared lexicon;
-    never an issued fix name (`SttContext.value_words`), which a closed vocabulary would let
-    whisper write for any other fix spoken there."""
+    """This transmission's own words (callsign, telephonies), beside the shared lexicon; never the
+    names issued (`SttContext.value_words`: a SID's fix, the clearance limit), which a closed
+    vocabulary would let whisper write for any other name spoken there."""
     words = (w for text in (*context.spoken_phrases(), *context.spoken_vocabulary()) for w in words_of(text))
     return frozenset(w for w in words if w not in context.value_words)

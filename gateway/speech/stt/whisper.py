@@ -165,7 +165,7 @@ def _is_value_word(word: str) -> bool:
 
 
 def _names_value(word: str, context: SttContext) -> bool:
-    """Whether `word` ("CHARL,") is a word of an issued fix name (`SttContext.value_words`)."""
+    """Whether `word` ("CHARL,", "Dusseldorf") is a word of an issued name (`SttContext.value_words`)."""
     return any(w in context.value_words for w in words_of(word))
 
 
@@ -175,8 +175,8 @@ def build_prompt(context: SttContext, max_words: int = PROMPT_MAX_WORDS) -> str 
     A prompt holding the expected readback ("... runway one eight") once made whisper write "one
     eight" for a spoken "one seven" (`livefreq bench readback --mode voice --bias both`: 1 wrong
     readback of 103 accepted with the values in the prompt, 0 without): the prompt now carries
-    the phrases with every value word left out (`_wording`; and an issued SID's or STAR's fix
-    name, `SttContext.value_words`), the ICAO digits, letters, sides and
+    the phrases with every value word left out (`_wording`; and the names issued, a SID's fix and
+    the clearance limit, `SttContext.value_words`), the ICAO digits, letters, sides and
     climb/descend once each (`DIGITS_SENTENCE`), our own callsign whole (who talks, not a value),
     and vocabulary words the phrases lack, so it is the same whatever value was issued and cannot
     turn a wrong value into the right one. Sentences, not a bare word list:
