@@ -96,8 +96,8 @@ def garbled_by_voice(handler: Kind, t: Transcript, found: Found, expected: str, 
       taxiway without a number where every issued one has one).
     - An altitude in feet above the highest transition altitude anywhere (18,000 ft) that was not
       issued ("two three thousand" for "three thousand"): higher, controllers give levels.
-    - A clearance limit that is no place we know ("cleared to fran" for Prague: the city's name
-      left the recognizer's context, `gateway.speech.stack.name_words`).
+    - A clearance limit that is no place we know ("cleared to fran" for Prague): the
+      recognizer's spelling of the city, not another city (which is corrected).
     - A holding point or stand: the issued one with its end lost ("holding point whiskey." for
       W4, "tango one for my yankee" for T14), its letter lost (digits only: "holding point one
       three" for B13, "holding point four, one one" for H11), or its digits heard as letters

@@ -642,10 +642,10 @@ def test_a_value_said_before_a_word_the_radio_never_uses_is_asked_again_by_voice
 )
 @settings(max_examples=60, deadline=None)
 def test_a_clearance_limit_that_is_no_place_is_asked_again_by_voice(other: str, garbled: str) -> None:
-    """Seen by voice once the city left the recognizer's context (it had made whisper write
-    "Dusseldorf" for a spoken "Brussels"): "cleared to fran" for Prague. By voice a limit that is
-    no place we know is the recognizer's spelling, asked again; another city is corrected; typed,
-    both are corrected."""
+    """Seen by voice with the city out of the recognizer's context (tried on 2026-11-27, see
+    docs/performance.md): "cleared to fran" for Prague. By voice a limit that is no place we know
+    is the recognizer's spelling, asked again; another city is corrected; typed, both are
+    corrected."""
     from engine.phraseology.places import PLACES
 
     assume(garbled not in PLACES)

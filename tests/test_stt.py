@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine.phraseology import normalize_transcript
@@ -24,9 +24,6 @@ from gateway.audio.resample import resample
 from gateway.speech.stt import SttConfigError, SttContext, SttEngine, SttStream, make_stt, transcribe
 from gateway.speech.stt.base import ICAO_WORDS, SttResult, corpus_sentences, value_variants, words_of
 from gateway.speech.stt.sphinx import Lexicon, SphinxEngine
-from gateway.service import RadioService
-from gateway.speech.stack import stt_context
-from gateway.speech.stt.lexicon import own_words, radio_lexicon
 from gateway.speech.stt.whisper import DIGITS_SENTENCE, WhisperEngine, build_prompt
 from gateway.speech.tts.espeak import EspeakTts
 
@@ -269,48 +266,6 @@ def test_whisper_prompt_is_the_same_whatever_values_were_issued(values: list[tup
 
     first, second = (build_prompt(context(*v)) for v in values)
     assert first == second
-
-
-@given(
-    sid=st.tuples(st.sampled_from(["CHARL", "KERUN", "METRO", "OKTAL"]), st.integers(1, 9), st.sampled_from("ABMQ")),
-    destination=st.sampled_from(["Dusseldorf", "Zurich", "Barcelona", "Prague", "Vienna"]),
-)
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-def test_no_prompt_and_no_closed_vocabulary_holds_an_issued_name(
-    radio_service: RadioService, sid: tuple[str, int, str], destination: str
-) -> None:
-    """Seen by voice: prompted with "cleared to Dusseldorf via CHARL departure", whisper wrote
-    "Charon" for a spoken "Kerun" (a wrong SID accepted) and "Dusseldorf" for a spoken
-    "Brussels". Whatever SID and clearance limit were issued, the prompt and the closed hearing's
-    own words are the same: neither can favour the issued name over another one spoken."""
-    session, opening, _ = radio_service.create(flow="clearance", seed=3)
-    radio_service.transmit(session.session_id, opening.expected_pilot[0])  # the clearance: its readback next
-    at = radio_service.get(session.session_id)
-    assert "sid" in at.variables and any(at.variables["sid"] in p for p in radio_service.engine.expected_pilot(at))
-
-    def context(name: str, number: int, letter: str, city: str) -> SttContext:
-        variables = {**at.variables, "sid": f"{name} {number}{letter}", "destination_name": city}
-        changed = at.model_copy(update={"variables": variables})
-        return stt_context(changed, radio_service.engine.expected_pilot(changed), lexicon)
-
-    lexicon = radio_lexicon(radio_service.registry)
-    issued = context(*sid, destination)
-    reference = context("ABRIX", 5, "Z", "Lisbon")
-    assert build_prompt(issued) == build_prompt(reference)
-    assert own_words(issued) | lexicon == own_words(reference) | lexicon  # the closed hearing's words
-    assert sid[0].lower() in issued.value_words and destination.lower() in issued.value_words
-
-
-def test_a_clients_expected_phrase_lends_its_names_to_no_prompt() -> None:
-    # /api/atc/ptt has no session: the fixes are those of the procedures the phrase holds
-    from gateway.api.speech import _callsign_in, _names_in
-
-    phrase = "DLH359, cleared to Dusseldorf via CHARL 3B departure, climb 5000 ft, squawk 1250"
-    assert _names_in(phrase) == {"charl", "dusseldorf"}
-    prompt = build_prompt(SttContext(expected_phrases=[phrase], callsign=_callsign_in(phrase), value_words=_names_in(phrase)))
-    assert prompt is not None and "Lufthansa" in prompt and "departure" in prompt
-    assert "CHARL" not in prompt and "Dusseldorf" not in prompt
-    assert _names_in("Frankfurt Delivery, DLH359, request IFR clearance") == frozenset()
 
 
 def test_whisper_empty_stream_and_bad_input(whisper: WhisperEngine) -> None:

@@ -67,11 +67,6 @@ _NOT_LIMITS = frozenset(
 _LIMIT_LEAD = (("cleared", "to"), ("clearance", "limit"), ("cleared", "for"))
 
 
-def clearance_limits(text: str) -> list[str]:
-    """The places `text` names as a clearance limit ("cleared to Dusseldorf" -> DUSSELDORF)."""
-    return [name for _, name in _limit_names(tokenize(text))]
-
-
 def _limit_names(t: Transcript) -> list[tuple[int, str]]:
     """(index, NAME) for a place named after "cleared to": "cleared to zurich" when Barcelona was
     issued is a wrong clearance limit, not a missing one, even for a city we have no entry for."""

@@ -398,7 +398,6 @@ class SpeechApi:
             vocabulary=traffic_vocabulary(body.context.callsigns or []) if body.context else [],
             speaker=body.sessionId,
             callsign=_callsign_in(phrase),
-            value_words=_names_in(phrase),
         )
         try:
             result = await transcribe_result(self.speech.stt, pcm, context)
@@ -456,20 +455,6 @@ def cors_middleware(settings: Settings) -> Middleware:
         allow_private_network=True,
         max_age=600,
     )
-
-
-def _names_in(phrase: str | None) -> frozenset[str]:
-    """The names a client's expected phrase issues: its procedures' fixes ("via CHARL 3B") and its
-    clearance limit ("cleared to Dusseldorf"), which the recognizer's prompt must not hold
-    (`SttContext.value_words`, as the radio's sessions)."""
-    if not phrase or not phrase.strip():
-        return frozenset()
-    from engine.phraseology import extract
-    from engine.phraseology.airports import clearance_limits
-
-    names = {str(p).split()[0] for kind in ("sid", "star") for p in extract(kind, phrase)}
-    names.update(clearance_limits(phrase))
-    return frozenset(w for name in names for w in stt_base.words_of(name))
 
 
 def _callsign_in(phrase: str | None) -> str | None:

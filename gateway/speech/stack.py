@@ -17,7 +17,7 @@ from typing import Any
 from engine import phraseology
 from engine.models import Session
 from gateway.settings import Settings
-from gateway.speech.stt.base import VALUE_CLASSES, SttContext, SttEngine, start_engine, words_of
+from gateway.speech.stt.base import SttContext, SttEngine, start_engine
 from gateway.speech.stt.factory import make_stt
 from gateway.speech.tts.base import TtsEngine
 from gateway.speech.tts.cache import TtsCache
@@ -138,31 +138,7 @@ def stt_context(session: Session, expected: list[str], lexicon: frozenset[str] =
     vocabulary.extend(traffic_vocabulary(session.traffic))
     callsign = telephony if isinstance(telephony, str) and telephony.strip() else None
     return SttContext(
-        expected_phrases=list(expected),
-        vocabulary=vocabulary,
-        speaker=session.session_id,
-        callsign=callsign,
-        lexicon=lexicon,
-        value_words=name_words(variables),
-    )
-
-
-# Values a readback is judged on that are names, which whisper writes one for another when the
-# context holds one: a fix ("Charon" for a spoken "Kerun" under "via CHARL"), a clearance limit
-# ("Dusseldorf" for a spoken "Brussels" under "cleared to Dusseldorf"). The home airport's name
-# is the station's ("Frankfurt Delivery"), no value.
-_NAME_KINDS = frozenset({"sid", "star"})
-_PLACE_NAMES = ("destination_name",)
-
-
-def name_words(variables: dict[str, Any]) -> frozenset[str]:
-    """The words of the issued values that are names (a SID's or STAR's fix, the clearance limit's
-    city), which no biasing prompt may hold (`SttContext.value_words`); digits, letters and sides
-    are values every prompt holds alike."""
-    names = [str(v) for n, v in variables.items() if v and phraseology.kind_for_variable(n) in _NAME_KINDS]
-    names += [v for n in _PLACE_NAMES if isinstance(v := variables.get(n), str)]
-    return frozenset(
-        w for name in names for w in words_of(name) if len(w) > 1 and not any(w in c for c in VALUE_CLASSES)
+        expected_phrases=list(expected), vocabulary=vocabulary, speaker=session.session_id, callsign=callsign, lexicon=lexicon
     )
 
 

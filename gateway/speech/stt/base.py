@@ -107,11 +107,7 @@ class SttContext:
     `speaker` names who talks (one pilot per session), for engines that adapt to the voice and
     microphone from one transmission to the next (pocketsphinx's cepstral mean). `lexicon` is the
     radio's closed vocabulary (`gateway.speech.stt.lexicon`) for an engine's second hearing; empty:
-    no second hearing. `value_words` are the words of issued values that are names (a SID's fix,
-    the clearance limit's city): a readback is judged on them, so no biasing prompt and no closed
-    vocabulary may hold them (whisper prompted with "via CHARL departure" wrote "Charon" for a
-    spoken "Kerun", a wrong SID accepted; with "cleared to Dusseldorf", "Dusseldorf" for a spoken
-    "Brussels").
+    no second hearing.
     """
 
     expected_phrases: list[str] = field(default_factory=list)
@@ -120,7 +116,6 @@ class SttContext:
     speaker: str | None = None  # e.g. the session id: lets an engine carry its adaptation over
     callsign: str | None = None  # our own callsign as said ("Lufthansa 359"): who is talking, not a readback value
     lexicon: frozenset[str] = frozenset()
-    value_words: frozenset[str] = frozenset()  # lower case
 
     def spoken_phrases(self) -> list[str]:
         """The expected phrases in ICAO speech ("runway two fife right")."""

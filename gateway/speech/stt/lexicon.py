@@ -28,8 +28,5 @@ def radio_lexicon(registry: FlowRegistry) -> frozenset[str]:
 
 
 def own_words(context: SttContext) -> frozenset[str]:
-    """This transmission's own words (callsign, telephonies), beside the shared lexicon; never the
-    names issued (`SttContext.value_words`: a SID's fix, the clearance limit), which a closed
-    vocabulary would let whisper write for any other name spoken there."""
-    words = (w for text in (*context.spoken_phrases(), *context.spoken_vocabulary()) for w in words_of(text))
-    return frozenset(w for w in words if w not in context.value_words)
+    """This transmission's own words (callsign, airports, procedures), beside the shared lexicon."""
+    return frozenset(w for text in (*context.spoken_phrases(), *context.spoken_vocabulary()) for w in words_of(text))

@@ -164,19 +164,13 @@ def _is_value_word(word: str) -> bool:
     return (len(word) == 1 and word.isalpha()) or any(word in members for members in VALUE_CLASSES)
 
 
-def _names_value(word: str, context: SttContext) -> bool:
-    """Whether `word` ("CHARL,", "Dusseldorf") is a word of an issued name (`SttContext.value_words`)."""
-    return any(w in context.value_words for w in words_of(word))
-
-
 def build_prompt(context: SttContext, max_words: int = PROMPT_MAX_WORDS) -> str | None:
     """The biasing prompt: the wording of the expected phrases, never their values.
 
     A prompt holding the expected readback ("... runway one eight") once made whisper write "one
     eight" for a spoken "one seven" (`livefreq bench readback --mode voice --bias both`: 1 wrong
     readback of 103 accepted with the values in the prompt, 0 without): the prompt now carries
-    the phrases with every value word left out (`_wording`; and the names issued, a SID's fix and
-    the clearance limit, `SttContext.value_words`), the ICAO digits, letters, sides and
+    the phrases with every value word left out (`_wording`), the ICAO digits, letters, sides and
     climb/descend once each (`DIGITS_SENTENCE`), our own callsign whole (who talks, not a value),
     and vocabulary words the phrases lack, so it is the same whatever value was issued and cannot
     turn a wrong value into the right one. Sentences, not a bare word list:
@@ -192,7 +186,7 @@ def build_prompt(context: SttContext, max_words: int = PROMPT_MAX_WORDS) -> str 
         used.update(words_of(own))
         budget -= len(own.split())
     for phrase in context.spoken_phrases():
-        words = [w for w in _wording(phrase.replace(",", " ,").split()) if not _names_value(w, context)]
+        words = _wording(phrase.replace(",", " ,").split())
         text = " ".join(words).replace(" ,", ",").strip(" ,.")
         text = ", ".join(p.strip() for p in text.split(",") if p.strip())
         if not text or len(text.split()) > budget:
@@ -202,11 +196,7 @@ def build_prompt(context: SttContext, max_words: int = PROMPT_MAX_WORDS) -> str 
         budget -= len(text.split())
     extra: list[str] = []
     for item in context.spoken_vocabulary():
-        item_words = [
-            w
-            for w in item.replace(",", " ").split()
-            if _wording(words_of(w)) and not set(words_of(w)) <= used and not _names_value(w, context)
-        ]
+        item_words = [w for w in item.replace(",", " ").split() if _wording(words_of(w)) and not set(words_of(w)) <= used]
         if not item_words or len(item_words) > budget:
             continue
         extra.append(" ".join(item_words))
