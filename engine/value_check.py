@@ -38,7 +38,7 @@ A value said with one symbol ("fife thousand") needs twice the margin: one place
 for a misheard word ("fly" written "five") to stand for it. The recognizer may hear the audio at
 several tempos (`ValueCheck.tempo`); a check at any of them confirms.
 
-A SID or STAR is checked only where the transcript has its fix name (`NAME_SCORE`, as the
+A SID or STAR is checked only where the transcript has its fix name (`is_fix_name`, as the
 readback check finds it) and its digit or letter is unsure ("via METRO one halfa"): the name is
 no symbol, so only the digit and letter are scored, in place, never after the transcript.
 
@@ -56,13 +56,12 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
-from rapidfuzz import fuzz
 from rapidfuzz.distance import Levenshtein
 
 from engine.models import ReadbackResult, ValueCheck
 from engine.phraseology import kind_for_variable, speak_text
 from engine.phraseology.alphabet import LETTER_WORDS
-from engine.phraseology.designators import NAME_SCORE
+from engine.phraseology.designators import is_fix_name
 from engine.phraseology.handlers import canonical_of, kind
 
 MARGIN = 2.0  # nats: the issued symbol at least e^2 (7.4x) likelier than any other, at every place
@@ -99,7 +98,7 @@ _TEMPLATES: dict[str, str] = {
     "star": "via {}",
 }
 # Procedures: their fix name is no symbol, so a check confirms only the digit and letter, of a
-# name the transcript itself has (`NAME_SCORE`), in place, never after the transcript.
+# name the transcript itself has (`is_fix_name`), in place, never after the transcript.
 _NAMED = frozenset({"sid", "star"})
 _FRAME_WORDS = frozenset(
     {"runway", "heading", "feet", "flight", "level", "squawk", "qnh", "information", "holding", "point", "via"}
@@ -216,7 +215,7 @@ def query(transcript: str, fields: Mapping[str, tuple[str, str]]) -> ValueQuery 
         if spoken is None:
             continue
         start, end = _window(heard, spoken)
-        if kind_name in _NAMED and not any(fuzz.ratio(w, spoken[0]) >= NAME_SCORE for w in heard[start:end]):
+        if kind_name in _NAMED and not any(is_fix_name(w, spoken[0]) for w in heard[start:end]):
             continue
         # in place in both spellings; after the transcript in the ICAO one only (the margin, all an
         # appended check is judged on, scores every form of a symbol whatever the spelling: on
@@ -238,7 +237,7 @@ def query(transcript: str, fields: Mapping[str, tuple[str, str]]) -> ValueQuery 
                 if slots:
                     appended = bool(heard) and at == len(heard)
                     after = at + len(intro) + len(spelling)
-                    last_digit = _SYMBOL_OF.get(spelling[-1], ("",))[0] == "digit" and not _full(kind_name, spelling)
+                    last_digit = _class_of(spelling[-1]) == "digit" and not _full(kind_name, spelling)
                     hypotheses.append(
                         Hypothesis(
                             field=name,
@@ -314,10 +313,16 @@ def apply_checks(
     return result, notes
 
 
+def _class_of(word: str) -> str:
+    """The class of symbol `word` says (digit, letter, side), or "" for a word that says none."""
+    found = _SYMBOL_OF.get(word)
+    return found[0] if found else ""
+
+
 def _full(kind_name: str, spelling: list[str]) -> bool:
     """Whether a value said in `spelling` has as many digits as a value of its kind can have: a
     digit said after it is the next value's ("runway one eight, one one eight decimal one")."""
-    digits = sum(1 for w in spelling if _SYMBOL_OF.get(w, ("",))[0] == "digit")
+    digits = sum(1 for w in spelling if _class_of(w) == "digit")
     return digits >= _MOST_DIGITS.get(kind_name, 99)
 
 
@@ -333,7 +338,7 @@ def _spellings(kind_name: str, words: list[str]) -> list[list[str]]:
         if "decimal" in words and spelling[-1] == "zero" and words.index("decimal") < len(words) - 2:
             out.append(spelling[:-1])
         if kind_name == "route":
-            last = max((i for i, w in enumerate(spelling) if _SYMBOL_OF.get(w, ("",))[0] == "letter"), default=0)
+            last = max((i for i, w in enumerate(spelling) if _class_of(w) == "letter"), default=0)
             if last > 0:
                 out.append([*spelling[:last], "and", *spelling[last:]])
     return out

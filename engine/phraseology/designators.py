@@ -72,6 +72,11 @@ def _is_name(word: str) -> bool:
     )
 
 
+def is_fix_name(word: str, name: str) -> bool:
+    """Whether the heard `word` is the fix `name` (`NAME_SCORE`: "metro" for METRO, "chal" for CHARL)."""
+    return bool(name) and fuzz.ratio(word.lower(), name.lower()) >= NAME_SCORE
+
+
 def procedure_find(t: Transcript, ctx: Context) -> Found:
     """Name + digit + letter ("marun 7 foxtrot"); name alone only when the issued one has no suffix."""
     exp_name, exp_suffix = _split_procedure(ctx.expected) if ctx.expected else ("", "")
@@ -80,7 +85,7 @@ def procedure_find(t: Transcript, ctx: Context) -> Found:
     for i, word in enumerate(words):
         if not word.isalpha() or word in _NOT_NAMES:
             continue
-        matches_expected = bool(exp_name) and fuzz.ratio(word, exp_name.lower()) >= NAME_SCORE
+        matches_expected = is_fix_name(word, exp_name)
         if not matches_expected and not _is_name(word):
             continue
         name = exp_name if matches_expected else word.upper()
