@@ -339,8 +339,11 @@ def _callsign_words(t: Transcript, variables: Mapping[str, Any], traffic: tuple[
                 h for h in find_callsigns(t, Context(parsed.code, ctx_vars)) if callsign_equal(h.value, parsed.code)
             ]
     # Any other airline callsign, except one whose telephony is a phonetic letter: "delta two" is
-    # taxiway D2 far more often than Delta Air Lines 2.
-    found += [h for h in find_callsigns(t, Context()) if t.letter(h.index) is None]
+    # taxiway D2 far more often than Delta Air Lines 2; and except where a known one starts, which
+    # is as long as we know it to be: read as any callsign, "Egyptair 287, lima papa papa tango"
+    # is MSR287LP, and the spelled clearance limit (LPPT) was lost.
+    known = {h.index for h in found}
+    found += [h for h in find_callsigns(t, Context()) if t.letter(h.index) is None and h.index not in known]
     masked: set[int] = set()
     for hit in found:
         parsed = parse_callsign(hit.value)

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from engine.loader import load_registry
 from engine.models import Hearing, Session
 from engine.phraseology import callsign_hint
+from engine.phraseology.alphabet import LETTER_WORDS
 from engine.phraseology.frequencies import CHANNEL_OFFSETS_KHZ
 from engine.phraseology.numbers import MISHEARD_SIDES, speak_digits
 from engine.readback import ReadbackEvaluator, is_truncation, record_issued
@@ -159,6 +160,58 @@ def test_callsign_numbers_are_never_values() -> None:
         ["heading"], variables, "heading 230 behind Speedbird 25, Swiss 158", issued=issued, traffic=["BAW25"]
     )
     assert result.ok, result
+
+
+@given(
+    airline=st.sampled_from([("MSR", "Egyptair"), ("DLH", "Lufthansa"), ("SWR", "Swiss"), ("JBU", "Jetblue")]),
+    number=st.integers(1, 9999),
+    code=st.sampled_from(["LPPT", "LKPR", "EDDL", "LSZH", "EBBR"]),
+    other=st.sampled_from(["LEBL", "EGLL", "ESSA"]),
+)
+@settings(max_examples=60, deadline=None)
+def test_a_clearance_limit_spelled_right_after_our_callsign_is_read(
+    airline: tuple[str, str], number: int, code: str, other: str
+) -> None:
+    """Seen on the focused bench (`livefreq bench readback --fields sid,destination`): read as any
+    callsign, "Egyptair 287, lima papa papa tango" was MSR287LP, and the spelled limit was lost
+    (a right readback refused as missing). Our callsign is as long as we know it to be."""
+    from engine.phraseology.alphabet import spell
+
+    variables = {**SCRIPT_SCENARIO, "callsign": f"{airline[0]}{number}", "callsign_spoken": f"{airline[1]} {number}",
+                 "destination": code, "destination_name": ""}
+    evaluate = ReadbackEvaluator().evaluate
+    for said, status in ((code, "ok"), (other, "wrong")):
+        text = f"{airline[1]} {speak_digits(str(number))}, {spell(said)}, climb 6000"
+        assert evaluate(["destination"], variables, text).fields["destination"] == status, text
+
+
+@given(
+    letter=st.sampled_from(sorted(LETTER_WORDS)),
+    cut=st.integers(1, 2),
+    fix=st.sampled_from(["TELOS", "CHARL", "RANOS"]),
+    digit=st.integers(1, 9),
+    spoken=st.booleans(),
+)
+@settings(max_examples=200, deadline=None)
+def test_a_phonetic_letter_never_stands_for_the_clearance_limit(
+    letter: str, cut: int, fix: str, digit: int, spoken: bool
+) -> None:
+    """Seen on the focused voice bench: "via TELOS eight romeo, climbing five thousand" with the
+    limit (Rome) dropped was accepted: "romeo" is within the name match of "Rome". A letter of a
+    procedure or a taxiway is never a misspelt place: here every city one or two letters short of
+    the SID's letter word ("Rome", "Sierr", "Tang")."""
+    from rapidfuzz import fuzz
+
+    from engine.phraseology.airports import NAME_SCORE
+
+    city = LETTER_WORDS[letter][:-cut].capitalize()
+    assume(len(city) >= 3 and fuzz.ratio(city.lower(), fix.lower()) < NAME_SCORE)  # "Charli" is CHARL's
+    variables = {**SCRIPT_SCENARIO, "destination": "LIRF", "destination_name": city, "sid": f"{fix} {digit}{letter}"}
+    evaluate = ReadbackEvaluator().evaluate
+    assume(LETTER_WORDS[letter].lower() != city.lower())
+    said = f"via {fix} {speak_digits(str(digit))} {LETTER_WORDS[letter].lower()}, climbing five thousand, Lufthansa 359"
+    assert evaluate(["destination", "sid"], variables, said, spoken=spoken).fields["destination"] != "ok", said
+    assert evaluate(["destination", "sid"], variables, f"cleared to {city}, {said}", spoken=spoken).ok
 
 
 def test_passing_altitude_is_a_report_not_a_readback() -> None:

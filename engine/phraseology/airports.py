@@ -65,6 +65,7 @@ _NOT_LIMITS = frozenset(
 """.split()
 )
 _LIMIT_LEAD = (("cleared", "to"), ("clearance", "limit"), ("cleared", "for"))
+_LIMIT_BEFORE = frozenset({"to", "limit", "destination"})  # the word right before a place named
 
 
 def _limit_names(t: Transcript) -> list[tuple[int, str]]:
@@ -136,14 +137,19 @@ def _find_known(t: Transcript, ctx: Context) -> list[tuple[int, str]]:
         name_words = tokenize(name).words
         target = " ".join(name_words)
         if f" {target} " in f" {text} ":
-            found.setdefault(_index_of(words, name_words), code)
+            at = _index_of(words, name_words)
+            # a phonetic letter ("lima") names a place (Lima) only right after "to"
+            if not all(t.letters[at : at + len(name_words)]) or (at > 0 and words[at - 1] in _LIMIT_BEFORE):
+                found.setdefault(at, code)
             continue
         size = len(name_words)
         windows = [" ".join(words[i : i + size]) for i in range(max(0, len(words) - size + 1))]
         for _window, _score, i in process.extract(
             target, windows, scorer=fuzz.ratio, score_cutoff=NAME_SCORE, limit=None
         ):
-            found.setdefault(i, code)
+            # a phonetic letter is no misspelt name: "via TELOS eight romeo" named no Rome
+            if not any(t.letters[i : i + size]):
+                found.setdefault(i, code)
     return sorted(found.items())
 
 

@@ -77,6 +77,7 @@ class Bench:
         self.driver = StateDriver(self.engine)
         self.scenario = scenario
         self.states = readback_states(registry)
+        self.fields: tuple[str, ...] = ()  # `focus`
         self._at: dict[tuple[str, str, int], tuple[Session, float]] = {}
 
     def at_state(self, flow: str, state: str, seed: int) -> tuple[Session, float]:
@@ -86,6 +87,14 @@ class Bench:
             self._at[key] = (got.session, got.now)
         session, now = self._at[key]
         return session.model_copy(deep=True), now
+
+    def focus(self, fields: tuple[str, ...]) -> None:
+        """Only the states whose readback holds one of `fields` (variable names: "sid",
+        "destination"), and a bad readback changes or drops one of them; a SID its fix name."""
+        states = [(f, s) for f, s in self.states if set(fields) & set(self.registry.get(f).states[s].readback_required)]
+        if not states:
+            raise ReadbackBenchError(f"no readback state holds any of {', '.join(fields)}")
+        self.states, self.fields = states, fields
 
     def cases(self, n: int, seed: int, wrong: float, forms: str = "all") -> list[Case]:
         """`n` readbacks over every readback state (round robin, shuffled), `wrong` of them bad."""
@@ -99,9 +108,12 @@ class Bench:
             mode = "correct" if r >= wrong else ("wrong" if r < wrong / 2 else "drop")
             session, _ = self.at_state(flow, state, scen)
             required = self.registry.get(flow).states[state].readback_required
+            phrase_rng = random.Random(f"{seed}:{i}")
+            focus = [f for f in required if f in self.fields]
             said = phrase_readback(
-                random.Random(f"{seed}:{i}"), required, render_context(self.engine, session), mode=mode,
-                carrier=carrier_of(self.registry, flow, state), forms=forms,
+                phrase_rng, required, render_context(self.engine, session), mode=mode,
+                field=phrase_rng.choice(focus) if focus and mode != "correct" else None,
+                carrier=carrier_of(self.registry, flow, state), forms=forms, names=bool(focus),
             )
             out.append(Case(i, flow, state, scen, said))
         return out
@@ -284,6 +296,7 @@ def report_head(mode: str, n: int, seed: int, wrong: float, bench: Bench, starte
         "seed": seed,
         "wrong_share": wrong,
         "states": [f"{f}:{s}" for f, s in bench.states],
+        "fields": list(bench.fields),
         "scenario_seeds": SCENARIO_SEEDS,
         "python": platform.python_version(),
         "platform": platform.platform(),

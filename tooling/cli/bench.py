@@ -195,6 +195,8 @@ def cmd_bench_readback(args: argparse.Namespace) -> int:
     settings = load_settings(flows_dir=args.flows_dir, stt_engine=args.stt)
     try:
         bench = default_bench(settings)
+        if args.fields:
+            bench.focus(tuple(f.strip() for f in args.fields.split(",") if f.strip()))
         if args.mode == "text":
             report = run_text_bench(bench, n, args.seed, args.wrong, Progress("readback text", n, unit="readbacks"))
         else:

@@ -196,6 +196,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--no-value-checks", dest="value_checks", action="store_false",
         help="voice: ask again where a value is unsure without checking it in the audio first (gateway/speech/checking.py)",
     )
+    readback.add_argument(
+        "--fields", default=None, metavar="NAMES",
+        help="only the states that read back one of these variables (comma-separated, e.g. sid,destination), and a bad "
+        "readback changes or drops one of them; a SID changes its fix name (the names the recognizer may be biased to)",
+    )
     readback.add_argument("--stt", default=None, help="voice: STT engine (default: LIVEFREQ_STT_ENGINE or whisper)")
     readback.add_argument(
         "--out", "--json", dest="json_path", default=None, metavar="PATH",

@@ -89,6 +89,17 @@ def _wrong_sid(value: Any, rng: random.Random, variables: Mapping[str, Any]) -> 
     return f"{fix} {digit}{letter}"
 
 
+def _wrong_sid_name(value: Any, rng: random.Random, variables: Mapping[str, Any]) -> Any:
+    """The same SID with another fix name: half the time another of the airport's SIDs (the one a
+    pilot has in mind), else any fix (`FIXES`), which the recognizer's context does not name."""
+    from engine.scenario import FIXES  # data lists, not phrasing
+
+    fix, digit, letter = split_sid(str(value))
+    published = [f for f in variables.get("sid_fixes") or () if f != fix]
+    pool = published if published and rng.random() < 0.5 else list(FIXES)
+    return f"{_other(rng, pool, fix)} {digit}{letter}"
+
+
 def _wrong_designator(value: Any, rng: random.Random, variables: Mapping[str, Any]) -> Any:
     letter, number = split_designator(str(value))
     if rng.random() < 0.5:
@@ -131,9 +142,14 @@ WRONGERS: dict[str, Callable[[Any, random.Random, Mapping[str, Any]], Any]] = {
 }
 
 
-def wrong_value(name: str, value: Any, rng: random.Random, variables: Mapping[str, Any] | None = None) -> Any:
-    """A different plausible value of the same kind as `value` (variable `name`)."""
+def wrong_value(
+    name: str, value: Any, rng: random.Random, variables: Mapping[str, Any] | None = None, *, names: bool = False
+) -> Any:
+    """A different plausible value of the same kind as `value` (variable `name`); `names`: a SID
+    changes its fix name, not its digit or letter (the name leak `--fields` measures)."""
     kind = kind_of(name)
+    if names and kind == "sid":
+        return _wrong_sid_name(value, rng, variables or {})
     if kind not in WRONGERS:
         raise ValueError(f"no wrong value for {name!r} (kind {kind})")
     return WRONGERS[kind](value, rng, variables or {})
