@@ -21,6 +21,7 @@ from typing import Any
 from rapidfuzz import fuzz
 from rapidfuzz.distance import Levenshtein
 
+from engine.phraseology.alphabet import LETTER_WORDS
 from engine.phraseology.frequencies import is_channel
 from engine.phraseology.handlers import Kind
 from engine.phraseology.hits import Found, Hit
@@ -29,12 +30,14 @@ from engine.phraseology.places import CODES, PLACES
 from engine.phraseology.transcript import Transcript
 from engine.vocabulary import words_in
 
+LETTER_LIKE_SCORE = 80.0  # rapidfuzz ratio from which a heard place sounds like a phonetic letter ("rome": romeo)
 MISSPELT_NAME_SCORE = 50.0  # rapidfuzz ratio from which a heard fix name is the issued one misspelt
 TRANSITION_ALTITUDE_MAX_FT = 18000  # the highest anywhere (the US): above it, flight levels
 # Kinds whose value is one number: a digit word misspelt right after it may be its lost last digit.
 NUMBER_KINDS = frozenset({"frequency", "squawk", "qnh", "heading", "altitude", "flight_level", "speed", "runway"})
 # Kinds read as one whole number: one heard as the issued one's last digits lost its first words.
 WHOLE_NUMBER_KINDS = frozenset({"squawk", "qnh", "heading", "altitude", "flight_level", "speed"})
+_LETTER_WORDS = tuple(w.lower() for w in LETTER_WORDS.values())
 _LONG_DIGIT_WORDS = tuple(w for w in DIGITS if len(w) >= 3)  # "pife" is one edit from "fife"; "to" from nothing
 
 
@@ -204,9 +207,15 @@ def _garbled_designator(_t: Transcript, hit: Hit, expected: str) -> bool:
     return expected.startswith(value) or letter_lost or digits_as_letters
 
 
-def _garbled_airport(_t: Transcript, hit: Hit, expected: str) -> bool:
+def _garbled_airport(t: Transcript, hit: Hit, expected: str) -> bool:
     """A clearance limit that is no place we know ("cleared to fran" for Prague): the recognizer's
-    spelling of a city, not another city (which is corrected)."""
+    spelling of a city, not another city (which is corrected). And a place named like a phonetic
+    letter ("Rome", "romeo") without "to" before it: whisper wrote "via TELOS eight Rome" for a
+    spoken "eight romeo", under a prompt naming Rome, with the limit never said."""
+    said = t.words[hit.index]
+    lead = hit.index > 0 and t.words[hit.index - 1] in ("to", "limit", "destination")
+    if not lead and any(fuzz.ratio(said, w) >= LETTER_LIKE_SCORE for w in _LETTER_WORDS):
+        return True
     words = hit.value.casefold().split()  # the limit runs on to the next words: "zurich lufthansa"
     known = any(" ".join(words[:k]) in PLACES for k in range(1, len(words) + 1))
     return hit.value != expected and not known and hit.value.upper() not in CODES

@@ -73,6 +73,7 @@ SCENARIO_VARIABLES: tuple[str, ...] = (
 # Filled as well, for flows that go beyond the departure.
 DERIVED_VARIABLES: tuple[str, ...] = (
     "airport_name",
+    "sid_fixes",
     "destination_name",
     "atis_freq",
     "heading",
@@ -183,6 +184,7 @@ def resolve_scenario(
     out["runway"], out["wind"] = runway, wind
     out["heading"] = _radar_heading(runway, airport)
     out["sid"] = draw.sid(airport, _rng(seed, "sid"))
+    out["sid_fixes"] = list(draw.sid_fixes(airport))
     elevation = airport.elevation_ft if airport else 0
     out["elevation_ft"] = elevation  # field elevation: telemetry triggers compare altitude_ft with it
     initial = draw.altitude(_rng(seed, "initial_altitude_ft"), (4000, 5000, 6000, 7000), elevation + 2500)
@@ -263,6 +265,9 @@ def resolve_scenario(
 
     out.update(g)
     out["airport"], out["destination"] = dep_code, dest_code
+    fix = str(out.get("sid") or "").split(" ")[0].upper()
+    if fix and fix not in out["sid_fixes"]:  # a SID given that the airport's list lacks: one of them now
+        out["sid_fixes"] = sorted([*out["sid_fixes"], fix])
     return out
 
 

@@ -57,6 +57,7 @@ FIXES: tuple[str, ...] = (
     "VAKOS",
     "WILDO",
 )
+SID_FIXES = 6  # SIDs an airport publishes (fixes they end at): what a pilot may read back there
 SID_LETTERS = "ABCDEFGHJKLMNPQRSTUVWXYZ"  # I and O are not used in procedure names
 TAXIWAY_LETTERS = "ABCDEFGHJKLMNPRSTUVWYZ"  # ICAO avoids I, O, Q and X for taxiways
 STAND_LETTERS = "ABCDEFGHKV"
@@ -82,9 +83,12 @@ def fix_from_name(name: str) -> str | None:
     return letters[:5] if len(letters) >= 5 and letters.isascii() and letters.isalpha() else None
 
 
-def sid(airport: AirportInfo | None, rng: random.Random) -> str:
-    """ "MARUN 7F": a fix named after a navaid a little way out (half the time), else invented."""
-    local = set()
+def sid_fixes(airport: AirportInfo | None) -> tuple[str, ...]:
+    """The fixes an airport's SIDs end at, sorted: up to half of `SID_FIXES` named after navaids a
+    little way out, the rest invented (`FIXES`, drawn from the airport's code: the same airport,
+    the same SIDs). Every one of them is a SID a pilot may read back there, so the recognizer is
+    offered them all alike (`gateway.speech.stack.stt_context`), never the issued one alone."""
+    local: set[str] = set()
     if airport:
         home = {w.upper() for w in f"{airport.city} {airport.name}".split()}
         local = {
@@ -94,8 +98,16 @@ def sid(airport: AirportInfo | None, rng: random.Random) -> str:
             and (fix := fix_from_name(nav.name))
             and nav.name.split()[0].upper() not in home
         }
-    pool = sorted(local) if local and rng.random() < 0.5 else list(FIXES)
-    return f"{rng.choice(pool)} {rng.randint(1, 9)}{rng.choice(SID_LETTERS)}"
+    named = sorted(local)[: SID_FIXES // 2]
+    invented = random.Random(f"sid-fixes:{airport.icao if airport else ''}").sample(
+        [f for f in FIXES if f not in named], SID_FIXES - len(named)
+    )
+    return tuple(sorted({*named, *invented}))
+
+
+def sid(airport: AirportInfo | None, rng: random.Random) -> str:
+    """ "MARUN 7F": one of the airport's SIDs (`sid_fixes`), with its number and letter."""
+    return f"{rng.choice(sid_fixes(airport))} {rng.randint(1, 9)}{rng.choice(SID_LETTERS)}"
 
 
 def altitude(rng: random.Random, choices: tuple[int, ...], floor_ft: int) -> int:

@@ -214,6 +214,25 @@ def test_a_phonetic_letter_never_stands_for_the_clearance_limit(
     assert evaluate(["destination", "sid"], variables, f"cleared to {city}, {said}", spoken=spoken).ok
 
 
+@given(
+    city=st.sampled_from(["Rome", "Victoria", "Colima"]),
+    before=st.sampled_from(["", "roger", "wilco", "climbing five thousand", "via TELOS eight"]),
+    after=st.sampled_from(["", "climbing five thousand", "squawk one two five zero"]),
+)
+@settings(max_examples=60, deadline=None)
+def test_a_limit_named_like_a_phonetic_letter_counts_by_voice_only_after_to(city: str, before: str, after: str) -> None:
+    """Seen on the focused voice bench: whisper wrote "via TELOS eight Rome" for a spoken "eight
+    romeo" (the limit, Rome, never said) under a prompt naming Rome. By voice such a place counts
+    only right after "to"; anywhere else it is asked again. Typed, it is what the pilot wrote."""
+    variables = {**SCRIPT_SCENARIO, "destination": "LIRF", "destination_name": city}
+    evaluate = ReadbackEvaluator().evaluate
+    bare = ", ".join(p for p in (before, city, after, "Lufthansa three five niner") if p)
+    assert evaluate(["destination"], variables, bare, spoken=True).fields["destination"] == "unsure", bare
+    assert evaluate(["destination"], variables, bare).ok
+    led = ", ".join(p for p in (before, f"cleared to {city}", after, "Lufthansa three five niner") if p)
+    assert evaluate(["destination"], variables, led, spoken=True).ok, led
+
+
 def test_passing_altitude_is_a_report_not_a_readback() -> None:
     issued = {"cleared_altitude_ft": 11000}
     result = ReadbackEvaluator().evaluate([], SCRIPT_SCENARIO, "Lufthansa 359, passing 3000 feet climbing 11000", issued=issued)

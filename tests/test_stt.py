@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine.phraseology import normalize_transcript
@@ -24,6 +24,9 @@ from gateway.audio.resample import resample
 from gateway.speech.stt import SttConfigError, SttContext, SttEngine, SttStream, make_stt, transcribe
 from gateway.speech.stt.base import ICAO_WORDS, SttResult, corpus_sentences, value_variants, words_of
 from gateway.speech.stt.sphinx import Lexicon, SphinxEngine
+from gateway.service import RadioService
+from gateway.speech.stack import stt_context
+from gateway.speech.stt.lexicon import own_words, radio_lexicon
 from gateway.speech.stt.whisper import DIGITS_SENTENCE, WhisperEngine, build_prompt
 from gateway.speech.tts.espeak import EspeakTts
 
@@ -266,6 +269,34 @@ def test_whisper_prompt_is_the_same_whatever_values_were_issued(values: list[tup
 
     first, second = (build_prompt(context(*v)) for v in values)
     assert first == second
+
+
+@given(issued=st.integers(0, 5), number=st.integers(1, 9), letter=st.sampled_from("ABMQTZ"), other=st.integers(0, 5))
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_the_prompt_and_the_closed_vocabulary_offer_every_sid_of_the_airport_alike(
+    radio_service: RadioService, issued: int, number: int, letter: str, other: int
+) -> None:
+    """Seen by voice: prompted with "cleared to Dusseldorf via CHARL departure", whisper wrote
+    "Charon" for a spoken "Kerun", a wrong SID accepted; prompted with no fix at all, it could not
+    spell a right one ("zuber fi" for SOBRA). Whichever of the airport's SIDs was issued, the prompt
+    and the closed hearing's own words are the same, and they name every one of them."""
+    session, opening, _ = radio_service.create(flow="clearance", seed=3)
+    radio_service.transmit(session.session_id, opening.expected_pilot[0])  # the clearance: its readback next
+    at = radio_service.get(session.session_id)
+    fixes = at.variables["sid_fixes"]
+    assert len(fixes) >= 2 and at.variables["sid"].split()[0] in fixes
+
+    def context(fix: str, digit: int, suffix: str) -> SttContext:
+        changed = at.model_copy(update={"variables": {**at.variables, "sid": f"{fix} {digit}{suffix}"}})
+        return stt_context(changed, radio_service.engine.expected_pilot(changed), lexicon)
+
+    lexicon = radio_lexicon(radio_service.registry)
+    one = context(fixes[issued % len(fixes)], number, letter)
+    another = context(fixes[other % len(fixes)], 5, "Z")
+    assert build_prompt(one) == build_prompt(another)
+    assert own_words(one) | lexicon == own_words(another) | lexicon  # the closed hearing: its letters and digits are shared
+    prompt = build_prompt(one) or ""
+    assert all(fix in prompt for fix in fixes) and all(fix.lower() in own_words(one) for fix in fixes)
 
 
 def test_whisper_empty_stream_and_bad_input(whisper: WhisperEngine) -> None:

@@ -98,6 +98,15 @@ class SttConfigError(SttError):
 
 
 @dataclass(frozen=True, slots=True)
+class NameChoice:
+    """A name a readback is judged on (a SID's fix, a clearance limit): the issued one's words
+    (lower case) and every name that could have been issued in its place, the issued one among them."""
+
+    issued: frozenset[str]
+    choices: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class SttContext:
     """What the current state expects, used to bias recognition.
 
@@ -108,6 +117,12 @@ class SttContext:
     microphone from one transmission to the next (pocketsphinx's cepstral mean). `lexicon` is the
     radio's closed vocabulary (`gateway.speech.stt.lexicon`) for an engine's second hearing; empty:
     no second hearing.
+
+    Names a readback is judged on (a SID's fix, the clearance limit's city) are offered alike:
+    per name (`names`, a `NameChoice` each) the issued one's words leave the phrases and the
+    vocabulary, and every name the controller could have issued there stands in its place.
+    Prompted with "via CHARL departure", whisper wrote "Charon" for a spoken "Kerun": a wrong SID
+    accepted. Prompted with none, it could not spell a right one ("zuber fi" for SOBRA).
     """
 
     expected_phrases: list[str] = field(default_factory=list)
@@ -116,6 +131,12 @@ class SttContext:
     speaker: str | None = None  # e.g. the session id: lets an engine carry its adaptation over
     callsign: str | None = None  # our own callsign as said ("Lufthansa 359"): who is talking, not a readback value
     lexicon: frozenset[str] = frozenset()
+    names: tuple[NameChoice, ...] = ()
+
+    @property
+    def issued_names(self) -> frozenset[str]:
+        """The words of every issued name, lower case."""
+        return frozenset(w for choice in self.names for w in choice.issued)
 
     def spoken_phrases(self) -> list[str]:
         """The expected phrases in ICAO speech ("runway two fife right")."""

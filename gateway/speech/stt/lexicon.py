@@ -28,5 +28,9 @@ def radio_lexicon(registry: FlowRegistry) -> frozenset[str]:
 
 
 def own_words(context: SttContext) -> frozenset[str]:
-    """This transmission's own words (callsign, airports, procedures), beside the shared lexicon."""
-    return frozenset(w for text in (*context.spoken_phrases(), *context.spoken_vocabulary()) for w in words_of(text))
+    """This transmission's own words (callsign, airports, procedures), beside the shared lexicon:
+    of the names a readback is judged on, every one that could have been issued alike
+    (`SttContext.names`), so the closed hearing cannot write the issued one for another."""
+    texts = (*context.spoken_phrases(), *context.spoken_vocabulary())
+    words = {w for text in texts for w in words_of(text) if w not in context.issued_names}
+    return frozenset(words | {w for choice in context.names for name in choice.choices for w in words_of(name)})

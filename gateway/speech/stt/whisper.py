@@ -71,13 +71,11 @@ from typing import Any
 import numpy as np
 
 from engine.models import Hearing, ValueCheck
-from engine.phraseology import speak_text
 from engine.value_check import ValueQuery
 from gateway.audio.pcm import pcm_to_float32
 from gateway.speech.cpu import BatchJob, Priority
 from gateway.speech.stt import batching
 from gateway.speech.stt.base import (
-    VALUE_CLASSES,
     BufferedStream,
     SharedModels,
     SttConfigError,
@@ -89,11 +87,13 @@ from gateway.speech.stt.base import (
     masked_alternative,
     pool_saturated,
     unique_alternatives,
-    words_of,
 )
 from gateway.speech.stt.batching import WindowInput
 from gateway.speech.stt.whisper_closed import closed_result
 from gateway.speech.stt.whisper_guards import collapse_repeats, compression_ratio, silent_tail
+from gateway.speech.stt.whisper_prompt import DIGITS_SENTENCE as DIGITS_SENTENCE  # re-exported
+from gateway.speech.stt.whisper_prompt import PROMPT_MAX_WORDS as PROMPT_MAX_WORDS  # re-exported
+from gateway.speech.stt.whisper_prompt import build_prompt as build_prompt  # re-exported
 from gateway.speech.stt.whisper_scoring import check_values
 from gateway.speech.stt.whisper_windows import (  # noqa: F401 (re-exported for the decode bench)
     FULL_WINDOW_S,
@@ -108,7 +108,6 @@ from gateway.speech.stt.whisper_windows import (  # noqa: F401 (re-exported for 
 
 PARTIAL_EVERY_S = 0.7
 BEAM_SIZE = 2
-PROMPT_MAX_WORDS = 100  # whisper keeps at most 223 prompt tokens; short prompts bias less blindly
 NO_SPEECH_MAX = 0.6
 COMPRESSION_RATIO_MAX = 2.4
 MAX_PROMPT_TOKENS = 223  # whisper's limit for the previous-text prompt (max_length // 2 - 1)
@@ -140,71 +139,6 @@ def check_model_dir(path: Path) -> Path:
     if missing:
         raise SttConfigError(f"whisper model directory {path} is incomplete: missing {', '.join(missing)}")
     return path
-
-
-# The prompt's value sentences: every ICAO digit, phonetic letter, side and vertical direction once,
-# so the prompt teaches their spelling ("tree", "fife", "niner", "foxtrot") without favouring any value.
-DIGITS_SENTENCE = (
-    "Digits zero one two tree four fife six seven eight niner. Letters alfa bravo charlie delta echo foxtrot golf "
-    "hotel india juliett kilo lima mike november oscar papa quebec romeo sierra tango uniform victor whiskey "
-    "xray yankee zulu. Climb or descend, left or right or center."
-)
-
-
-def _wording(words: list[str]) -> list[str]:
-    """The words of a phrase without its values (digits, runway sides, phonetic letters, single
-    letters, climb/descend), in any case: the same for any value the controller issued. A
-    capitalized "Foxtrot" once stayed in the prompt ("... holding point Foxtrot, Jetblue" for
-    F11) and whisper wrote "Foxtrot one one" for a spoken "alfa one one": a wrong holding point
-    accepted (`livefreq bench readback --mode voice --seed 7`, the bias's only flip in 7 seeds)."""
-    return [w for w in words if not _is_value_word(w.lower())]
-
-
-def _is_value_word(word: str) -> bool:
-    return (len(word) == 1 and word.isalpha()) or any(word in members for members in VALUE_CLASSES)
-
-
-def build_prompt(context: SttContext, max_words: int = PROMPT_MAX_WORDS) -> str | None:
-    """The biasing prompt: the wording of the expected phrases, never their values.
-
-    A prompt holding the expected readback ("... runway one eight") once made whisper write "one
-    eight" for a spoken "one seven" (`livefreq bench readback --mode voice --bias both`: 1 wrong
-    readback of 103 accepted with the values in the prompt, 0 without): the prompt now carries
-    the phrases with every value word left out (`_wording`), the ICAO digits, letters, sides and
-    climb/descend once each (`DIGITS_SENTENCE`), our own callsign whole (who talks, not a value),
-    and vocabulary words the phrases lack, so it is the same whatever value was issued and cannot
-    turn a wrong value into the right one. Sentences, not a bare word list:
-    a prompt ending in "left, right" makes whisper continue the list over noisy audio. The whole
-    prompt stops at `max_words`.
-    """
-    parts: list[str] = [DIGITS_SENTENCE]
-    used: set[str] = set(words_of(DIGITS_SENTENCE))
-    budget = max_words - len(DIGITS_SENTENCE.split())
-    own = speak_text(context.callsign).strip(" .") if context.callsign else ""
-    if own:  # our callsign whole: it says who talks, it is no value a readback is judged on
-        parts.append(own + ".")
-        used.update(words_of(own))
-        budget -= len(own.split())
-    for phrase in context.spoken_phrases():
-        words = _wording(phrase.replace(",", " ,").split())
-        text = " ".join(words).replace(" ,", ",").strip(" ,.")
-        text = ", ".join(p.strip() for p in text.split(",") if p.strip())
-        if not text or len(text.split()) > budget:
-            continue
-        parts.append(text + ".")
-        used.update(words_of(text))
-        budget -= len(text.split())
-    extra: list[str] = []
-    for item in context.spoken_vocabulary():
-        item_words = [w for w in item.replace(",", " ").split() if _wording(words_of(w)) and not set(words_of(w)) <= used]
-        if not item_words or len(item_words) > budget:
-            continue
-        extra.append(" ".join(item_words))
-        used.update(w for word in item_words for w in words_of(word))
-        budget -= len(item_words)
-    if extra:
-        parts.append(", ".join(extra) + ".")
-    return " ".join(parts) or None
 
 
 class WhisperEngine:
