@@ -279,7 +279,8 @@ def test_the_prompt_and_the_closed_vocabulary_offer_every_sid_of_the_airport_ali
     """Seen by voice: prompted with "cleared to Dusseldorf via CHARL departure", whisper wrote
     "Charon" for a spoken "Kerun", a wrong SID accepted; prompted with no fix at all, it could not
     spell a right one ("zuber fi" for SOBRA). Whichever of the airport's SIDs was issued, the prompt
-    and the closed hearing's own words are the same, and they name every one of them."""
+    and the closed hearing's own words (and sphinx's and vosk's corpus) are the same, and they
+    name every one of them."""
     session, opening, _ = radio_service.create(flow="clearance", seed=3)
     radio_service.transmit(session.session_id, opening.expected_pilot[0])  # the clearance: its readback next
     at = radio_service.get(session.session_id)
@@ -295,6 +296,7 @@ def test_the_prompt_and_the_closed_vocabulary_offer_every_sid_of_the_airport_ali
     another = context(fixes[other % len(fixes)], 5, "Z")
     assert build_prompt(one) == build_prompt(another)
     assert own_words(one) | lexicon == own_words(another) | lexicon  # the closed hearing: its letters and digits are shared
+    assert corpus_sentences(one) == corpus_sentences(another)  # sphinx's and vosk's language model
     prompt = build_prompt(one) or ""
     assert all(fix in prompt for fix in fixes) and all(fix.lower() in own_words(one) for fix in fixes)
 

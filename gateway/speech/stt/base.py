@@ -99,8 +99,8 @@ class SttConfigError(SttError):
 
 @dataclass(frozen=True, slots=True)
 class NameChoice:
-    """A name a readback is judged on (a SID's fix, a clearance limit): the issued one's words
-    (lower case) and every name that could have been issued in its place, the issued one among them."""
+    """A name a readback is judged on (a SID's fix): the issued one's words (lower case) and every
+    name that could have been issued in its place, the issued one among them."""
 
     issued: frozenset[str]
     choices: tuple[str, ...] = ()
@@ -118,7 +118,8 @@ class SttContext:
     radio's closed vocabulary (`gateway.speech.stt.lexicon`) for an engine's second hearing; empty:
     no second hearing.
 
-    Names a readback is judged on (a SID's fix, the clearance limit's city) are offered alike:
+    Names a readback is judged on (a SID's fix; `gateway.speech.stack.name_choices` says why not
+    the clearance limit's city) are offered alike:
     per name (`names`, a `NameChoice` each) the issued one's words leave the phrases and the
     vocabulary, and every name the controller could have issued there stands in its place.
     Prompted with "via CHARL departure", whisper wrote "Charon" for a spoken "Kerun": a wrong SID
@@ -159,30 +160,36 @@ def corpus_sentences(context: SttContext) -> list[list[str]]:
     ("three five nine"), because trainees say both, each as its `value_variants`; then every word
     of the vocabulary and of `ICAO_WORDS` once, alone and sorted, so any word stays recognizable
     and an issued value ("25R" in the vocabulary) adds no count to its own words. The result is
-    the same for any values the context expects, as long as its wording is the same.
+    the same for any values the context expects, as long as its wording is the same; a SID's
+    fix is such a value (`SttContext.names`).
     """
     sentences: list[list[str]] = []
+    issued = context.issued_names
+    # a name a readback is judged on is a value too: its slot is drawn among every name that
+    # could have been issued (`SttContext.names`), as a digit's is among the digits
+    names = tuple(frozenset(w for n in c.choices for w in words_of(n)) for c in context.names if c.choices)
     for phrase in context.spoken_phrases():
         words = words_of(phrase)
         plain = [_PLAIN_DIGITS.get(w, w) for w in words]
         for form in [words, plain] if plain != words else [words]:
-            sentences.extend(value_variants(form))
-    singles = {w for item in context.spoken_vocabulary() for w in words_of(item)}
+            sentences.extend(value_variants(form, names))
+    singles = {w for item in context.spoken_vocabulary() for w in words_of(item) if w not in issued}
+    singles.update(w for c in context.names for n in c.choices for w in words_of(n))
     singles.update(w for line in ICAO_WORDS for w in line.split())
     sentences.extend([w] for w in sorted(singles))
     return [s for s in sentences if s]
 
 
-def value_variants(words: list[str]) -> list[list[str]]:
+def value_variants(words: list[str], names: tuple[frozenset[str], ...] = ()) -> list[list[str]]:
     """Copies of `words` with every value word drawn independently and uniformly from its class.
 
     Only the wording survives: each value position is equally likely to hold any member of its
     class. The sampling is seeded with the wording alone (values masked), so "runway two fife
     right" and "runway two fife left" give the very same sentences: whatever the expected value,
     the model is the same, and cannot favour it. A phrase without value words is its own only
-    variant.
+    variant. `names`: more classes of one-word values (the fixes of the airport's SIDs).
     """
-    classes = [next((sorted(c) for c in VALUE_CLASSES if word in c), None) for word in words]
+    classes = [next((sorted(c) for c in (*VALUE_CLASSES, *names) if word in c), None) for word in words]
     sizes = [len(members) for members in classes if members]
     if not sizes:
         return [list(words)]
