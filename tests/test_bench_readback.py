@@ -59,6 +59,31 @@ def test_text_bench_report_shape_and_counts(tmp_path, capsys):
     assert "wrong readbacks accepted:" in printed and "correct readbacks refused (corrected, not asked again):" in printed and "caught-wrong" in printed
 
 
+def test_text_bench_focused_on_names_changes_only_them(tmp_path, capsys):
+    """`--fields sid,destination`: only states reading back a SID or a clearance limit, and every
+    bad readback changes or drops one of them; a changed SID has another fix name."""
+    from tooling.bench.readback import default_bench
+
+    out = tmp_path / "names.json"
+    args = ["bench", "readback", "--mode", "text", "--n", "80", "--wrong", "0.6", "--fields", "sid,destination"]
+    assert main([*args, "--out", str(out)]) == 0
+    report = json.loads(out.read_text())
+    _check_counts(report, 80)
+    assert report["fields"] == ["sid", "destination"] and report["states"]
+    assert report["wrong_accepted"] == 0 and report["correct_refused"] == 0
+    bad_kinds = {k for k, v in report["by_kind"].items() if _sum(v["wrong"]) or _sum(v["drop"])}
+    assert bad_kinds and bad_kinds <= {"sid", "airport"}
+    bench = default_bench()
+    bench.focus(("sid", "destination"))
+    for case in bench.cases(80, 0, 0.6):
+        rb = case.readback
+        if rb.mode == "wrong" and rb.field == "sid":
+            assert str(rb.said["sid"]).split()[0] != str(rb.issued["sid"]).split()[0]
+            assert str(rb.said["sid"]).split()[1] == str(rb.issued["sid"]).split()[1]
+    assert main([*args[:-2], "--fields", "no_such_variable"]) != 0
+    assert "no readback state holds any of no_such_variable" in capsys.readouterr().err
+
+
 def test_text_bench_is_reproducible(tmp_path):
     a, b = tmp_path / "a.json", tmp_path / "b.json"
     for path in (a, b):
