@@ -209,13 +209,15 @@ def _garbled_designator(_t: Transcript, hit: Hit, expected: str) -> bool:
 
 def _garbled_airport(t: Transcript, hit: Hit, expected: str) -> bool:
     """A clearance limit that is no place we know ("cleared to fran" for Prague): the recognizer's
-    spelling of a city, not another city (which is corrected). And a place named like a phonetic
-    letter ("Rome", "romeo") without "to" before it: whisper wrote "via TELOS eight Rome" for a
-    spoken "eight romeo", under a prompt naming Rome, with the limit never said."""
+    spelling of a city, not another city (which is corrected). Without "to" before it, another
+    place (typed: a wrong limit), and a place named like a phonetic letter ("Rome", "romeo"):
+    whisper wrote "via TELOS eight Rome" for a spoken "eight romeo", under a prompt naming Rome,
+    with the limit never said."""
     said = t.words[hit.index]
     lead = hit.index > 0 and t.words[hit.index - 1] in ("to", "limit", "destination")
-    if not lead and any(fuzz.ratio(said, w) >= LETTER_LIKE_SCORE for w in _LETTER_WORDS):
-        return True
+    bare = not re.fullmatch(r"[A-Z]{4}", hit.value)  # a place by name no airport of ours has
+    if not lead and (bare or any(fuzz.ratio(said, w) >= LETTER_LIKE_SCORE for w in _LETTER_WORDS)):
+        return True  # another place named bare ("squawk 3553, Dublin") is as likely the recognizer's guess
     words = hit.value.casefold().split()  # the limit runs on to the next words: "zurich lufthansa"
     known = any(" ".join(words[:k]) in PLACES for k in range(1, len(words) + 1))
     return hit.value != expected and not known and hit.value.upper() not in CODES

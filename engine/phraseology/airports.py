@@ -114,7 +114,60 @@ def find(t: Transcript, ctx: Context) -> Found:
         for i, name in _limit_names(t):
             if not any(i <= k < i + len(name.split()) for k in at):
                 found.append((i, name))
-    return [Hit(i, value) for i, value in sorted(found)]
+    if ctx.expected and not any(value == ctx.expected for _, value in found):
+        taken = {i for i, _ in found}
+        found += [(i, name) for i, name in _bare_places(t) if i not in taken]
+    names = known_airports(ctx.variables)
+    return [Hit(i, value) for i, value in sorted(found) if not _is_station(t, i, value, names)]
+
+
+# Words that make a place before them a station: "Frankfurt Delivery, Jetblue 438, cleared to
+# Prague ..." names no clearance limit in "Frankfurt".
+_STATION_WORDS = frozenset(
+    {
+        "delivery",
+        "ground",
+        "tower",
+        "approach",
+        "departure",
+        "radar",
+        "center",
+        "centre",
+        "apron",
+        "director",
+        "control",
+    }
+)
+
+
+def _is_station(t: Transcript, i: int, value: str, names: Mapping[str, str]) -> bool:
+    """Whether the place found at word `i` (`value`: a code or a NAME) is followed by a station word."""
+    if t.letters[i]:
+        size = 4  # a spelled code
+    elif value in names and names[value] and t.words[i] != value.lower():
+        size = len(tokenize(names[value]).words)
+    else:
+        size = len(value.split())
+    after = i + size
+    return after < len(t.words) and t.words[after] in _STATION_WORDS
+
+
+def _bare_places(t: Transcript) -> list[tuple[int, str]]:
+    """(index, NAME) of places named without "cleared to" ("squawk 3553, Dublin, roger"), looked
+    for only where the issued limit was not heard: then such a name is a wrong limit, not a missing
+    one. Where the issued one was heard, a place word elsewhere ("nice day") is no limit."""
+    out: list[tuple[int, str]] = []
+    words, i = t.words, 0
+    while i < len(words):
+        for size in (3, 2, 1):
+            place = " ".join(words[i : i + size])
+            named = len(place.split()) == size and place in PLACES and place not in _NOT_PLACES
+            if named and not any(t.letters[i : i + size]):
+                out.append((i, place.upper()))
+                i += size - 1
+                break
+        i += 1
+    return out
 
 
 def _find_known(t: Transcript, ctx: Context) -> list[tuple[int, str]]:
