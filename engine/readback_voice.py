@@ -21,6 +21,7 @@ from typing import Any
 from rapidfuzz import fuzz
 from rapidfuzz.distance import Levenshtein
 
+from engine.phraseology.airports import LIMIT_BEFORE
 from engine.phraseology.alphabet import LETTER_WORDS
 from engine.phraseology.frequencies import is_channel
 from engine.phraseology.handlers import Kind
@@ -100,7 +101,9 @@ def garbled_by_voice(handler: Kind, t: Transcript, found: Found, expected: str, 
     - An altitude in feet above the highest transition altitude anywhere (18,000 ft) that was not
       issued ("two three thousand" for "three thousand"): higher, controllers give levels.
     - A clearance limit that is no place we know ("cleared to fran" for Prague): the
-      recognizer's spelling of the city, not another city (which is corrected).
+      recognizer's spelling of the city, not another city (which is corrected); and without "to"
+      before it, another place named bare, or a place named like a phonetic letter ("Rome" for
+      a spoken "romeo", with Rome issued and never said).
     - A holding point or stand: the issued one with its end lost ("holding point whiskey." for
       W4, "tango one for my yankee" for T14), its letter lost (digits only: "holding point one
       three" for B13, "holding point four, one one" for H11), or its digits heard as letters
@@ -214,7 +217,7 @@ def _garbled_airport(t: Transcript, hit: Hit, expected: str) -> bool:
     whisper wrote "via TELOS eight Rome" for a spoken "eight romeo", under a prompt naming Rome,
     with the limit never said."""
     said = t.words[hit.index]
-    lead = hit.index > 0 and t.words[hit.index - 1] in ("to", "limit", "destination")
+    lead = hit.index > 0 and t.words[hit.index - 1] in LIMIT_BEFORE
     bare = not re.fullmatch(r"[A-Z]{4}", hit.value)  # a place by name no airport of ours has
     if not lead and (bare or any(fuzz.ratio(said, w) >= LETTER_LIKE_SCORE for w in _LETTER_WORDS)):
         return True  # another place named bare ("squawk 3553, Dublin") is as likely the recognizer's guess

@@ -4,7 +4,10 @@ A transcript names an airport by its name, when the scenario gives one (`destina
 `destination`, `airport_name` for `airport`: any `<var>_name` beside an airport variable), matched
 fuzzily with rapidfuzz ("munic" is Munich); or by the code, written ("EDDM", only for codes the
 scenario knows, since any four-letter word looks like a code) or spelled ("echo delta delta mike"),
-also right after a SID's letter ("METRO 7R, echo delta delta lima": the R is the SID's).
+also right after a SID's letter ("METRO 7R, echo delta delta lima": the R is the SID's). A
+phonetic letter is no misspelt name ("eight romeo" names no Rome); a place followed by a station
+word is the station ("Frankfurt Delivery"); and where the issued limit is not heard, a place
+named bare ("squawk 3553, Dublin") is a wrong one.
 """
 
 from __future__ import annotations
@@ -65,7 +68,7 @@ _NOT_LIMITS = frozenset(
 """.split()
 )
 _LIMIT_LEAD = (("cleared", "to"), ("clearance", "limit"), ("cleared", "for"))
-_LIMIT_BEFORE = frozenset({"to", "limit", "destination"})  # the word right before a place named
+LIMIT_BEFORE = frozenset({"to", "limit", "destination"})  # the words right before a clearance limit named
 
 
 def _limit_names(t: Transcript) -> list[tuple[int, str]]:
@@ -192,7 +195,7 @@ def _find_known(t: Transcript, ctx: Context) -> list[tuple[int, str]]:
         if f" {target} " in f" {text} ":
             at = _index_of(words, name_words)
             # a phonetic letter ("lima") names a place (Lima) only right after "to"
-            if not all(t.letters[at : at + len(name_words)]) or (at > 0 and words[at - 1] in _LIMIT_BEFORE):
+            if not all(t.letters[at : at + len(name_words)]) or (at > 0 and words[at - 1] in LIMIT_BEFORE):
                 found.setdefault(at, code)
             continue
         size = len(name_words)
