@@ -265,9 +265,9 @@ def resolve_scenario(
 
     out.update(g)
     out["airport"], out["destination"] = dep_code, dest_code
-    fix = str(out.get("sid") or "").split(" ")[0].upper()
-    if fix and fix not in out["sid_fixes"]:  # a SID given that the airport's list lacks: one of them now
-        out["sid_fixes"] = sorted([*out["sid_fixes"], fix])
+    listed = out["sid_fixes"] if isinstance(out.get("sid_fixes"), list) else list(draw.sid_fixes(airport))
+    fix = str(out.get("sid") or "").split(" ")[0].upper()  # a SID given that the list lacks joins it
+    out["sid_fixes"] = sorted({*(str(f) for f in listed), *([fix] if fix else [])})
     return out
 
 

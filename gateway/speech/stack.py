@@ -159,7 +159,8 @@ def name_choices(variables: dict[str, Any], said: set[str]) -> tuple[NameChoice,
         if value and phraseology.kind_for_variable(name) in _PROCEDURE_KINDS:
             fix = str(value).split(" ")[0]
             words = frozenset(words_of(fix))
-            fixes = {*(str(f) for f in variables.get("sid_fixes") or ()), fix}
+            listed = variables.get("sid_fixes")
+            fixes = {*(str(f) for f in listed if f), fix} if isinstance(listed, list | tuple) else {fix}
             out.append(NameChoice(words, tuple(sorted(fixes)) if words & said else ()))
     return tuple(out)
 
