@@ -21,6 +21,7 @@ from rapidfuzz import fuzz, process
 from engine.phraseology.alphabet import spell
 from engine.phraseology.callsigns import TELEPHONY_WORDS
 from engine.phraseology.context import Context
+from engine.phraseology.frequencies import STATION_WORDS
 from engine.phraseology.hits import Found, Hit
 from engine.phraseology.kinds import kind_for_variable
 from engine.phraseology.places import CODES, PLACES
@@ -124,25 +125,6 @@ def find(t: Transcript, ctx: Context) -> Found:
     return [Hit(i, value) for i, value in sorted(found) if not _is_station(t, i, value, names)]
 
 
-# Words that make a place before them a station: "Frankfurt Delivery, Jetblue 438, cleared to
-# Prague ..." names no clearance limit in "Frankfurt".
-_STATION_WORDS = frozenset(
-    {
-        "delivery",
-        "ground",
-        "tower",
-        "approach",
-        "departure",
-        "radar",
-        "center",
-        "centre",
-        "apron",
-        "director",
-        "control",
-    }
-)
-
-
 def _is_station(t: Transcript, i: int, value: str, names: Mapping[str, str]) -> bool:
     """Whether the place found at word `i` (`value`: a code or a NAME) is followed by a station word."""
     if t.letters[i]:
@@ -152,7 +134,7 @@ def _is_station(t: Transcript, i: int, value: str, names: Mapping[str, str]) -> 
     else:
         size = len(value.split())
     after = i + size
-    return after < len(t.words) and t.words[after] in _STATION_WORDS
+    return after < len(t.words) and t.words[after] in STATION_WORDS  # "Frankfurt Delivery"
 
 
 def _bare_places(t: Transcript) -> list[tuple[int, str]]:

@@ -35,7 +35,7 @@ def _is_value_word(word: str) -> bool:
 
 
 def _issued_name(word: str, context: SttContext) -> bool:
-    """Whether `word` ("CHARL,", "Dusseldorf") is a word of an issued name (`SttContext.issued_names`)."""
+    """Whether `word` ("CHARL,") is a word of an issued name (`SttContext.issued_names`)."""
     return any(w in context.issued_names for w in words_of(word))
 
 
