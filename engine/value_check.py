@@ -63,6 +63,7 @@ from engine.phraseology import kind_for_variable, speak_text
 from engine.phraseology.alphabet import LETTER_WORDS
 from engine.phraseology.designators import is_fix_name
 from engine.phraseology.handlers import canonical_of, kind
+from engine.phraseology.kinds import PROCEDURE_KINDS
 
 MARGIN = 2.0  # nats: the issued symbol at least e^2 (7.4x) likelier than any other, at every place
 FLOOR = -3.0  # nats: and at least 5 % likely itself, at every place (not only less unlikely than others)
@@ -99,7 +100,7 @@ _TEMPLATES: dict[str, str] = {
 }
 # Procedures: their fix name is no symbol, so a check confirms only the digit and letter, of a
 # name the transcript itself has (`is_fix_name`), in place, never after the transcript.
-_NAMED = frozenset({"sid", "star"})
+_NAMED = PROCEDURE_KINDS
 _FRAME_WORDS = frozenset(
     {"runway", "heading", "feet", "flight", "level", "squawk", "qnh", "information", "holding", "point", "via"}
 )

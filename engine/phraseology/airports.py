@@ -112,7 +112,8 @@ _NOT_PLACES = frozenset(w.casefold() for w in TELEPHONY_WORDS) | _NOT_LIMITS
 
 
 def find(t: Transcript, ctx: Context) -> Found:
-    found = _find_known(t, ctx)
+    names = known_airports(ctx.variables)
+    found = _find_known(t, ctx, dict(names))
     if ctx.expected or ctx.variables:
         at = {i for i, _ in found}
         for i, name in _limit_names(t):
@@ -121,7 +122,6 @@ def find(t: Transcript, ctx: Context) -> Found:
     if ctx.expected and not any(value == ctx.expected for _, value in found):
         taken = {i for i, _ in found}
         found += [(i, name) for i, name in _bare_places(t) if i not in taken]
-    names = known_airports(ctx.variables)
     return [Hit(i, value) for i, value in sorted(found) if not _is_station(t, i, value, names)]
 
 
@@ -155,8 +155,8 @@ def _bare_places(t: Transcript) -> list[tuple[int, str]]:
     return out
 
 
-def _find_known(t: Transcript, ctx: Context) -> list[tuple[int, str]]:
-    airports = known_airports(ctx.variables)
+def _find_known(t: Transcript, ctx: Context, airports: dict[str, str]) -> list[tuple[int, str]]:
+    """Places the session knows (`airports`: `known_airports`, a copy of its own), by code or name."""
     if ctx.expected and ctx.expected not in airports:
         airports[ctx.expected] = ""
     found: dict[int, str] = {}

@@ -32,6 +32,9 @@ KINDS: tuple[str, ...] = (
     "text",
 )
 
+# Procedures (SID, STAR): a fix's name, a digit and a letter ("MARUN 7F"); the name is no symbol.
+PROCEDURE_KINDS = frozenset({"sid", "star"})
+
 _NAMES: dict[str, str] = {
     "callsign": "callsign",
     "callsign_spoken": "callsign",

@@ -16,6 +16,7 @@ from typing import Any
 
 from engine import phraseology
 from engine.models import Session
+from engine.phraseology.kinds import PROCEDURE_KINDS
 from gateway.settings import Settings
 from gateway.speech.stt.base import NameChoice, SttContext, SttEngine, start_engine, words_of
 from gateway.speech.stt.factory import make_stt
@@ -155,17 +156,16 @@ def name_choices(variables: dict[str, Any], said: set[str]) -> tuple[NameChoice,
     destination ("Cleared to Amsterdam or Barcelona or ... Zurich") the longer prompt cost more
     than it gave (42 of 67, against 31 of 67 with the city named). docs/performance.md has the runs."""
     out: list[NameChoice] = []
+    listed = variables.get("sid_fixes")
+    airport_sids = [str(f) for f in listed if f] if isinstance(listed, list | tuple) else []
     for name, value in variables.items():
-        if value and phraseology.kind_for_variable(name) in _PROCEDURE_KINDS:
+        kind = phraseology.kind_for_variable(name)
+        if value and kind in PROCEDURE_KINDS:
             fix = str(value).split(" ")[0]
             words = frozenset(words_of(fix))
-            listed = variables.get("sid_fixes")
-            fixes = {*(str(f) for f in listed if f), fix} if isinstance(listed, list | tuple) else {fix}
+            fixes = {*(airport_sids if kind == "sid" else ()), fix}  # a STAR's fix is no departure's
             out.append(NameChoice(words, tuple(sorted(fixes)) if words & said else ()))
     return tuple(out)
-
-
-_PROCEDURE_KINDS = frozenset({"sid", "star"})
 
 
 def traffic_vocabulary(callsigns: list[str]) -> list[str]:

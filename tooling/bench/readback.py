@@ -113,7 +113,7 @@ class Bench:
             said = phrase_readback(
                 phrase_rng, required, render_context(self.engine, session), mode=mode,
                 field=phrase_rng.choice(focus) if focus and mode != "correct" else None,
-                carrier=carrier_of(self.registry, flow, state), forms=forms, names=bool(focus),
+                carrier=carrier_of(self.registry, flow, state), forms=forms, fix_names=bool(focus),
             )
             out.append(Case(i, flow, state, scen, said))
         return out

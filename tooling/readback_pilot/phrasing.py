@@ -77,7 +77,7 @@ def phrase_readback(
     carrier: str | None = None,
     fillers: bool = True,
     forms: str = "all",
-    names: bool = False,
+    fix_names: bool = False,
 ) -> Readback:
     """A readback of `required` from `variables` (the state's render context).
 
@@ -85,13 +85,13 @@ def phrase_readback(
     its kind; ``drop``: `field` left out (a readback of one value drops nothing else, so it is
     the callsign alone, with the carrier words of an initial call if any). `carrier` is an intent
     from `CARRIERS` whose words an initial call needs ("request IFR clearance"). `forms`: "all",
-    or "core" for textbook digit forms only (see `FORMS`). `names`: a wrong SID changes its fix name."""
+    or "core" for textbook digit forms only (see `FORMS`). `fix_names`: a wrong SID changes its fix name."""
     if forms not in FORMS:
         raise ValueError(f"unknown forms {forms!r}")
     # "speech": what a pilot says aloud, textbook digit words only (core) and no written forms
     token, spoken = CORE_ONLY.set(forms in ("core", "speech")), SPOKEN_ONLY.set(forms in ("spoken", "speech"))
     try:
-        return _phrase(rng, required, variables, mode, field, carrier, fillers, names)
+        return _phrase(rng, required, variables, mode, field, carrier, fillers, fix_names)
     finally:
         CORE_ONLY.reset(token)
         SPOKEN_ONLY.reset(spoken)
@@ -126,7 +126,7 @@ def _phrase(
             expected[n] = "missing"
             continue
         if n == field and mode == "wrong":
-            value = wrong_value(n, value, rng, variables, names=fix_names)
+            value = wrong_value(n, value, rng, variables, fix_names=fix_names)
             expected[n] = "wrong"
         else:
             expected[n] = "ok"

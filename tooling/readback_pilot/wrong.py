@@ -143,12 +143,12 @@ WRONGERS: dict[str, Callable[[Any, random.Random, Mapping[str, Any]], Any]] = {
 
 
 def wrong_value(
-    name: str, value: Any, rng: random.Random, variables: Mapping[str, Any] | None = None, *, names: bool = False
+    name: str, value: Any, rng: random.Random, variables: Mapping[str, Any] | None = None, *, fix_names: bool = False
 ) -> Any:
-    """A different plausible value of the same kind as `value` (variable `name`); `names`: a SID
+    """A different plausible value of the same kind as `value` (variable `name`); `fix_names`: a SID
     changes its fix name, not its digit or letter (the name leak `--fields` measures)."""
     kind = kind_of(name)
-    if names and kind == "sid":
+    if fix_names and kind == "sid":
         return _wrong_sid_name(value, rng, variables or {})
     if kind not in WRONGERS:
         raise ValueError(f"no wrong value for {name!r} (kind {kind})")

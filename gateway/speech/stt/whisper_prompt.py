@@ -68,7 +68,7 @@ def build_prompt(context: SttContext, max_words: int = PROMPT_MAX_WORDS) -> str 
     and vocabulary words the phrases lack, so it is the same whatever value was issued and cannot
     turn a wrong value into the right one. Names a readback is judged on are values too: the
     issued ones leave the phrases, and every one that could have been issued there is named alike
-    (`SttContext.names`: "Names CHARL, COLEM, GEDER."). Sentences, not a bare word list:
+    (`SttContext.names`: "via CHARL or COLEM or GEDER departure", `_named_alike`). Sentences, not a bare word list:
     a prompt ending in "left, right" makes whisper continue the list over noisy audio. The whole
     prompt stops at `max_words`.
     """
