@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 import threading
 from pathlib import Path
 
@@ -21,12 +22,12 @@ from hypothesis import strategies as st
 from engine.phraseology import normalize_transcript
 from gateway.audio.pcm import float_to_pcm, silence
 from gateway.audio.resample import resample
-from gateway.speech.stt import SttConfigError, SttContext, SttEngine, SttStream, make_stt, transcribe
-from gateway.speech.stt.base import ICAO_WORDS, SttResult, corpus_sentences, value_variants, words_of
-from gateway.speech.stt.sphinx import Lexicon, SphinxEngine
 from gateway.service import RadioService
 from gateway.speech.stack import stt_context
+from gateway.speech.stt import SttConfigError, SttContext, SttEngine, SttStream, make_stt, transcribe
+from gateway.speech.stt.base import ICAO_WORDS, SttResult, corpus_sentences, value_variants, words_of
 from gateway.speech.stt.lexicon import own_words, radio_lexicon
+from gateway.speech.stt.sphinx import Lexicon, SphinxEngine
 from gateway.speech.stt.whisper import DIGITS_SENTENCE, WhisperEngine, build_prompt
 from gateway.speech.tts.espeak import EspeakTts
 
@@ -301,6 +302,39 @@ def test_the_prompt_and_the_closed_vocabulary_offer_every_sid_of_the_airport_ali
     assert all(fix in prompt for fix in fixes) and all(fix.lower() in own_words(one) for fix in fixes)
 
 
+_FIX = st.text("ABCDEGHKLMNOPRSTUVWZ", min_size=5, max_size=5)
+
+
+@given(
+    issued=st.integers(0, 5),
+    other=st.integers(0, 5),
+    fix=_FIX,
+    number=st.integers(1, 9),
+    kind=st.sampled_from(["departure", "arrival"]),
+)
+@settings(max_examples=100, deadline=None)
+def test_a_push_to_talk_prompt_never_names_the_issued_procedure_alone(
+    issued: int, other: int, fix: str, number: int, kind: str
+) -> None:
+    """`/api/atc/ptt` has an expected phrase and no session: its "via MARUN 7F departure" made
+    MARUN the prompt's only name, and whisper wrote "OBOKA" for a spoken "OBUKA" when OBOKA was
+    issued. The phrase's fix is offered among the SIDs of an unknown airport (`phrase_names`):
+    whichever of them was issued, the prompt is the same, and any other fix is never named alone."""
+    from engine.scenario_values import sid_fixes
+    from gateway.api.speech import PttRequest, ptt_context
+
+    def prompt(name: str) -> str:
+        phrase = f"DLH359 cleared to Frankfurt via {name} {number}F {kind}, climb 5000 feet, squawk 4721"
+        request = PttRequest.model_validate({"audio": "", "expected": {"phrase": phrase}})
+        return build_prompt(ptt_context(request)) or ""
+
+    listed = sid_fixes(None)
+    assert prompt(listed[issued]) == prompt(listed[other])
+    named = prompt(fix)
+    assert fix in named and all(f in named for f in listed)
+    assert f"via {' or '.join(sorted({*listed, fix}))} {kind}" in named
+
+
 def test_whisper_empty_stream_and_bad_input(whisper: WhisperEngine) -> None:
     assert run(transcribe(whisper, b"")) == ""
     stream = whisper.open(CONTEXT)
@@ -447,12 +481,45 @@ def test_whisper_long_audio_goes_through_the_chunked_path(whisper: WhisperEngine
         ("squawk one one one one", "squawk one one one one"),
         ("QNH one zero one, one zero one, one zero one six", "QNH one zero one, one zero one, one zero one six"),
         ("roger wilco thanks roger wilco thanks roger wilco thanks runway six", "roger wilco thanks runway six"),
+        # past the end of the speech, whisper reads the tail once more (an echo: digit words alike)
+        ("Via MARUN seven foxtrot departure, squawk four seven two one, Lufthansa tree fife niner."
+         " Squawk four seven two one, Lufthansa three five nine.",
+         "Via MARUN seven foxtrot departure, squawk four seven two one, Lufthansa tree fife niner."),
+        # a last sentence that says another value, or is too short to be an echo, stays
+        ("Squawk four seven two one, Lufthansa tree fife niner. Squawk four seven two two, Lufthansa tree fife.",) * 2,
+        ("Cleared to land runway two five left. Two five left.",) * 2,
     ],
 )
 def test_collapse_repeats_keeps_one_copy_of_a_looped_sentence(said: str, kept: str) -> None:
     from gateway.speech.stt.whisper import collapse_repeats
 
     assert collapse_repeats(said) == kept
+
+
+_SAID = st.sampled_from(
+    ["squawk", "runway", "left", "climb", "feet", "one", "two", "tree", "four", "fife", "niner", "zero"]
+)
+
+
+@given(
+    before=st.lists(_SAID, min_size=6, max_size=14),
+    size=st.integers(4, 6),
+    change=st.integers(0, 5),
+    digit=st.sampled_from(["six", "seven"]),
+)
+@settings(max_examples=200, deadline=None)
+def test_a_dropped_echo_never_loses_a_value(before: list[str], size: int, change: int, digit: str) -> None:
+    """A last sentence that says the previous one's last words again goes (whisper's echo);
+    one that differs in any word, a digit above all, stays: what it says may be another value."""
+    from gateway.speech.stt.whisper import collapse_repeats
+
+    first = " ".join(before).capitalize() + "."
+    tail = before[-size:]
+    assert collapse_repeats(f"{first} {' '.join(tail).capitalize()}.") == collapse_repeats(first)
+    other = [*tail]
+    other[change % size] = digit  # never among the words drawn
+    kept = collapse_repeats(f"{first} {' '.join(other).capitalize()}.")
+    assert digit in re.findall(r"[a-z]+", kept.lower())
 
 
 def test_whisper_skips_partials_while_every_worker_decodes_a_final(whisper: WhisperEngine, clips: dict[str, bytes]) -> None:

@@ -76,7 +76,7 @@ from gateway.audio.pcm import PcmError, duration_s, wav_bytes
 from gateway.audio.radio import apply_radio
 from gateway.audio.resample import resample
 from gateway.settings import Settings
-from gateway.speech.stack import SpeechStack, traffic_vocabulary
+from gateway.speech.stack import SpeechStack, phrase_names, traffic_vocabulary
 from gateway.speech.stt import base as stt_base
 from gateway.audio.vad import contains_speech
 from gateway.speech.stt.base import STT_SAMPLE_RATE, SttContext, SttError, transcribe_result
@@ -392,13 +392,7 @@ class SpeechApi:
                 422, "audio_too_long", f"the recording is {length:.1f} s long; the limit is {limit:g} s", "audio"
             )
         await self.ensure_ready()
-        phrase = body.expected.phrase if body.expected else None
-        context = SttContext(
-            expected_phrases=[phrase] if phrase and phrase.strip() else [],
-            vocabulary=traffic_vocabulary(body.context.callsigns or []) if body.context else [],
-            speaker=body.sessionId,
-            callsign=_callsign_in(phrase),
-        )
+        context = ptt_context(body)
         try:
             result = await transcribe_result(self.speech.stt, pcm, context)
         except SttError as exc:
@@ -415,6 +409,20 @@ class SpeechApi:
                 "hearing": hearing.model_dump(mode="json"),
             }
         )
+
+
+def ptt_context(body: PttRequest) -> SttContext:
+    """What the recognizer expects of a push-to-talk recording: the expected phrase's wording,
+    its callsign, nearby traffic's, and any SID it names offered among others (`phrase_names`)."""
+    phrase = body.expected.phrase if body.expected else None
+    phrases = [phrase] if phrase and phrase.strip() else []
+    return SttContext(
+        expected_phrases=phrases,
+        vocabulary=traffic_vocabulary(body.context.callsigns or []) if body.context else [],
+        speaker=body.sessionId,
+        callsign=_callsign_in(phrase),
+        names=phrase_names(phrases),
+    )
 
 
 def _decode(raw: bytes, container: str | None) -> bytes:

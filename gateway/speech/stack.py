@@ -17,6 +17,7 @@ from typing import Any
 from engine import phraseology
 from engine.models import Session
 from engine.phraseology.kinds import PROCEDURE_KINDS
+from engine.scenario_values import sid_fixes
 from gateway.settings import Settings
 from gateway.speech.stt.base import NameChoice, SttContext, SttEngine, start_engine, words_of
 from gateway.speech.stt.factory import make_stt
@@ -165,6 +166,22 @@ def name_choices(variables: dict[str, Any], said: set[str]) -> tuple[NameChoice,
             words = frozenset(words_of(fix))
             fixes = {*(airport_sids if kind == "sid" else ()), fix}  # a STAR's fix is no departure's
             out.append(NameChoice(words, tuple(sorted(fixes)) if words & said else ()))
+    return tuple(out)
+
+
+def phrase_names(phrases: list[str]) -> tuple[NameChoice, ...]:
+    """`name_choices` for a hearing no session stands behind (`/api/atc/ptt`: an expected phrase
+    only, no airport): each SID or STAR fix the phrases name, offered among the SIDs of an airport
+    the gateway does not know (`scenario_values.sid_fixes(None)`), never alone. Named alone, the
+    issued fix was the prompt's only name, and whisper wrote it for another one the pilot said."""
+    out: list[NameChoice] = []
+    for phrase in phrases:
+        for kind in sorted(PROCEDURE_KINDS):
+            for value in phraseology.extract(kind, phrase):
+                fix = str(value).split(" ")[0]
+                words = frozenset(words_of(fix))
+                if words and all(choice.issued != words for choice in out):
+                    out.append(NameChoice(words, tuple(sorted({*sid_fixes(None), fix.upper()}))))
     return tuple(out)
 
 

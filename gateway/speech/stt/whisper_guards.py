@@ -21,6 +21,8 @@ TAIL_SILENCE_DB = 35.0  # audio this far below the utterance's loudest 20 ms hol
 # guard) for whole, rightly heard readbacks; a pilot never says a 3-word block three times over.
 LOOP_MIN_WORDS = 3
 LOOP_MIN_COPIES = 3
+# A last sentence that is the tail of the one before it, this many words or more, is an echo.
+TAIL_ECHO_WORDS = 4
 _DIGIT_KEYS = frozenset(DIGITS) | frozenset("0123456789") | {"oh", "point", "decimal"}  # the tokenizer's digit words
 
 
@@ -31,16 +33,32 @@ def _sentence_key(sentence: str) -> str:
     return " ".join(re.findall(r"[\w']+", sentence.lower()))
 
 
+def _said_words(sentence: str) -> list[str]:
+    """The words of `sentence`, a digit word as its digit ("niner" and "nine" say the same)."""
+    return [str(DIGITS.get(word, word)) for word in _sentence_key(sentence).split()]
+
+
+def _echoes_tail(sentence: str, previous: str) -> bool:
+    """Whether `sentence` says again the last words of `previous` (at least `TAIL_ECHO_WORDS`),
+    and nothing else: whisper, past the end of the speech, reading the prompt's tail once more."""
+    words, before = _said_words(sentence), _said_words(previous)
+    return len(before) > len(words) >= TAIL_ECHO_WORDS and before[-len(words) :] == words
+
+
 def collapse_repeats(text: str) -> str:
     """`text` without a sentence that repeats the one before it, nor a trailing cut-off copy
-    of it (whisper's loop on a short window, see `gateway.speech.stt.whisper`)."""
+    of it, nor a last sentence that echoes its tail (whisper's loop on a short window, see
+    `gateway.speech.stt.whisper`; the echo: "... squawk four seven two one, Lufthansa tree fife
+    niner. Squawk four seven two one, Lufthansa three five nine."). An echo says the same
+    words, digits included, so dropping it loses no value."""
     sentences = [part.strip() for part in _SENTENCE_END.split(text.strip()) if _sentence_key(part)]
     kept: list[str] = []
     for index, sentence in enumerate(sentences):
         if kept:
             key, previous = _sentence_key(sentence), _sentence_key(kept[-1])
-            cut_off = index == len(sentences) - 1 and not sentence.endswith((".", "!", "?"))
-            if key == previous or (cut_off and previous.startswith(key)):
+            last = index == len(sentences) - 1
+            cut_off = last and not sentence.endswith((".", "!", "?"))
+            if key == previous or (cut_off and previous.startswith(key)) or (last and _echoes_tail(sentence, kept[-1])):
                 continue
         kept.append(sentence)
     return collapse_word_loop(" ".join(kept))
