@@ -138,12 +138,17 @@ def _is_station(t: Transcript, i: int, value: str, names: Mapping[str, str]) -> 
 
 
 def _bare_places(t: Transcript) -> list[tuple[int, str]]:
-    """(index, NAME) of places named without "cleared to" ("squawk 3553, Dublin, roger"), looked
+    """(index, NAME) of places (or airline airports' codes, `CODES`) named without "cleared to"
+    ("squawk 3553, Dublin, roger"), looked
     for only where the issued limit was not heard: then such a name is a wrong limit, not a missing
     one. Where the issued one was heard, a place word elsewhere ("nice day") is no limit."""
     out: list[tuple[int, str]] = []
     words, i = t.words, 0
     while i < len(words):
+        if len(words[i]) == 4 and words[i].upper() in CODES and not t.letters[i]:
+            out.append((i, words[i].upper()))  # "squawk 3553, ESSA": a code written bare
+            i += 1
+            continue
         for size in (3, 2, 1):
             place = " ".join(words[i : i + size])
             named = len(place.split()) == size and place in PLACES and place not in _NOT_PLACES

@@ -77,6 +77,19 @@ def is_fix_name(word: str, name: str) -> bool:
     return bool(name) and fuzz.ratio(word.lower(), name.lower()) >= NAME_SCORE
 
 
+_PROCEDURE_AFTER = frozenset({"departure", "arrival"})
+
+
+def _named_procedure(t: Transcript, i: int, ctx: Context, issued: bool) -> bool:
+    """Whether word `i` names a procedure for sure, so a "too" or "for" after it is its digit
+    ("via IBERO too bravo" is IBERO 2B, another SID than the issued one, not a SID missing): the
+    issued fix, one of the airport's (`sid_fixes`), or any name said after "via" or before
+    "departure"/"arrival"; never a mere word before "to" ("expedite to bravo")."""
+    listed = ctx.variables.get("sid_fixes")
+    known = {str(f).lower() for f in listed} if isinstance(listed, list | tuple) else set()
+    return issued or t.words[i] in known or t.word(i - 1) == "via" or t.word(i + 3) in _PROCEDURE_AFTER
+
+
 def procedure_find(t: Transcript, ctx: Context) -> Found:
     """Name + digit + letter ("marun 7 foxtrot"); name alone only when the issued one has no suffix."""
     exp_name, exp_suffix = _split_procedure(ctx.expected) if ctx.expected else ("", "")
@@ -90,7 +103,7 @@ def procedure_find(t: Transcript, ctx: Context) -> Found:
             continue
         name = exp_name if matches_expected else word.upper()
         digit = t.word(i + 1)
-        if matches_expected and digit in _DIGIT_HOMOPHONES and letter_of(t.word(i + 2)):
+        if digit in _DIGIT_HOMOPHONES and letter_of(t.word(i + 2)) and _named_procedure(t, i, ctx, matches_expected):
             digit = _DIGIT_HOMOPHONES[digit]  # "via metro for mike" (whisper's "four") is METRO 4M
         if len(digit) == 1 and digit.isdigit():
             letter = letter_of(t.word(i + 2)) or near_letter(t.word(i + 2)) or ""  # "taunu six jankee"
