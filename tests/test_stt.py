@@ -335,6 +335,20 @@ def test_a_push_to_talk_prompt_never_names_the_issued_procedure_alone(
     assert f"via {' or '.join(sorted({*listed, fix}))} {kind}" in named
 
 
+@given(fix=_FIX, number=st.integers(1, 9), variable=st.sampled_from(["sid", "star"]))
+@settings(max_examples=50, deadline=None)
+def test_a_session_that_lists_no_sids_never_offers_its_procedure_alone(fix: str, number: int, variable: str) -> None:
+    """A session restored without `sid_fixes`, or a STAR (no airport's SIDs are its choices):
+    the fix is offered among an unknown airport's SIDs, as `/api/atc/ptt` offers it."""
+    from engine.scenario_values import sid_fixes
+    from gateway.speech.stack import name_choices
+
+    (choice,) = name_choices({variable: f"{fix} {number}A"}, {fix.lower()})
+    assert choice.choices == tuple(sorted({*sid_fixes(None), fix}))
+    (kept_out,) = name_choices({variable: f"{fix} {number}A"}, set())  # not said: only kept out
+    assert kept_out.choices == () and kept_out.issued == frozenset({fix.lower()})
+
+
 def test_whisper_empty_stream_and_bad_input(whisper: WhisperEngine) -> None:
     assert run(transcribe(whisper, b"")) == ""
     stream = whisper.open(CONTEXT)

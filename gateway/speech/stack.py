@@ -148,8 +148,9 @@ def stt_context(session: Session, expected: list[str], lexicon: frozenset[str] =
 
 def name_choices(variables: dict[str, Any], said: set[str]) -> tuple[NameChoice, ...]:
     """The names a readback is judged on that the recognizer is offered alike (`SttContext.names`):
-    a SID's or STAR's fix among the airport's (`sid_fixes`), offered where the expected phrases
-    (`said`, their words) name the issued one, else only kept out of the vocabulary.
+    a SID's fix among the airport's (`sid_fixes`), a STAR's, or a SID's where the session lists
+    none, among an unknown airport's (`_alike`), offered where the expected phrases (`said`, their
+    words) name the issued one, else only kept out of the vocabulary.
 
     The clearance limit's city is not among them, measured with `livefreq bench readback --mode
     voice --fields sid,destination` (seed 0, 150 readbacks, half of them bad): without it whisper
@@ -164,9 +165,15 @@ def name_choices(variables: dict[str, Any], said: set[str]) -> tuple[NameChoice,
         if value and kind in PROCEDURE_KINDS:
             fix = str(value).split(" ")[0]
             words = frozenset(words_of(fix))
-            fixes = {*(airport_sids if kind == "sid" else ()), fix}  # a STAR's fix is no departure's
-            out.append(NameChoice(words, tuple(sorted(fixes)) if words & said else ()))
+            listed_here = airport_sids if kind == "sid" else []  # a STAR's fix is no departure's
+            out.append(NameChoice(words, _alike(fix, listed_here) if words & said else ()))
     return tuple(out)
+
+
+def _alike(fix: str, listed: list[str]) -> tuple[str, ...]:
+    """`fix` among `listed`, or where nothing is listed among the SIDs of an airport the gateway
+    does not know (`scenario_values.sid_fixes(None)`): never alone in the prompt."""
+    return tuple(sorted({*(listed or sid_fixes(None)), fix.upper()}))
 
 
 def phrase_names(phrases: list[str]) -> tuple[NameChoice, ...]:
@@ -181,7 +188,7 @@ def phrase_names(phrases: list[str]) -> tuple[NameChoice, ...]:
                 fix = str(value).split(" ")[0]
                 words = frozenset(words_of(fix))
                 if words and all(choice.issued != words for choice in out):
-                    out.append(NameChoice(words, tuple(sorted({*sid_fixes(None), fix.upper()}))))
+                    out.append(NameChoice(words, _alike(fix, [])))
     return tuple(out)
 
 
