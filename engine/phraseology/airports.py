@@ -138,10 +138,10 @@ def _is_station(t: Transcript, i: int, value: str, names: Mapping[str, str]) -> 
 
 
 def _bare_places(t: Transcript) -> list[tuple[int, str]]:
-    """(index, NAME) of places (or airline airports' codes, `CODES`) named without "cleared to"
-    ("squawk 3553, Dublin, roger"), looked
-    for only where the issued limit was not heard: then such a name is a wrong limit, not a missing
-    one. Where the issued one was heard, a place word elsewhere ("nice day") is no limit."""
+    """(index, NAME) of places, or airline airports' codes written (`CODES`), named without
+    "cleared to" ("squawk 3553, Dublin, roger"; "..., LEBL, squawking"), looked for only where
+    the issued limit was not heard: then such a name is a wrong limit, not a missing one. Where
+    the issued one was heard, a place word elsewhere ("nice day") is no limit."""
     out: list[tuple[int, str]] = []
     words, i = t.words, 0
     while i < len(words):
