@@ -749,6 +749,10 @@ _STRAY_KINDS = {  # variable -> (issued value, its spoken form, how a different 
     "heading": ("250", "heading two fife zero", lambda n: f"heading {speak_digits(f'{n % 72 * 5 + 5:03d}')}"),
     "cleared_altitude_ft": ("5000", "climb five thousand feet", lambda n: f"climb {n % 9 + 1} thousand"),
     "arrival_qnh": ("1004", "QNH one zero zero four", lambda n: f"QNH {speak_digits(str(990 + n % 40))}"),
+    # seed 23: "holding point golf one two two nh" for G12 ("QNH" heard "two nh")
+    "holding_point": (
+        "G12", "holding point golf one two", lambda n: f"holding point golf {speak_digits(str(n % 80 + 20))}"
+    ),
 }
 
 
@@ -761,7 +765,8 @@ _STRAY_KINDS = {  # variable -> (issued value, its spoken form, how a different 
 def test_a_value_said_before_a_word_the_radio_never_uses_is_asked_again_by_voice(name: str, n: int, stray: str) -> None:
     """Seen by voice (seeds 3 and 5 of the bench): "runway one nays" for 18, "heading two five
     niroc" for 250, "flight level three five niner o" for FL350, each refused as wrong though it
-    was right. A word no pilot or controller uses (`engine.vocabulary`), written right after a
+    was right (seed 23: "holding point golf one two two nh" for G12, the word after its number).
+    A word no pilot or controller uses (`engine.vocabulary`), written right after a
     value, is the recognizer guessing at sounds it could not place: by voice that value is asked
     again, never corrected and never accepted. Typed it is corrected; the issued value said
     before the same word is accepted (unless the word is a digit word misspelt: see
