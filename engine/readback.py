@@ -257,7 +257,9 @@ class ReadbackEvaluator:
             checked.add(k)
             found = [
                 h
-                for h in _heard(handler, t, Context(expected, variables, name), correction, masked, voice)
+                for h in _heard(
+                    handler, t, Context(expected, variables, name, required=False), correction, masked, voice
+                )
                 if not _report(t, h.value, handler)
             ]
             heard, garbled = _plausible_split(handler, found)

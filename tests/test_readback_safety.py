@@ -333,6 +333,27 @@ def test_an_english_word_is_never_an_airport_code(word: str, frame: str, spoken:
     assert result.ok and result.fields.get("destination", "ok") == "ok", (said, result)
 
 
+@given(
+    place=st.sampled_from(["nice", "split", "mobile", "temple", "tours", "Dublin", "Madrid"]),
+    frame=st.sampled_from(["have a {} day", "{}", "{} weather"]),
+    spoken=st.booleans(),
+)
+@settings(max_examples=80, deadline=None)
+def test_a_place_word_in_another_readback_is_no_clearance_limit(place: str, frame: str, spoken: bool) -> None:
+    """Found reviewing this stop's bare-code rule: "contact departure ..., have a nice day" was
+    refused as a wrong clearance limit (Nice), because the limit issued at the clearance is
+    checked for contradiction in every later readback, and there a bare place counted. A bare
+    place contradicts only the limit the state asks to read back; later, only a place named as a
+    limit ("cleared to Dublin") does."""
+    variables = {**SCRIPT_SCENARIO, "destination": "LKPR", "destination_name": "Prague", "holding_point": "A12"}
+    issued = {"destination": "LKPR", "holding_point": "A12"}
+    evaluate = ReadbackEvaluator().evaluate
+    said = f"holding point alfa one two, {frame.format(place)}, Lufthansa three five niner"
+    assert evaluate(["holding_point"], variables, said, issued=issued, spoken=spoken).ok, said
+    limit = f"holding point alfa one two, cleared to {place}, Lufthansa three five niner"
+    assert evaluate(["holding_point"], variables, limit, issued=issued).fields.get("destination") == "wrong", limit
+
+
 def test_no_airport_code_is_an_english_word_of_whisper() -> None:
     """How `CODES` is made, held: none is one token of the bundled tiny.en's vocabulary, as common
     English words are ("hear", "same")."""

@@ -119,8 +119,8 @@ def find(t: Transcript, ctx: Context) -> Found:
         for i, name in _limit_names(t):
             if not any(i <= k < i + len(name.split()) for k in at):
                 found.append((i, name))
-    if ctx.expected and not any(value == ctx.expected for _, value in found):
-        taken = {i for i, _ in found}
+    if ctx.expected and ctx.required and not any(value == ctx.expected for _, value in found):
+        taken = {i for i, _ in found}  # a bare place contradicts only the limit read back now
         found += [(i, name) for i, name in _bare_places(t) if i not in taken]
     return [Hit(i, value) for i, value in sorted(found) if not _is_station(t, i, value, names)]
 
@@ -141,7 +141,8 @@ def _bare_places(t: Transcript) -> list[tuple[int, str]]:
     """(index, NAME) of places, or airline airports' codes written (`CODES`), named without
     "cleared to" ("squawk 3553, Dublin, roger"; "..., LEBL, squawking"), looked for only where
     the issued limit was not heard: then such a name is a wrong limit, not a missing one. Where
-    the issued one was heard, a place word elsewhere ("nice day") is no limit."""
+    the issued one was heard, or the limit is not a readback the state asks for (`Context.required`:
+    "contact departure, have a nice day"), a place word is no limit."""
     out: list[tuple[int, str]] = []
     words, i = t.words, 0
     while i < len(words):

@@ -19,6 +19,10 @@ class Context:
     expected: str | None = None  # canonical issued value
     variables: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
     name: str | None = None  # variable name being checked, e.g. "tower_freq"
+    # a readback the state asks for (True), or an issued value only checked for contradiction:
+    # then an extractor reads only what surely names a value of its kind ("cleared to Dublin",
+    # not a bare "nice" in "have a nice day")
+    required: bool = True
 
 
 def near(words: tuple[str, ...], i: int, anchors: frozenset[str], before: int) -> bool:
