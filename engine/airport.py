@@ -120,6 +120,29 @@ def short_name(airport: AirportInfo) -> str:
     return " ".join(name.split()) or airport.icao
 
 
+_GENERIC_WORDS = re.compile(r"\b(International|Intl|Regional|Municipal|Airport|Airfield|Air Base)\b", re.IGNORECASE)
+_JOINERS = frozenset({"de", "da", "am", "of", "the", "and"})  # never a name's first or last word
+
+
+def name_aliases(airport: AirportInfo) -> list[str]:
+    """The names an airport goes by besides its city: its own name without the city's words and
+    the generic ones, each part in brackets on its own ("Heathrow", "Schiphol", "Charles de
+    Gaulle", "Leonardo Da Vinci", "Fiumicino"). A pilot cleared to London reads back "cleared to
+    Heathrow"; it is the issued limit, not another one."""
+    home = {w.lower() for w in re.split(r"[\s\-/,()]+", f"{airport.city} {short_name(airport)}") if w}
+    out: list[str] = []
+    for part in re.split(r"[()]", airport.name):
+        words = [w for w in re.split(r"[\s\-/,]+", _GENERIC_WORDS.sub(" ", part)) if w and w.lower() not in home]
+        while words and words[0].lower() in _JOINERS:
+            words.pop(0)
+        while words and words[-1].lower() in _JOINERS:
+            words.pop()
+        name = " ".join(words)
+        if len(name) >= 4 and name not in out:
+            out.append(name)
+    return out
+
+
 def headwind(wind_dir_deg: float, runway_heading_deg: float) -> float:
     """Share of the wind blowing straight down the runway against the aircraft (-1..1)."""
     return math.cos(math.radians(wind_dir_deg - runway_heading_deg))

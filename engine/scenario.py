@@ -40,7 +40,7 @@ from datetime import datetime
 from typing import Any
 
 from engine import scenario_values as draw
-from engine.airport import AirportInfo, RunwayEnd, best_runway_for_wind, end_heading, short_name
+from engine.airport import AirportInfo, RunwayEnd, best_runway_for_wind, end_heading, name_aliases, short_name
 from engine.phraseology.callsigns import AIRLINES, callsign_telephony, parse_callsign
 from engine.scenario_values import FIXES as FIXES  # callers read the tables here
 from engine.scenario_values import RESERVED_SQUAWKS as RESERVED_SQUAWKS
@@ -73,8 +73,10 @@ SCENARIO_VARIABLES: tuple[str, ...] = (
 # Filled as well, for flows that go beyond the departure.
 DERIVED_VARIABLES: tuple[str, ...] = (
     "airport_name",
+    "airport_aliases",
     "sid_fixes",
     "destination_name",
+    "destination_aliases",
     "atis_freq",
     "heading",
     "cleared_altitude_ft",
@@ -174,6 +176,9 @@ def resolve_scenario(
     out: dict[str, Any] = {"airport": dep_code, "destination": dest_code}
     out["airport_name"] = short_name(airport) if airport else dep_code
     out["destination_name"] = short_name(destination) if destination else dest_code
+    # the airport's own names a pilot may read back for it ("cleared to Heathrow" for London)
+    out["airport_aliases"] = name_aliases(airport) if airport else []
+    out["destination_aliases"] = name_aliases(destination) if destination else []
 
     out["callsign"], out["callsign_spoken"] = _callsign(g, seed)
 

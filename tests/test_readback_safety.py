@@ -6,6 +6,7 @@ Each test is one of the failures seen when the product was flown by an independe
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Any
 
@@ -352,6 +353,51 @@ def test_a_place_word_in_another_readback_is_no_clearance_limit(place: str, fram
     assert evaluate(["holding_point"], variables, said, issued=issued, spoken=spoken).ok, said
     limit = f"holding point alfa one two, cleared to {place}, Lufthansa three five niner"
     assert evaluate(["holding_point"], variables, limit, issued=issued).fields.get("destination") == "wrong", limit
+
+
+@functools.lru_cache(maxsize=1)
+def _airports() -> Any:
+    from gateway.airports import AirportRepository
+
+    return AirportRepository()
+
+
+_NAMED_AIRPORTS = ["EGLL", "EGKK", "EHAM", "LFPG", "LFPO", "ESSA", "LIRF", "LEMD", "EKCH", "ENGM", "EPWA", "LPPT"]
+
+
+@given(
+    dest=st.sampled_from(_NAMED_AIRPORTS),
+    other=st.sampled_from(_NAMED_AIRPORTS),
+    lead=st.sampled_from(["cleared to {}", "clearance limit {}", "{}"]),
+    spoken=st.booleans(),
+)
+@settings(max_examples=80, deadline=None)
+def test_an_airport_read_back_by_its_own_name_is_the_issued_limit(
+    dest: str, other: str, lead: str, spoken: bool
+) -> None:
+    """Found checking the focused bench's "to Gatwick": a pilot cleared to London (EGLL) who read
+    back "cleared to Heathrow" was told "negative", the name taken for another limit; so were
+    Schiphol, Charles de Gaulle, Fiumicino. A scenario knows its airports' own names
+    (`destination_aliases`, from the airport data); each is the issued limit (by voice, named bare
+    like a phonetic letter, asked again), and another airport's is a wrong one typed, never
+    accepted by voice."""
+    from engine.scenario import resolve_scenario
+
+    repo = _airports()
+    given = {"airport": "EDDF", "destination": dest}
+    variables = resolve_scenario(given, airport=repo.get("EDDF"), destination=repo.get(dest), seed=1)
+    evaluate = ReadbackEvaluator().evaluate
+    for alias in variables["destination_aliases"]:
+        said = f"{lead.format(alias)}, squawk {speak_digits(str(variables['squawk']))}, Lufthansa three five niner"
+        status = evaluate(["destination"], variables, said, spoken=spoken).fields["destination"]
+        # by voice a bare name like a phonetic letter ("Charles", "charlie") counts only after "to"
+        assert status == "ok" or (spoken and lead == "{}" and status == "unsure"), (said, status)
+    assume(other != dest and repo.get(other).city != repo.get(dest).city)
+    others = resolve_scenario({"destination": other}, airport=None, destination=repo.get(other), seed=1)
+    for alias in others["destination_aliases"]:
+        said = f"cleared to {alias}, squawk {speak_digits(str(variables['squawk']))}, Lufthansa three five niner"
+        status = evaluate(["destination"], variables, said, spoken=spoken).fields["destination"]
+        assert status in (("wrong", "unsure") if spoken else ("wrong",)), (said, status)
 
 
 def test_no_airport_code_is_an_english_word_of_whisper() -> None:

@@ -60,6 +60,18 @@ def known_airports(variables: Mapping[str, Any]) -> dict[str, str]:
     return airports
 
 
+def airport_aliases(variables: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """(code, name) for every other name an airport variable's airport goes by (`<var>_aliases`:
+    "Heathrow" for EGLL, whose `<var>_name` is London; `engine.airport.name_aliases`)."""
+    out: list[tuple[str, str]] = []
+    for key, value in variables.items():
+        aliases = variables.get(f"{key}_aliases")
+        code = canonical(value) if kind_for_variable(key) == "airport" and not key.endswith("_name") else None
+        if code and isinstance(aliases, list | tuple):
+            out.extend((code, str(alias)) for alias in aliases if alias)
+    return out
+
+
 # "cleared to X" names a clearance limit unless X is one of these ("cleared to land").
 _NOT_LIMITS = frozenset(
     """
@@ -175,7 +187,7 @@ def _find_known(t: Transcript, ctx: Context, airports: dict[str, str]) -> list[t
             if len(run) >= 4 and all(run[:4]) and (len(run) == 4 or run[4] is None):
                 found[i] = "".join(run[:4])  # type: ignore[arg-type]
     text = t.text
-    for code, name in airports.items():
+    for code, name in [*airports.items(), *airport_aliases(ctx.variables)]:
         if not name:
             continue
         name_words = tokenize(name).words
