@@ -1,13 +1,14 @@
 """Airports: the ICAO code in text ("EDDM"), the code or the name in a readback.
 
 A transcript names an airport by its name, when the scenario gives one (`destination_name` for
-`destination`, `airport_name` for `airport`: any `<var>_name` beside an airport variable), matched
-fuzzily with rapidfuzz ("munic" is Munich); or by the code, written ("EDDM", only for codes the
-scenario knows, since any four-letter word looks like a code) or spelled ("echo delta delta mike"),
-also right after a SID's letter ("METRO 7R, echo delta delta lima": the R is the SID's). A
-phonetic letter is no misspelt name ("eight romeo" names no Rome); a place followed by a station
-word is the station ("Frankfurt Delivery"); and where the issued limit is not heard, a place
-named bare ("squawk 3553, Dublin") is a wrong one.
+`destination`, `airport_name` for `airport`: any `<var>_name` beside an airport variable) or one
+of its own names (`<var>_aliases`: "Heathrow" for London), matched fuzzily with rapidfuzz
+("munic" is Munich); or by the code, written ("EDDM", only for codes the scenario knows, since any
+four-letter word looks like a code) or spelled ("echo delta delta mike"), also right after a
+SID's letter ("METRO 7R, echo delta delta lima": the R is the SID's). A phonetic letter is no
+misspelt name ("eight romeo" names no Rome); a place followed by a station word is the station
+("Frankfurt Delivery"); and where the limit is read back but not heard, a place or an airline
+airport's code named bare ("squawk 3553, Dublin", "..., LEBL, ...") is a wrong one.
 """
 
 from __future__ import annotations
