@@ -22,6 +22,7 @@ from rapidfuzz import fuzz
 from rapidfuzz.distance import Levenshtein
 
 from engine.phraseology.airports import LIMIT_BEFORE
+from engine.phraseology.airports import canonical as airport_code
 from engine.phraseology.alphabet import LETTER_WORDS
 from engine.phraseology.frequencies import is_channel
 from engine.phraseology.handlers import Kind
@@ -222,7 +223,7 @@ def _garbled_airport(t: Transcript, hit: Hit, expected: str) -> bool:
     with the limit never said."""
     said = t.words[hit.index]
     lead = hit.index > 0 and t.words[hit.index - 1] in LIMIT_BEFORE
-    bare = not re.fullmatch(r"[A-Z]{4}", hit.value)  # a place by name no airport of ours has
+    bare = airport_code(hit.value) is None  # a place by name no airport of ours has
     if not lead and (bare or any(fuzz.ratio(said, w) >= LETTER_LIKE_SCORE for w in _LETTER_WORDS)):
         return True  # another place named bare ("squawk 3553, Dublin") is as likely the recognizer's guess
     words = hit.value.casefold().split()  # the limit runs on to the next words: "zurich lufthansa"

@@ -188,8 +188,9 @@ def resolve_scenario(
     )
     out["runway"], out["wind"] = runway, wind
     out["heading"] = _radar_heading(runway, airport)
+    airport_sids = list(draw.sid_fixes(airport))
     out["sid"] = draw.sid(airport, _rng(seed, "sid"))
-    out["sid_fixes"] = list(draw.sid_fixes(airport))
+    out["sid_fixes"] = airport_sids
     elevation = airport.elevation_ft if airport else 0
     out["elevation_ft"] = elevation  # field elevation: telemetry triggers compare altitude_ft with it
     initial = draw.altitude(_rng(seed, "initial_altitude_ft"), (4000, 5000, 6000, 7000), elevation + 2500)
@@ -270,7 +271,7 @@ def resolve_scenario(
 
     out.update(g)
     out["airport"], out["destination"] = dep_code, dest_code
-    listed = out["sid_fixes"] if isinstance(out.get("sid_fixes"), list) else list(draw.sid_fixes(airport))
+    listed = out["sid_fixes"] if isinstance(out.get("sid_fixes"), list) else airport_sids  # a given non-list
     fix = str(out.get("sid") or "").split(" ")[0].upper()  # a SID given that the list lacks joins it
     out["sid_fixes"] = sorted({*(str(f) for f in listed), *([fix] if fix else [])})
     return out

@@ -45,19 +45,24 @@ def speak(canon: str) -> str:
     return spell(canon)
 
 
+def _airport_variables(variables: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """(variable, code) for every airport variable with a code ("destination", "EDDM")."""
+    return [
+        (key, code)
+        for key, value in variables.items()
+        if not key.endswith("_name") and kind_for_variable(key) == "airport" and (code := canonical(value))
+    ]
+
+
 def known_airports(variables: Mapping[str, Any]) -> dict[str, str]:
     """code -> name for every airport variable that has a `<var>_name` beside it (or no name: "")."""
     airports: dict[str, str] = {}
-    for key, value in variables.items():
-        if key.endswith("_name") or kind_for_variable(key) != "airport":
-            continue
-        code = canonical(value)
-        if code:
-            name = variables.get(f"{key}_name")
-            # a name that is only a code ("EDDM") is no name; "Rome", "Oslo", "Nice" have four
-            # letters too, and were taken for codes: the readback never found them
-            is_code = bool(name) and canonical(name) is not None and str(name).strip().isupper()
-            airports[code] = str(name) if name and not is_code else airports.get(code, "")
+    for key, code in _airport_variables(variables):
+        name = variables.get(f"{key}_name")
+        # a name that is only a code ("EDDM") is no name; "Rome", "Oslo", "Nice" have four
+        # letters too, and were taken for codes: the readback never found them
+        is_code = bool(name) and canonical(name) is not None and str(name).strip().isupper()
+        airports[code] = str(name) if name and not is_code else airports.get(code, "")
     return airports
 
 
@@ -65,10 +70,9 @@ def airport_aliases(variables: Mapping[str, Any]) -> list[tuple[str, str]]:
     """(code, name) for every other name an airport variable's airport goes by (`<var>_aliases`:
     "Heathrow" for EGLL, whose `<var>_name` is London; `engine.airport.name_aliases`)."""
     out: list[tuple[str, str]] = []
-    for key, value in variables.items():
+    for key, code in _airport_variables(variables):
         aliases = variables.get(f"{key}_aliases")
-        code = canonical(value) if kind_for_variable(key) == "airport" and not key.endswith("_name") else None
-        if code and isinstance(aliases, list | tuple):
+        if isinstance(aliases, list | tuple):
             out.extend((code, str(alias)) for alias in aliases if alias)
     return out
 
