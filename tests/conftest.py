@@ -14,6 +14,11 @@ emptied before each test that uses it (tests/support/redis_server.py).
 Tiers: every test carries exactly one of the markers ``unit``, ``integration``, ``browser``,
 ``slow``, given here by module (`TIERS`; a module may also mark itself). ``make test`` runs them
 all; ``make test-fast`` (``-m unit``) runs the pure logic in under a minute.
+
+Hypothesis: with ``CI=true`` the ``ci`` profile derandomizes (each property test draws the same
+examples on every CI run), so the gate judges the change it is given, not a new draw; runs on a
+developer's machine keep drawing fresh examples, where a new counterexample is found and kept in
+``.hypothesis/``.
 """
 
 from __future__ import annotations
@@ -32,10 +37,15 @@ from typing import Any
 import httpx
 import pytest
 import uvicorn
+from hypothesis import settings as hypothesis_settings
 from starlette.types import ASGIApp
 
 from tests.support.chat_completions import ChatCompletionsServer
 from tests.support.redis_server import RedisServer, require_redis_server
+
+hypothesis_settings.register_profile("ci", derandomize=True)
+if os.environ.get("CI", "").lower() in ("true", "1"):
+    hypothesis_settings.load_profile("ci")
 
 STARTUP_TIMEOUT_S = 20.0
 _STORE_DIR = "LIVEFREQ_TEST_STORE_DIR"
