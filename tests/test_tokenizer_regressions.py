@@ -54,6 +54,8 @@ HINTED = [
     ("lufthansa tree fife niner one two one decimal eight", "DLH359", "frequency", ["121.800"]),
     ("sierra whiskey romeo one fifty eight two five left", "SWR158", "runway", ["25L"]),
     ("november one two three one four thousand feet", "N123AB", "altitude", ["14000"]),
+    # "EIN er" was glued to "einer" (whisper's "niner"): a designator and a filler (hypothesis, 2026-11-27)
+    ("maintain uh wun, uh, ze-ro, ze-ro EIN er wun", "EIN1", "altitude", ["100"]),
 ]
 
 

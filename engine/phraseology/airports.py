@@ -7,8 +7,10 @@ of its own names (`<var>_aliases`: "Heathrow" for London), matched fuzzily with 
 four-letter word looks like a code) or spelled ("echo delta delta mike"), also right after a
 SID's letter ("METRO 7R, echo delta delta lima": the R is the SID's). A phonetic letter is no
 misspelt name ("eight romeo" names no Rome); a place followed by a station word is the station
-("Frankfurt Delivery"); and where the limit is read back but not heard, a place or an airline
-airport's code named bare ("squawk 3553, Dublin", "..., LEBL, ...") is a wrong one.
+("Frankfurt Delivery"); a place that is one of the session's procedure fixes is the fix
+("direct to Milas" on a MILAS SID); and where the limit is read back but not heard, a place
+(a city, or an airline airport's own name: "Gatwick") or an airline airport's code named bare
+("squawk 3553, Dublin", "..., LEBL, ...") is a wrong one.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from engine.phraseology.callsigns import TELEPHONY_WORDS
 from engine.phraseology.context import Context
 from engine.phraseology.frequencies import STATION_WORDS
 from engine.phraseology.hits import Found, Hit
-from engine.phraseology.kinds import kind_for_variable
+from engine.phraseology.kinds import PROCEDURE_KINDS, kind_for_variable
 from engine.phraseology.places import CODES, PLACES
 from engine.phraseology.transcript import Transcript, tokenize
 
@@ -89,9 +91,24 @@ _LIMIT_LEAD = (("cleared", "to"), ("clearance", "limit"), ("cleared", "for"))
 LIMIT_BEFORE = frozenset({"to", "limit", "destination"})  # the words right before a clearance limit named
 
 
-def _limit_names(t: Transcript) -> list[tuple[int, str]]:
+def _session_fixes(variables: Mapping[str, Any]) -> frozenset[str]:
+    """The fix names of the session's procedures (`sid_fixes`, the SID or STAR issued), lower-case.
+    Many are named after a navaid, and navaids after places ("CAIRO 2B", "MILAS 1A"): "direct
+    to Milas" on such a SID names the fix, not a clearance limit."""
+    listed = variables.get("sid_fixes")
+    names = [f for f in listed if isinstance(f, str)] if isinstance(listed, (list, tuple)) else []
+    names += [str(v).split(" ")[0] for k, v in variables.items() if v and kind_for_variable(k) in PROCEDURE_KINDS]
+    return frozenset(n.lower() for n in names if n)
+
+
+def _is_place(place: str, fixes: frozenset[str]) -> bool:
+    return place in PLACES and place not in _NOT_PLACES and place not in fixes
+
+
+def _limit_names(t: Transcript, fixes: frozenset[str] = frozenset()) -> list[tuple[int, str]]:
     """(index, NAME) for a place named after "cleared to": "cleared to zurich" when Barcelona was
-    issued is a wrong clearance limit, not a missing one, even for a city we have no entry for."""
+    issued is a wrong clearance limit, not a missing one, even for a city we have no entry for.
+    `fixes`: words that are the session's procedure fixes, never a place (`_session_fixes`)."""
     out: list[tuple[int, str]] = []
     words = t.words
     for i in range(len(words) - 2):
@@ -115,7 +132,7 @@ def _limit_names(t: Transcript) -> list[tuple[int, str]]:
             continue
         for size in (3, 2, 1):
             place = " ".join(words[i + 1 : i + 1 + size])
-            if len(place.split()) == size and place in PLACES and place not in _NOT_PLACES:
+            if len(place.split()) == size and _is_place(place, fixes):
                 out.append((i + 1, place.upper()))
                 break
         else:
@@ -131,14 +148,15 @@ _NOT_PLACES = frozenset(w.casefold() for w in TELEPHONY_WORDS) | _NOT_LIMITS
 def find(t: Transcript, ctx: Context) -> Found:
     names = known_airports(ctx.variables)
     found = _find_known(t, ctx, dict(names))
+    fixes = _session_fixes(ctx.variables)
     if ctx.expected or ctx.variables:
         at = {i for i, _ in found}
-        for i, name in _limit_names(t):
+        for i, name in _limit_names(t, fixes):
             if not any(i <= k < i + len(name.split()) for k in at):
                 found.append((i, name))
     if ctx.expected and ctx.required and not any(value == ctx.expected for _, value in found):
         taken = {i for i, _ in found}  # a bare place contradicts only the limit read back now
-        found += [(i, name) for i, name in _bare_places(t) if i not in taken]
+        found += [(i, name) for i, name in _bare_places(t, fixes) if i not in taken]
     return [Hit(i, value) for i, value in sorted(found) if not _is_station(t, i, value, names)]
 
 
@@ -154,7 +172,7 @@ def _is_station(t: Transcript, i: int, value: str, names: Mapping[str, str]) -> 
     return after < len(t.words) and t.words[after] in STATION_WORDS  # "Frankfurt Delivery"
 
 
-def _bare_places(t: Transcript) -> list[tuple[int, str]]:
+def _bare_places(t: Transcript, fixes: frozenset[str] = frozenset()) -> list[tuple[int, str]]:
     """(index, NAME) of places, or airline airports' codes written (`CODES`), named without
     "cleared to" ("squawk 3553, Dublin, roger"; "..., LEBL, squawking"), looked for only where
     the issued limit was not heard: then such a name is a wrong limit, not a missing one. Where
@@ -169,7 +187,7 @@ def _bare_places(t: Transcript) -> list[tuple[int, str]]:
             continue
         for size in (3, 2, 1):
             place = " ".join(words[i : i + size])
-            named = len(place.split()) == size and place in PLACES and place not in _NOT_PLACES
+            named = len(place.split()) == size and _is_place(place, fixes)
             if named and not any(t.letters[i : i + size]):
                 out.append((i, place.upper()))
                 i += size - 1

@@ -89,6 +89,9 @@ _SPELLINGS: dict[str, str] = {
     "dasimall": "decimal",  # "dasim all"
 }
 _MAX_SYLLABLES = 3
+# Recognizer spellings read only when written as one word: split, their pieces are other words
+# ("EIN er wun": Aer Lingus's designator, a filler and its flight number, not "niner one").
+_WHOLE_WORD_ONLY = frozenset({"einer", "hiner"})
 REPEATS: dict[str, int] = {"double": 2, "triple": 3}
 # Words "double"/"triple" repeat, and the digit word they stand for.
 _REPEATABLE: dict[str, str] = {
@@ -109,8 +112,9 @@ def join_syllables(words: Sequence[str]) -> list[str]:
     i, n = 0, len(words)
     while i < n:
         for size in range(min(_MAX_SYLLABLES, n - i), 1, -1):
-            joined = "".join(words[i : i + size])
-            if joined in _SPELLINGS and all(w.isalpha() for w in words[i : i + size]):
+            pieces = words[i : i + size]
+            joined = "".join(pieces)
+            if joined in _SPELLINGS and joined not in _WHOLE_WORD_ONLY and all(w.isalpha() for w in pieces):
                 out.append(_SPELLINGS[joined])
                 i += size
                 break
