@@ -181,8 +181,12 @@ class SessionEngine:
             return None
         flow, state = self._current(session)
         ctx = self._render_ctx(session, flow, state)
-        fields = value_check.expected_values(rb, ctx, session.issued.get(flow.slug, {}))
-        return value_check.query(text, fields) if fields else None
+        issued = session.issued.get(flow.slug, {})
+        fields = value_check.expected_values(rb, ctx, issued)
+        if not fields:
+            return None
+        heard_right = value_check.expected_values(rb, ctx, issued, statuses=("ok",))
+        return value_check.query(text, fields, heard_right, str(ctx.get("callsign_spoken") or ""))
 
     def route_query(self, session: Session, text: str) -> RouterQuery | None:
         """The question for the LLM router if `text` were transmitted now, or None when the

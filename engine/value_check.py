@@ -188,13 +188,16 @@ def spoken_value(kind_name: str, value: str) -> list[str] | None:
 
 
 def expected_values(
-    rb: ReadbackResult, variables: Mapping[str, Any], issued: Mapping[str, Any]
+    rb: ReadbackResult,
+    variables: Mapping[str, Any],
+    issued: Mapping[str, Any],
+    statuses: tuple[str, ...] = ("unsure", "missing"),
 ) -> dict[str, tuple[str, str]]:
-    """Field -> (kind, canonical issued value) for the fields of `rb` that were not heard right
-    (unsure or missing): the ones a check may confirm."""
+    """Field -> (kind, canonical issued value) for the fields of `rb` of `statuses`: by default
+    those not heard right (unsure or missing), the ones a check may confirm."""
     out: dict[str, tuple[str, str]] = {}
     for name, status in rb.fields.items():
-        if status not in ("unsure", "missing"):
+        if status not in statuses:
             continue
         handler = kind(kind_for_variable(name))
         raw = variables.get(name, issued.get(name))
@@ -204,18 +207,27 @@ def expected_values(
     return out
 
 
-def query(transcript: str, fields: Mapping[str, tuple[str, str]]) -> ValueQuery | None:
+def query(
+    transcript: str,
+    fields: Mapping[str, tuple[str, str]],
+    heard_right: Mapping[str, tuple[str, str]] | None = None,
+    callsign: str = "",
+) -> ValueQuery | None:
     """The question about `fields` (field -> (kind, issued value)); None when no field's kind
     can be checked. Each field is tried in both spellings, in place of the words of the
     transcript most like its ICAO one (or inserted at the end of an empty transcript), and after
-    the whole transcript with the words that introduce it (`appended`)."""
+    the whole transcript with the words that introduce it (`appended`). `heard_right` (the
+    fields the readback check heard right) and `callsign` (our own, as spoken) say words no
+    field is tried in place of (`_taken_words`): the words most like it elsewhere are."""
     heard = words_of(transcript)
+    said = [said_symbols(kind_name, value) for kind_name, value in (heard_right or {}).values()]
+    taken = _taken_words(heard, [*said, _symbols_in(words_of(callsign))])
     hypotheses: list[Hypothesis] = []
     for name, (kind_name, value) in fields.items():
         spoken = spoken_value(kind_name, value)
         if spoken is None:
             continue
-        start, end = _window(heard, spoken)
+        start, end = _window(heard, spoken, taken)
         if kind_name in _NAMED and not any(is_fix_name(w, spoken[0]) for w in heard[start:end]):
             continue
         # in place in both spellings; after the transcript in the ICAO one only (the margin, all an
@@ -250,6 +262,37 @@ def query(transcript: str, fields: Mapping[str, tuple[str, str]]) -> ValueQuery 
                         )
                     )
     return ValueQuery(heard=heard, hypotheses=hypotheses) if hypotheses else None
+
+
+_INSIDE_NUMBERS = frozenset({"decimal", "point", "hundred", "thousand"})
+
+
+def _taken_words(heard: list[str], said: Iterable[str]) -> set[int]:
+    """The indices of the words of `heard` that say one of the symbol strings `said` as a whole
+    number, symbol for symbol ("one three six decimal five" for 136.5, no symbol of the same kind
+    right before or after it): another value's words, or our callsign's. Tried in their place, a value said with
+    some of the same digits scores as if said ("runway three six" over the "three six" of the
+    tower's 136.5 confirmed a dropped runway 36, seed 25 by voice; "runway two eight" would over
+    "Egyptair two eight seven"). Values of one symbol ("fife thousand") are left out: any "five"
+    of the transcript says it."""
+    taken: set[int] = set()
+    for target in said:
+        if len(target) < 2:
+            continue
+        for start in range(len(heard)):
+            if start > 0 and _class_of(heard[start - 1]) == _class_of(heard[start]) != "":
+                continue  # a digit right before: the number starts earlier
+            got, end = "", start
+            while end < len(heard) and len(got) < len(target):
+                word = heard[end]
+                if word in _SYMBOL_OF:
+                    got += _SYMBOL_OF[word][1]
+                elif word not in _INSIDE_NUMBERS or end == start:
+                    break
+                end += 1
+            if got == target and (end == len(heard) or _class_of(heard[end]) != _class_of(heard[end - 1])):
+                taken.update(range(start, end))
+    return taken
 
 
 def said_symbols(kind_name: str, value: str) -> str:
@@ -345,13 +388,16 @@ def _spellings(kind_name: str, words: list[str]) -> list[list[str]]:
     return out
 
 
-def _window(heard: list[str], spoken: list[str]) -> tuple[int, int]:
+def _window(heard: list[str], spoken: list[str], taken: set[int] | frozenset[int] = frozenset()) -> tuple[int, int]:
     """The words of `heard` most like `spoken` (characters, normalized edit distance), as a
-    slice: where the recognizer wrote the value, however garbled."""
+    slice: where the recognizer wrote the value, however garbled; never over a word of `taken`
+    (another value's, `_taken_words`)."""
     target = " ".join(spoken)
     best = (2.0, len(heard), len(heard))
     for start in range(len(heard) + 1):
         for end in range(start, min(len(heard), start + len(spoken) + WINDOW_EXTRA_WORDS) + 1):
+            if end > start and end - 1 in taken:  # a longer window holds it too
+                break
             distance = Levenshtein.normalized_distance(" ".join(heard[start:end]), target)
             if distance < best[0]:
                 best = (distance, start, end)

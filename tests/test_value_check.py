@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import re
 
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from engine.models import Hearing, ReadbackResult, ValueCheck
@@ -141,6 +141,53 @@ def test_a_taxi_route_is_also_tried_with_and_before_its_last_taxiway() -> None:
     in_place = [h.words for h in asked.hypotheses if not h.appended]
     assert ["taxi", "via", "romeo", "one", "and", "echo", "two", "qnh", "one", "zero", "three", "four"] in in_place
     assert ["taxi", "via", "romeo", "one", "echo", "two", "qnh", "one", "zero", "three", "four"] in in_place
+
+
+OTHER_NUMBERS = st.one_of(
+    st.tuples(
+        st.just("frequency"),
+        st.builds(lambda k: f"{k / 1000:.3f}", st.integers(118000 // 5, 136975 // 5).map(lambda k: k * 5)),
+    ),
+    st.tuples(
+        st.just("squawk"),
+        st.builds(lambda d: "".join(d), st.lists(st.sampled_from("01234567"), min_size=4, max_size=4)),
+    ),
+    st.tuples(st.just("qnh"), st.builds(str, st.integers(950, 1050))),
+    st.tuples(st.just("callsign"), st.builds(lambda n: str(n), st.integers(10, 9999))),
+)
+
+
+@given(other=OTHER_NUMBERS, at=st.integers(0, 3), size=st.integers(2, 3), before=HEARD, after=HEARD)
+def test_a_value_is_never_tried_over_another_values_words_or_our_callsigns(
+    other: tuple[str, str], at: int, size: int, before: list[str], after: list[str]
+) -> None:
+    """Seen on seed 25 by voice: "Egyptair two eight seven, tower one three six, decimal five"
+    (runway 36 dropped) was accepted: tried in place of the "three six" of the frequency, the
+    dropped runway scored as said. Whatever digits a missing or unsure value shares with a value
+    heard right or with our callsign ("runway two eight" and "Egyptair two eight seven"), no
+    hypothesis puts it over their words: they stay as heard, and the transcript is never asked
+    about unchanged (which would score the other value's digits as this one's)."""
+    kind_name, value = other
+    if kind_name == "callsign":
+        other_words, heard_right = [SYMBOLS["digit"][d][0] for d in value], {}
+        callsign = "egyptair " + " ".join(other_words)
+    else:
+        other_words, callsign, heard_right = spoken_value(kind_name, value) or [], "", {"other": other}
+    digits = [w for w in other_words if w in _SYMBOL and _SYMBOL[w].isdigit()]
+    part = "".join(_SYMBOL[w] for w in digits[at : at + size])
+    assume(len(part) == size)
+    checked = {2: ("runway", part), 3: ("heading", part)}[size]
+    assume(checked[0] != "runway" or 1 <= int(part) <= 36)
+    assume(checked[0] != "heading" or 1 <= int(part) <= 360)
+    transcript = " ".join([*before, "egyptair", *other_words, "roger", *after])  # heard as a whole
+    heard = transcript.split()
+    assume(part not in "".join(_SYMBOL.get(w, "-") for w in [*before, *after]))  # said nowhere else
+    asked = query(transcript, {"field": checked}, heard_right, callsign)
+    assert asked is not None
+    said = " ".join(other_words)
+    for hypothesis in asked.hypotheses:
+        assert said in " ".join(hypothesis.words), hypothesis.words
+        assert hypothesis.words != heard, hypothesis.words
 
 
 @given(VALUES, HEARD)
@@ -298,6 +345,23 @@ def test_whisper_does_not_confirm_a_value_that_was_not_said(whisper: WhisperEngi
     assert _checks(whisper, said, "Lufthansa three five nine, wilco", {"runway": ("runway", "07R")}) == {
         "runway": False
     }
+
+
+def test_a_dropped_value_is_not_confirmed_by_another_values_digits_or_our_callsign(whisper: WhisperEngine) -> None:
+    # seed 25 by voice: runway 36 dropped, and tried over the tower frequency's "three six" it
+    # scored as said (delta 0, margin 5.3): the readback was accepted
+    said = "Egyptair two eight seven, tower one three six decimal five"
+    heard = "Egyptair two eight seven, tower one three six, decimal five."
+    callsign = "Egyptair two eight seven"
+    for runway in ("36", "28"):
+        fields = {"runway": ("runway", runway)}
+        carved = query(heard, fields)  # the old question, which knew no other value's words
+        asked = query(heard, fields, {"tower_freq": ("frequency", "136.500")}, callsign)
+        assert carved is not None and asked is not None
+        dropped = ReadbackResult(ok=False, fields={"runway": "missing", "tower_freq": "ok"}, missing=["runway"])
+        before, _ = apply_checks(dropped, score_values(whisper, espeak_pcm(said), None, carved), fields, callsign)
+        after, _ = apply_checks(dropped, score_values(whisper, espeak_pcm(said), None, asked), fields, callsign)
+        assert (before.fields["runway"], after.fields["runway"]) == ("ok", "missing"), runway
 
 
 def test_the_radio_adds_the_checks_to_the_hearing_only_where_the_engine_asks(whisper: WhisperEngine) -> None:
