@@ -38,6 +38,12 @@ A value said with one symbol ("fife thousand") needs twice the margin: one place
 for a misheard word ("fly" written "five") to stand for it. The recognizer may hear the audio at
 several tempos (`ValueCheck.tempo`); a check at any of them confirms.
 
+A value is never tried in place of words that say another value the readback check heard
+right, or our callsign, as a whole number (`_taken_words`): there its digits are in the audio
+whatever the pilot said of this value ("runway three six" put over the "three six" of "tower one
+three six, decimal five" confirmed a dropped runway, seed 25): the words most like it elsewhere
+are its place.
+
 A SID or STAR is checked only where the transcript has its fix name (`is_fix_name`, as the
 readback check finds it) and its digit or letter is unsure ("via METRO one halfa"): the name is
 no symbol, so only the digit and letter are scored, in place, never after the transcript.
@@ -269,12 +275,12 @@ _INSIDE_NUMBERS = frozenset({"decimal", "point", "hundred", "thousand"})
 
 def _taken_words(heard: list[str], said: Iterable[str]) -> set[int]:
     """The indices of the words of `heard` that say one of the symbol strings `said` as a whole
-    number, symbol for symbol ("one three six decimal five" for 136.5, no symbol of the same kind
-    right before or after it): another value's words, or our callsign's. Tried in their place, a value said with
-    some of the same digits scores as if said ("runway three six" over the "three six" of the
-    tower's 136.5 confirmed a dropped runway 36, seed 25 by voice; "runway two eight" would over
-    "Egyptair two eight seven"). Values of one symbol ("fife thousand") are left out: any "five"
-    of the transcript says it."""
+    number, symbol for symbol ("one three six decimal five" for 136.5, no symbol of the same
+    kind right before or after it): another value's words, or our callsign's. Tried in their
+    place, a value said with some of the same digits scores as if said ("runway three six" over
+    the "three six" of the tower's 136.5 confirmed a dropped runway 36, seed 25 by voice;
+    "runway two eight" would over "Egyptair two eight seven"). Values of one symbol ("fife
+    thousand") are left out: any "five" of the transcript says it."""
     taken: set[int] = set()
     for target in said:
         if len(target) < 2:
