@@ -274,20 +274,23 @@ _INSIDE_NUMBERS = frozenset({"decimal", "point", "hundred", "thousand"})
 
 
 def _taken_words(heard: list[str], said: Iterable[str]) -> set[int]:
-    """The indices of the words of `heard` that say one of the symbol strings `said` as a whole
-    number, symbol for symbol ("one three six decimal five" for 136.5, no symbol of the same
-    kind right before or after it): another value's words, or our callsign's. Tried in their
-    place, a value said with some of the same digits scores as if said ("runway three six" over
-    the "three six" of the tower's 136.5 confirmed a dropped runway 36, seed 25 by voice;
-    "runway two eight" would over "Egyptair two eight seven"). Values of one symbol ("fife
-    thousand") are left out: any "five" of the transcript says it."""
+    """The indices of the words of `heard` that say one of the symbol strings `said`, symbol for
+    symbol ("one three six decimal five" for 136.5): another value's words, or our callsign's.
+    Tried in their place, a value said with some of the same digits scores as if said ("runway
+    three six" over the "three six" of the tower's 136.5 confirmed a dropped runway 36, seed 25
+    by voice; "runway two eight" would over "Egyptair two eight seven"). Where the value is said
+    as a whole number (no symbol of the same kind right before or after it), only there: the
+    "three six" of "runway three six, tower one three six" is the frequency's as well as the
+    runway's. Where it is run together with others ("... way one eight one three six decimal
+    five", seed 27), wherever it is. Values of one symbol ("fife thousand") are left out: any
+    "five" of the transcript says it."""
     taken: set[int] = set()
     for target in said:
         if len(target) < 2:
             continue
+        whole: set[int] = set()
+        inside: set[int] = set()  # matches run together with other symbols
         for start in range(len(heard)):
-            if start > 0 and _class_of(heard[start - 1]) == _class_of(heard[start]) != "":
-                continue  # a digit right before: the number starts earlier
             got, end = "", start
             while end < len(heard) and len(got) < len(target):
                 word = heard[end]
@@ -296,8 +299,12 @@ def _taken_words(heard: list[str], said: Iterable[str]) -> set[int]:
                 elif word not in _INSIDE_NUMBERS or end == start:
                     break
                 end += 1
-            if got == target and (end == len(heard) or _class_of(heard[end]) != _class_of(heard[end - 1])):
-                taken.update(range(start, end))
+            if got != target:
+                continue
+            runs_on = start > 0 and _class_of(heard[start - 1]) == _class_of(heard[start])
+            runs_on = runs_on or (end < len(heard) and _class_of(heard[end]) == _class_of(heard[end - 1]))
+            (inside if runs_on else whole).update(range(start, end))
+        taken |= whole or inside
     return taken
 
 

@@ -157,16 +157,25 @@ OTHER_NUMBERS = st.one_of(
 )
 
 
-@given(other=OTHER_NUMBERS, at=st.integers(0, 3), size=st.integers(2, 3), before=HEARD, after=HEARD)
+@given(
+    other=OTHER_NUMBERS,
+    at=st.integers(0, 3),
+    size=st.integers(2, 3),
+    before=HEARD,
+    after=HEARD,
+    lead=st.lists(st.sampled_from(["one", "two", "eight", "zero"]), max_size=2),
+)
 def test_a_value_is_never_tried_over_another_values_words_or_our_callsigns(
-    other: tuple[str, str], at: int, size: int, before: list[str], after: list[str]
+    other: tuple[str, str], at: int, size: int, before: list[str], after: list[str], lead: list[str]
 ) -> None:
     """Seen on seed 25 by voice: "Egyptair two eight seven, tower one three six, decimal five"
     (runway 36 dropped) was accepted: tried in place of the "three six" of the frequency, the
-    dropped runway scored as said. Whatever digits a missing or unsure value shares with a value
-    heard right or with our callsign ("runway two eight" and "Egyptair two eight seven"), no
-    hypothesis puts it over their words: they stay as heard, and the transcript is never asked
-    about unchanged (which would score the other value's digits as this one's)."""
+    dropped runway scored as said; and on seed 27, the frequency run together with the runway
+    before it ("from way one eight one three six decimal five", `lead`). Whatever digits a
+    missing or unsure value shares with a value heard right or with our callsign ("runway two
+    eight" and "Egyptair two eight seven"), no hypothesis puts it over their words: they stay as
+    heard, and the transcript is never asked about unchanged (which would score the other
+    value's digits as this one's)."""
     kind_name, value = other
     if kind_name == "callsign":
         other_words, heard_right = [SYMBOLS["digit"][d][0] for d in value], {}
@@ -179,9 +188,15 @@ def test_a_value_is_never_tried_over_another_values_words_or_our_callsigns(
     checked = {2: ("runway", part), 3: ("heading", part)}[size]
     assume(checked[0] != "runway" or 1 <= int(part) <= 36)
     assume(checked[0] != "heading" or 1 <= int(part) <= 360)
-    transcript = " ".join([*before, "egyptair", *other_words, "roger", *after])  # heard as a whole
+    lead = [] if callsign else lead  # digits run together with the other value, said before it
+    transcript = " ".join([*before, "egyptair", *lead, *other_words, "roger", *after])
     heard = transcript.split()
-    assume(part not in "".join(_SYMBOL.get(w, "-") for w in [*before, *after]))  # said nowhere else
+
+    def symbols(words: list[str]) -> str:
+        return "".join(_SYMBOL.get(w, "-") for w in words)
+
+    assume(part not in symbols([*before, *after]))  # said nowhere else
+    assume(symbols([*lead, *other_words]).count(part) == symbols(other_words).count(part))
     asked = query(transcript, {"field": checked}, heard_right, callsign)
     assert asked is not None
     said = " ".join(other_words)
@@ -349,11 +364,18 @@ def test_whisper_does_not_confirm_a_value_that_was_not_said(whisper: WhisperEngi
 
 def test_a_dropped_value_is_not_confirmed_by_another_values_digits_or_our_callsign(whisper: WhisperEngine) -> None:
     # seed 25 by voice: runway 36 dropped, and tried over the tower frequency's "three six" it
-    # scored as said (delta 0, margin 5.3): the readback was accepted
-    said = "Egyptair two eight seven, tower one three six decimal five"
-    heard = "Egyptair two eight seven, tower one three six, decimal five."
+    # scored as said (delta 0, margin 5.3): the readback was accepted; seed 27: runway 18 said
+    # for 36, run together with the frequency ("from way one eight one three six decimal five")
     callsign = "Egyptair two eight seven"
-    for runway in ("36", "28"):
+    dropped_said = f"{callsign}, tower one three six decimal five"
+    dropped_heard = f"{callsign}, tower one three six, decimal five."
+    run_together_said = f"{callsign}, runway one eight, one three six decimal five"
+    run_together_heard = "You just air two eight seven from way one eight one three six decimal five."
+    for said, heard, runway in (
+        (dropped_said, dropped_heard, "36"),
+        (dropped_said, dropped_heard, "28"),
+        (run_together_said, run_together_heard, "36"),
+    ):
         fields = {"runway": ("runway", runway)}
         carved = query(heard, fields)  # the old question, which knew no other value's words
         asked = query(heard, fields, {"tower_freq": ("frequency", "136.500")}, callsign)
