@@ -20,6 +20,7 @@ from engine.phraseology import callsign_hint
 from engine.phraseology.alphabet import LETTER_WORDS
 from engine.phraseology.frequencies import CHANNEL_OFFSETS_KHZ
 from engine.phraseology.numbers import MISHEARD_SIDES, speak_digits
+from engine.phraseology.places import PLACES
 from engine.readback import ReadbackEvaluator, is_truncation, record_issued
 from engine.session import SessionEngine
 from tooling.flow_scripts import SCRIPT_SCENARIO
@@ -282,19 +283,24 @@ def test_another_limit_named_bare_is_wrong_typed_and_asked_again_by_voice(other:
 
 
 @given(
+    place=st.sampled_from(sorted(PLACES)),
     other=st.sampled_from(["Gatwick", "Schiphol", "Charles de Gaulle", "Fiumicino", "Stansted", "Vantaa", "Kansai"]),
     frame=st.sampled_from(["cleared to {}", "{}", "destination {}"]),
     spoken=st.booleans(),
 )
-@settings(max_examples=60, deadline=None)
-def test_another_airports_own_name_is_a_wrong_limit(other: str, frame: str, spoken: bool) -> None:
-    """Seen on the focused text bench: "cleared to Gatwick" for Prague was reported missing: an
-    airport's own name ("Gatwick", "Schiphol": `engine.airport.name_aliases`) was no place the
-    check knew unless the scenario issued that airport. Airline airports' own names are places
-    now (scripts/build_places.py): typed, another one is a wrong limit; by voice, wrong or asked
-    again; and the issued airport's own name is its limit ("cleared to Heathrow" for London)."""
+@settings(max_examples=100, deadline=None)
+def test_another_airports_own_name_is_a_wrong_limit(place: str, other: str, frame: str, spoken: bool) -> None:
+    """Seen on the focused text bench: "to Gatwick" for Prague was reported missing: an airport's
+    own name ("Gatwick", "Schiphol": `engine.airport.name_aliases`) was no place the check knew
+    unless the scenario issued that airport. Airline airports' own names are places now
+    (scripts/build_places.py): typed, any place after "cleared to" and another airport's own
+    name said bare are a wrong limit; by voice, wrong or asked again; and the issued airport's
+    own name is its limit ("cleared to Heathrow" for London)."""
     variables = {**SCRIPT_SCENARIO, "destination": "LKPR", "destination_name": "Prague"}
     evaluate = ReadbackEvaluator().evaluate
+    assume(place != "prague")
+    cleared = f"Lufthansa three five niner, cleared to {place.title()}, squawk one two five zero"
+    assert evaluate(["destination"], variables, cleared).fields["destination"] == "wrong", cleared
     said = f"Lufthansa three five niner, {frame.format(other)}, squawk one two five zero"
     assert evaluate(["destination"], variables, said).fields["destination"] == "wrong", said
     assert evaluate(["destination"], variables, said, spoken=True).fields["destination"] in ("wrong", "unsure"), said
