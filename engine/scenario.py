@@ -189,7 +189,7 @@ def resolve_scenario(
     out["runway"], out["wind"] = runway, wind
     out["heading"] = _radar_heading(runway, airport)
     airport_sids = list(draw.sid_fixes(airport))
-    out["sid"] = draw.sid(airport, _rng(seed, "sid"))
+    out["sid"] = draw.sid(airport_sids, _rng(seed, "sid"))
     out["sid_fixes"] = airport_sids
     elevation = airport.elevation_ft if airport else 0
     out["elevation_ft"] = elevation  # field elevation: telemetry triggers compare altitude_ft with it

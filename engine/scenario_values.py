@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import random
+from collections.abc import Sequence
 
 from engine.airport import AirportInfo
 
@@ -105,9 +106,9 @@ def sid_fixes(airport: AirportInfo | None) -> tuple[str, ...]:
     return tuple(sorted({*named, *invented}))
 
 
-def sid(airport: AirportInfo | None, rng: random.Random) -> str:
-    """ "MARUN 7F": one of the airport's SIDs (`sid_fixes`), with its number and letter."""
-    return f"{rng.choice(sid_fixes(airport))} {rng.randint(1, 9)}{rng.choice(SID_LETTERS)}"
+def sid(fixes: Sequence[str], rng: random.Random) -> str:
+    """ "MARUN 7F": one of the airport's SIDs (`fixes`, its `sid_fixes`), with its number and letter."""
+    return f"{rng.choice(fixes)} {rng.randint(1, 9)}{rng.choice(SID_LETTERS)}"
 
 
 def altitude(rng: random.Random, choices: tuple[int, ...], floor_ft: int) -> int:

@@ -24,6 +24,7 @@ from rapidfuzz import fuzz, process
 from engine.phraseology.alphabet import spell
 from engine.phraseology.callsigns import TELEPHONY_WORDS
 from engine.phraseology.context import Context
+from engine.phraseology.designators import listed_fixes
 from engine.phraseology.frequencies import STATION_WORDS
 from engine.phraseology.hits import Found, Hit
 from engine.phraseology.kinds import PROCEDURE_KINDS, kind_for_variable
@@ -95,10 +96,8 @@ def _session_fixes(variables: Mapping[str, Any]) -> frozenset[str]:
     """The fix names of the session's procedures (`sid_fixes`, the SID or STAR issued), lower-case.
     Many are named after a navaid, and navaids after places ("CAIRO 2B", "MILAS 1A"): "direct
     to Milas" on such a SID names the fix, not a clearance limit."""
-    listed = variables.get("sid_fixes")
-    names = [f for f in listed if isinstance(f, str)] if isinstance(listed, (list, tuple)) else []
-    names += [str(v).split(" ")[0] for k, v in variables.items() if v and kind_for_variable(k) in PROCEDURE_KINDS]
-    return frozenset(n.lower() for n in names if n)
+    issued = [str(v).split(" ")[0] for k, v in variables.items() if v and kind_for_variable(k) in PROCEDURE_KINDS]
+    return listed_fixes(variables) | {fix.lower() for fix in issued if fix}
 
 
 def _is_place(place: str, fixes: frozenset[str]) -> bool:

@@ -10,6 +10,7 @@ recognizer spells an unknown fix name as it hears it ("maroon").
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from rapidfuzz import fuzz
@@ -80,14 +81,19 @@ def is_fix_name(word: str, name: str) -> bool:
 _PROCEDURE_AFTER = frozenset({"departure", "arrival"})
 
 
+def listed_fixes(variables: Mapping[str, Any]) -> frozenset[str]:
+    """The fix names of the airport's SIDs the session lists (`sid_fixes`), lower-case."""
+    listed = variables.get("sid_fixes")
+    return frozenset(str(f).lower() for f in listed) if isinstance(listed, list | tuple) else frozenset()
+
+
 def _named_procedure(t: Transcript, i: int, ctx: Context, issued: bool) -> bool:
     """Whether word `i` names a procedure for sure, so a "too" or "for" after it is its digit
     ("via IBERO too bravo" is IBERO 2B, another SID than the issued one, not a SID missing): the
     issued fix, one of the airport's (`sid_fixes`), or any name said after "via" or before
     "departure"/"arrival"; never a mere word before "to" ("expedite to bravo")."""
-    listed = ctx.variables.get("sid_fixes")
-    known = {str(f).lower() for f in listed} if isinstance(listed, list | tuple) else set()
-    return issued or t.words[i] in known or t.word(i - 1) == "via" or t.word(i + 3) in _PROCEDURE_AFTER
+    listed = t.words[i] in listed_fixes(ctx.variables)
+    return issued or listed or t.word(i - 1) == "via" or t.word(i + 3) in _PROCEDURE_AFTER
 
 
 def procedure_find(t: Transcript, ctx: Context) -> Found:
