@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -21,7 +22,7 @@ from starlette.types import ASGIApp
 from websockets.sync.client import ClientConnection, connect
 
 from gateway.app import create_app
-from gateway.capacity import RETRY_AFTER_S, TALK_SHARE, SelfTest, VoiceCapacity, run_self_test
+from gateway.capacity import RETRY_AFTER_S, SELF_TEST_TEXT, TALK_SHARE, SelfTest, VoiceCapacity, run_self_test
 from gateway.extras import installed
 from gateway.settings import Settings
 from gateway.speech.stack import SpeechStack
@@ -180,7 +181,11 @@ def test_self_test_measures_a_positive_capacity_with_the_real_recognizer() -> No
     test = asyncio.run(run_self_test(speech))
     assert test.runs == 3 and 4.0 < test.audio_s < 15.0
     assert test.decode_cpu_s > 0 and test.sessions() >= 1
-    assert "cleared" in test.transcript.lower()  # it decoded the utterance, not noise
+    # it decoded the utterance, not noise: most of its words, not one chosen word, which a run may
+    # lose ("clear for takeoff", "what fansa" were heard on one clean clone, "cleared" on others)
+    said = set(re.findall(r"[a-z]+", SELF_TEST_TEXT.lower()))
+    heard = set(re.findall(r"[a-z]+", test.transcript.lower()))
+    assert len(said & heard) >= 0.6 * len(said), test.transcript
     capacity = VoiceCapacity.from_settings(Settings(speech_preload=False))
     assert capacity.source == "unmeasured" and capacity.accepting
     capacity.measured(test)
