@@ -24,6 +24,7 @@ from rapidfuzz.distance import Levenshtein
 from engine.phraseology.airports import LIMIT_BEFORE
 from engine.phraseology.airports import canonical as airport_code
 from engine.phraseology.alphabet import LETTER_WORDS
+from engine.phraseology.altitudes import ANCHORS as ALTITUDE_ANCHORS
 from engine.phraseology.frequencies import is_channel
 from engine.phraseology.handlers import Kind
 from engine.phraseology.hits import Found, Hit
@@ -100,7 +101,10 @@ def garbled_by_voice(handler: Kind, t: Transcript, found: Found, expected: str, 
       air eight" heard as C for S8 T5 N5, "yankee four, hotel a" as Y4 H A for Y4 H8 V3: a
       taxiway without a number where every issued one has one).
     - An altitude in feet above the highest transition altitude anywhere (18,000 ft) that was not
-      issued ("two three thousand" for "three thousand"): higher, controllers give levels.
+      issued ("two three thousand" for "three thousand"): higher, controllers give levels. And
+      the issued altitude with one more digit in front and no verb right before it ("squawk
+      zero fife two fife, one six thousand feet" for "climb six thousand feet"): the verb was
+      heard as a digit.
     - A clearance limit that is no place we know ("cleared to fran" for Prague): the
       recognizer's spelling of the city, not another city (which is corrected); and without "to"
       before it, another place named bare, or a place named like a phonetic letter ("Rome" for
@@ -200,10 +204,15 @@ def _garbled_route(_t: Transcript, hit: Hit, expected: str) -> bool:
     return start_lost or all(element.startswith(heard) for heard, element in zip(said, issued, strict=False))
 
 
-def _garbled_altitude(_t: Transcript, hit: Hit, expected: str) -> bool:
+def _garbled_altitude(t: Transcript, hit: Hit, expected: str) -> bool:
     if not (hit.value.isdigit() and expected.isdigit()):
         return False
-    return int(hit.value) > max(TRANSITION_ALTITUDE_MAX_FT, int(expected))
+    if int(hit.value) > max(TRANSITION_ALTITUDE_MAX_FT, int(expected)):
+        return True
+    # the issued altitude with one digit more in front and no verb before it: "one six thousand
+    # feet" for "climb six thousand feet", the verb heard as a digit (`livefreq load`)
+    verb = any(w in ALTITUDE_ANCHORS for w in t.words[max(0, hit.index - 2) : hit.index])  # "climb to ..."
+    return not verb and len(hit.value) == len(expected) + 1 and hit.value.endswith(expected) and int(expected) > 0
 
 
 def _garbled_designator(_t: Transcript, hit: Hit, expected: str) -> bool:

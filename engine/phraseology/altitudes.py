@@ -22,7 +22,7 @@ from engine.phraseology.transcript import Transcript
 MAX_FEET = 60000
 _LEVEL = re.compile(r"^\s*(?:FL|FLIGHT\s*LEVEL)\s*(\d{1,3})\s*$", re.IGNORECASE)
 _FEET = re.compile(r"^\s*(\d{1,2}(?:,\d{3})|\d{2,5})\s*(?:FT|FEET)?\s*$", re.IGNORECASE)
-_ANCHORS = frozenset(
+ANCHORS = frozenset(  # words an altitude follows (its verbs)
     {
         "climb",
         "climbing",
@@ -87,7 +87,7 @@ def find(t: Transcript, ctx: Context) -> Found:
     found: Found = []
     anchor_until = -1  # index up to which an altitude anchor is still in force
     for i, word in enumerate(words):
-        if word in _ANCHORS:
+        if word in ANCHORS:
             anchor_until = i + 4
             continue
         if word in _FILLER and i <= anchor_until:

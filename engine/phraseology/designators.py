@@ -35,7 +35,7 @@ _NOT_NAMES = frozenset(
     feet knots qnh wind degrees holding point position stand gate taxi and then expect
     correction say again request ready for the of on in at number left right center decimal
     when after before report leaving passing speed reduce increase altitude sid star
-    transition arrival direct hold short line up cross behind minutes minute wilco roger
+    transition arrival direct hold short line up cross behind minutes minute wilco roger or
 """.split()
 )
 
@@ -59,8 +59,12 @@ def _split_procedure(canon: str) -> tuple[str, str]:
     return name, suffix
 
 
-# Words whisper writes for a procedure's digit between the issued name and its letter.
-_DIGIT_HOMOPHONES = {"for": "4", "fo": "4", "to": "2", "too": "2"}
+# Words whisper writes for a procedure's digit between the issued name and its letter ("a" and
+# "ate" for "eight": the product's own voice through the radio, `livefreq load`).
+_DIGIT_HOMOPHONES = {"for": "4", "fo": "4", "to": "2", "too": "2", "a": "8", "ate": "8"}
+# A word whisper writes between a fix name and its digit: the prompt offers the airport's SIDs as
+# "CHARL or GEDER or ... departure", and "via JEDER or niner quebec" came back for GEDER 9Q.
+_BETWEEN_NAME_AND_DIGIT = frozenset({"or"})
 
 
 def _is_name(word: str) -> bool:
@@ -108,11 +112,12 @@ def procedure_find(t: Transcript, ctx: Context) -> Found:
         if not matches_expected and not _is_name(word):
             continue
         name = exp_name if matches_expected else word.upper()
-        digit = t.word(i + 1)
-        if digit in _DIGIT_HOMOPHONES and letter_of(t.word(i + 2)) and _named_procedure(t, i, ctx, matches_expected):
+        at = i + 1 + (t.word(i + 1) in _BETWEEN_NAME_AND_DIGIT)
+        digit = t.word(at)
+        if digit in _DIGIT_HOMOPHONES and letter_of(t.word(at + 1)) and _named_procedure(t, i, ctx, matches_expected):
             digit = _DIGIT_HOMOPHONES[digit]  # "via metro for mike" (whisper's "four") is METRO 4M
         if len(digit) == 1 and digit.isdigit():
-            letter = letter_of(t.word(i + 2)) or near_letter(t.word(i + 2)) or ""  # "taunu six jankee"
+            letter = letter_of(t.word(at + 1)) or near_letter(t.word(at + 1)) or ""  # "taunu six jankee"
             if letter or matches_expected:
                 found.append(Hit(i, f"{name} {digit}{letter}"))
         elif matches_expected and not exp_suffix:
