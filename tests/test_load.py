@@ -152,6 +152,10 @@ def test_load_run_against_a_real_gateway(tiny_corpus: Corpus, tmp_path, monkeypa
     assert any(e["expected_readback"] for e in exchanges)
     verdicts = report["verdicts"]
     assert verdicts["correct_readbacks"] + verdicts["wrong_readbacks"] >= 1 and verdicts["accuracy"] is not None
+    first = verdicts["first_hearing"]  # one verdict per pilot and recording, however often it was asked again
+    judged = {(e["session_id"], e["file"]) for e in exchanges if e["verdict"] not in (None, "not judged")}
+    assert sum(first.values()) == len(judged) >= 1 and "first hearing of each recording" in out
+    assert all(k.split(" ", 1)[0] in ("correct", "wrong") for k in first)
     assert report["latency_ms"]["ptt_up_to_first_audio"]["n"] == report["replies"] >= 2
     assert set(report["latency_ms"]["ptt_up_to_first_audio"]) >= {"p50", "p95", "p99"}
     latency = report["latency_ms"]  # a session's first reply apart from the later ones

@@ -164,6 +164,9 @@ def build_report(
             "wrong_caught": verdicts["caught"] + verdicts["caught other field"],
             "wrong_missed": verdicts["missed"],
             "say_again": verdicts["say again"],
+            # each recording's first hearing: after "say again" the pilot plays the same recording
+            # again, which the recognizer mostly hears the same way, so the counts above repeat it
+            "first_hearing": _first_hearings(exchanges),
             "accuracy": round((verdicts["accepted"] + verdicts["caught"] + verdicts["caught other field"]) / (judged_correct + judged_wrong), 4)
             if judged_correct + judged_wrong
             else None,
@@ -198,6 +201,16 @@ def build_report(
         },
         "exchanges": exchanges,
     }
+
+
+def _first_hearings(exchanges: list[dict[str, Any]]) -> dict[str, int]:
+    """Verdicts of each pilot's recordings the first time each was heard, by kind:
+    {"correct accepted": n, "correct say again": n, "wrong caught": n, ...}."""
+    first: dict[tuple[str, str], dict[str, Any]] = {}
+    for e in exchanges:
+        if e.get("verdict") not in (None, "not judged"):
+            first.setdefault((str(e.get("session_id")), str(e.get("file"))), e)
+    return dict(sorted(Counter(f"{e['kind']} {e['verdict']}" for e in first.values()).items()))
 
 
 def _admission(logs: list[PilotLog], exchanges: list[dict[str, Any]]) -> dict[str, Any]:
@@ -292,6 +305,7 @@ def format_table(report: dict[str, Any]) -> list[tuple[str, str]]:
         ("transcript WER", "-" if report["wer"] is None else f"{100 * report['wer']:.1f} %  ({report['not_understood']} not understood)"),
         ("readback verdicts", f"correct accepted {v['correct_accepted']}/{v['correct_readbacks']}, wrong caught {v['wrong_caught']}/{v['wrong_readbacks']}, wrong missed {v['wrong_missed']}, said again {v.get('say_again', 0)}"
          + ("" if v["accuracy"] is None else f", accuracy {100 * v['accuracy']:.1f} %")),
+        ("  first hearing of each recording", ", ".join(f"{k} {n}" for k, n in v.get("first_hearing", {}).items()) or "-"),
         ("errors", f"{report['errors']['total']}" + "".join(f"  {k}={n}" for part in ("received_by_code", "client", "server_by_code") for k, n in report["errors"][part].items())),
         ("messages lost/out of order", f"{m['lost']}/{m['out_of_order']} of {m['controller_messages']} (interleaved {m['interleaved']}, stray audio {m['stray_audio']})"),
         ("audio gaps", f"{a['gaps']} in {a['messages_with_gaps']} of {a['messages']} messages, {a['gap_s_total']:.2f} s in all, longest {a['gap_ms_max']:.0f} ms"),
