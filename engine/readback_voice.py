@@ -74,6 +74,9 @@ def garbled_by_voice(handler: Kind, t: Transcript, found: Found, expected: str, 
     - A number heard as the issued one's last digits ("one thousand" heard of "climb one one
       thousand" for 11,000 ft, "heading eight zero" for 180): its first words were lost
       (`_start_lost`).
+    - Any value but the issued ones ending in a "one" said right before "way" and a number
+      ("charlie tree one way tree six" for C3 and runway 36): the "one" may be "run(way)"
+      (`_one_way_after`).
     - Any number, the issued one too, written right before a digit word misspelt by one edit
       that the radio never uses ("one one eight point seven pife" read as 118.7 for a spoken
       118.75 when 118.700 was issued: a wrong frequency accepted on seed 10): its last digit
@@ -124,7 +127,8 @@ def garbled_by_voice(handler: Kind, t: Transcript, found: Found, expected: str, 
     whole = handler.name in WHOLE_NUMBER_KINDS
 
     def garbled(h: Hit) -> bool:
-        stray = not any(handler.equal(a, h.value) for a in fine) and _stray_after(t, h, voice, handler.name)
+        other = not any(handler.equal(a, h.value) for a in fine)
+        stray = other and (_stray_after(t, h, voice, handler.name) or _one_way_after(t, h))
         lost = (number and _digit_after(t, h, voice)) or (
             whole and not handler.equal(expected, h.value) and _start_lost(t.words[h.index], expected)
         )
@@ -141,6 +145,18 @@ def _stray_after(t: Transcript, hit: Hit, voice: Voice, kind: str = "") -> bool:
     if kind == "designator" and t.number(i) is not None:
         i += 1
     return i < len(t.words) and t.words[i].isalpha() and not voice.knows(t.words[i])
+
+
+def _one_way_after(t: Transcript, hit: Hit) -> bool:
+    """The value ends in a "one" said right before "way" and a number: "charlie tree one way tree
+    six" is C3 and runway 36 as likely as C31 (the voice bench's seeds 24 and 26 refused a right
+    route and holding point so). A "one way" after no number is "runway" already (`tokenize`)."""
+    digits = re.sub(r"\D", "", hit.value)
+    for j in range(hit.index, min(hit.index + 4, len(t.words) - 2)):
+        said = t.words[j]
+        if said.isdigit() and said.endswith("1") and digits.endswith(said) and t.words[j + 1] == "way":
+            return t.number(j + 2) is not None
+    return False
 
 
 def _digit_after(t: Transcript, hit: Hit, voice: Voice) -> bool:
