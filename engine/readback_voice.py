@@ -152,7 +152,7 @@ def _one_way_after(t: Transcript, hit: Hit) -> bool:
     six" is C3 and runway 36 as likely as C31 (the voice bench's seeds 24 and 26 refused a right
     route and holding point so). A "one way" after no number is "runway" already (`tokenize`)."""
     digits = re.sub(r"\D", "", hit.value)
-    for j in range(hit.index, min(hit.index + 4, len(t.words) - 2)):
+    for j in range(hit.index, min(hit.index + 8, len(t.words) - 2)):  # a route runs on over its elements
         said = t.words[j]
         if said.isdigit() and said.endswith("1") and digits.endswith(said) and t.words[j + 1] == "way":
             return t.number(j + 2) is not None

@@ -201,17 +201,21 @@ def test_a_destination_spelled_right_after_a_sids_letter_is_heard(
     runway=st.integers(1, 36),
     kind=st.sampled_from(["holding_point", "taxi_route"]),
     issued_one=st.booleans(),
+    longer=st.booleans(),
 )
 @settings(max_examples=150, deadline=None)
 def test_a_one_before_way_and_a_number_is_asked_again_unless_it_was_issued(
-    letter: str, number: int, runway: int, kind: str, issued_one: bool
+    letter: str, number: int, runway: int, kind: str, issued_one: bool, longer: bool
 ) -> None:
     """"charlie tree one way tree six" for C3 and runway 36 (seed 26), "holding point victor fo
     one way zero seven right" for V4 (seed 24): refused as C31 and V41. By voice the "one" may be
     "run(way)", so such a value is asked again; typed it is corrected; where the issued value
-    does end in that one (C31), it is accepted."""
+    does end in that one (C31), it is accepted. A longer route's last element too ("via charlie
+    eight and foxtrot tree one way two five center", seed 15)."""
     issued = f"{letter}{number}1" if issued_one else f"{letter}{number}"
     lead = "holding point" if kind == "holding_point" else "taxi via"
+    if longer and kind == "taxi_route" and letter != "K":
+        issued, lead = f"K8 {issued}", "taxi via kilo eight and"
     said = f"{lead} {letter_word(letter)} {speak_digits(str(number))} one way {speak_digits(f'{runway:02d}')}, {CALLSIGN}"
     if issued_one:
         evaluate = ReadbackEvaluator().evaluate
