@@ -78,3 +78,35 @@ def test_capacity_is_the_largest_step_within_one_second_and_without_gaps(tmp_pat
     assert capacity_plot(summary, tmp_path / "capacity.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     never = capacity_summary([_step(60, 1200.0, 0)])
     assert never["capacity_sessions"] == 0 and capacity_lines(never)[-1].startswith("capacity: below 60 sessions")
+
+
+def test_find_capacity_grows_the_default_corpus_to_a_scenario_per_pilot(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pilots sharing a scenario speak from each other's TTS cache: at 125 pilots on the 100
+    scenarios the default corpus was capped at, the capacity read 112 where a scenario per pilot
+    gives 100 (2026-11-28). Each step now flies on a corpus of at least as many scenarios as
+    pilots. The gateway runs are stubbed here (the step logic alone); the offer test above flies
+    real pilots against a real gateway."""
+    import tooling.cli.load as load_cli
+
+    asked: list[int] = []
+    flown: list[tuple[int, int]] = []
+
+    class _Corpus:
+        def __init__(self, n: int) -> None:
+            self.seeds = list(range(n))
+
+    def corpus_for(_args: Any, scenarios: int) -> _Corpus:
+        asked.append(scenarios)
+        return _Corpus(scenarios)
+
+    def run(_args: Any, config: Any, corpus: _Corpus, _name: str, _env: Any = None) -> dict[str, Any]:
+        flown.append((config.sessions, len(corpus.seeds)))
+        return _step(config.sessions, 600.0 if config.sessions < 20 else 1500.0, 0)
+
+    monkeypatch.setattr(load_cli, "_load_corpus_for", corpus_for)
+    monkeypatch.setattr(load_cli, "_run", run)
+    code = main(["load", "--find-capacity", "--sessions", "10", "--max-sessions", "40", "--report", str(tmp_path)])
+    assert code == 0
+    assert flown == [(10, 10), (15, 15), (20, 20)]  # stopped past capacity: 25 and up never built
+    assert asked == [10, 15, 20]
+    assert json.loads((tmp_path / "capacity.json").read_text())["capacity_sessions"] == 15

@@ -87,7 +87,8 @@ async def _run(config: LoadConfig, corpus: Corpus, base_url: str, pid: int | Non
     if len(corpus.seeds) and len(corpus.seeds) < config.sessions:
         print(
             f"{label}: the corpus has {len(corpus.seeds)} scenarios for {config.sessions} pilots: some fly the same one "
-            "(their identical controller messages hit the TTS cache; build more with --scenarios)",
+            "(their identical controller messages hit the TTS cache and flatter the figures; build more with "
+            f"`livefreq corpus build --scenarios {config.sessions} --out {corpus.root}`)",
             file=err,
         )
     logs = [PilotLog(i, seeds[i % len(seeds)]) for i in range(config.sessions)]
