@@ -99,17 +99,17 @@ def cmd_load(args: argparse.Namespace) -> int:
         steps = list(capacity_steps(args.sessions, args.max_sessions)) if args.find_capacity else [args.sessions]
         for config in (_config(args, n) for n in steps):
             config.check()
-        # a scenario per pilot: pilots flying the same one would speak from each other's TTS cache and
-        # flatter the figure (at 125 pilots on 100 scenarios, 2026-11-28); the default corpus grows
-        # step by step, as far as the run goes (a scenario's recordings take about 10 s to make)
-        corpus = _load_corpus_for(args, steps[0])
         if args.url and args.find_capacity:
             print("load: steps share the gateway at --url: its TTS cache carries over from step to step, "
                   "and its admission control refuses pilots past the capacity it knows (LIVEFREQ_VOICE_CAPACITY=off to measure)",
                   file=sys.stderr)
         results: list[dict[str, Any]] = []
+        corpus: Any = None
         for n in steps:
-            if not args.audio and len(corpus.seeds) < n:
+            # a scenario per pilot: pilots flying the same one would speak from each other's TTS cache
+            # and flatter the figure (at 125 pilots on 100 scenarios, 2026-11-28); the default corpus
+            # grows step by step, as far as the run goes (about 10 s of synthesis per new scenario)
+            if corpus is None or (not args.audio and len(corpus.seeds) < n):
                 corpus = _load_corpus_for(args, n)
             # --find-capacity measures what the node can serve: its own admission control stays off
             report = _run(args, _config(args, n), corpus, f"load-{n}" if args.find_capacity else "load",
