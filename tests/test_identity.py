@@ -244,6 +244,14 @@ def test_every_traffic_string_the_published_pattern_allows_is_a_callsign(text: s
         ("Condonavian three seven two one way tree tree", "SAS372", "SAS3721"),  # flight ran on into "one way"
         ("Scandinavian tree, seven two. Roger QNH", "SAS372", "SAS3"),  # flight number cut at a pause
         ("I am not an all nippon six nayle two.", "ANA602", "ANA6"),
+        # the telephony written as it sounds (Metaphone, engine/phraseology/phonetic.py), flight exact
+        ("We have information hotel request taxi for circuit edelays seven zero four.", "EDW704", "EDW704"),
+        ("with information hotel request iFR clearance roger edelway seven zero four", "EDW704", "EDW704"),
+        ("jedle you three eight nine okay with information delta", "JBU389", "JBU389"),
+        ("Just lu four three eight okay with west I have our clearance", "JBU438", "JBU438"),
+        ("Requesting taxi for circuits with information yankee juliett lu four tree eight.", "JBU438", "JBU438"),
+        ("We will go requesting IFR clearance and we have information Zulu with air nine fife.", "WZZ95", "WZZ95"),
+        ("All new pan six zero two information Quebec request I at Park lerines.", "ANA602", "ANA602"),
     ],
 )
 def test_our_callsign_as_the_recognizer_garbled_it_on_the_bench_is_ours(text: str, code: str, heard: str) -> None:
@@ -251,6 +259,21 @@ def test_our_callsign_as_the_recognizer_garbled_it_on_the_bench_is_ours(text: st
     "station calling, say again your callsign" though only we were on frequency."""
     who = identify(text, callsign=code)
     assert (who.verdict, who.heard) == (Verdict.GARBLED, heard), who.reason
+
+
+SOUND_ALIKES = [("edelays", "EDW"), ("edelway", "EDW"), ("jedle you", "JBU"), ("just lu", "JBU"), ("juliett lu", "JBU"),
+                ("with air", "WZZ"), ("all new pan", "ANA")]
+
+
+@settings(max_examples=200, deadline=None)
+@given(alike=st.sampled_from(SOUND_ALIKES), own=flights, said=flights)
+def test_a_telephony_heard_by_its_sound_is_ours_only_with_our_flight_number_exactly(alike: tuple[str, str], own: str, said: str) -> None:
+    """A telephony that only sounds like ours ("edelays" for Edelweiss) is ours when our flight
+    number follows it exactly, and never with any other number: the sound is weak evidence, the
+    flight number is what tells our call from another aircraft's."""
+    word, airline = alike
+    who = identify(f"{word} {' '.join(said)} request clearance", callsign=f"{airline}{own}")
+    assert who.is_ours == (said == own), (word, own, said, who.reason)
 
 
 @settings(max_examples=300, deadline=None)

@@ -24,6 +24,7 @@ from engine.phraseology.alphabet import letter_of, letter_word, spell
 from engine.phraseology.context import Context
 from engine.phraseology.hits import Found, Hit
 from engine.phraseology.numbers import speak_digits
+from engine.phraseology.phonetic import likeness
 
 if TYPE_CHECKING:  # transcript.py imports this module (callsign hints); annotations only here
     from engine.phraseology.transcript import Transcript
@@ -133,6 +134,10 @@ TELEPHONY_SCORE = 85.0  # rapidfuzz ratio from which a heard word is the issued 
 # next number), the telephony is long enough to tell, and no other airline's is as near ("jupin
 # air one one one tree" for Japanair 1113, "condonavian 372")
 TELEPHONY_SCORE_WITH_FLIGHT = 70.0
+# ... and from which a telephony heard by its sound is the issued one (`phonetic.likeness`), when
+# the issued flight number follows it exactly and no other airline's sounds as near ("edelays
+# seven zero four" for Edelweiss 704, "just lu three eight niner" for Jetblue 389)
+TELEPHONY_SOUNDS_LIKE = 70.0
 
 
 def _key(telephony: str) -> str:
@@ -371,13 +376,16 @@ def _fuzzy_telephony(t: Transcript, expected: ParsedCallsign, extra: str | None,
                 if any(c.isdigit() for c in window):
                     break  # "squawk 4721 lufthanza 359": a number is no part of a telephony
                 score = fuzz.ratio(window, target)
-                if score < (TELEPHONY_SCORE_WITH_FLIGHT if len(target) >= 7 else TELEPHONY_SCORE):
+                spelt = score >= (TELEPHONY_SCORE_WITH_FLIGHT if len(target) >= 7 else TELEPHONY_SCORE)
+                sounds = likeness(window, target)
+                if not spelt and sounds < TELEPHONY_SOUNDS_LIKE:
                     continue
                 flight = _flight_at(t, i + n, letters, expected.flight if expected.flight.isdigit() else "")
                 if flight is None:
                     continue
-                loose = flight[0].startswith(expected.flight) and not _nearer_other(window, target, score)
-                if score >= TELEPHONY_SCORE or loose:
+                loose = spelt and flight[0].startswith(expected.flight) and not _nearer_other(window, target, score)
+                by_sound = flight[0] == expected.flight and _nearest_by_sound(window, target, sounds)
+                if (spelt and score >= TELEPHONY_SCORE) or loose or by_sound:
                     found[i] = f"{expected.airline}{flight[0]}"
                     break
     return found
@@ -387,6 +395,14 @@ def _nearer_other(window: str, target: str, score: float) -> bool:
     """Whether a heard telephony is at least as near another airline's as the issued one ("air
     canada" is Air Canada's, whatever our telephony and flight number)."""
     return process.extractOne(window, _TELEPHONY_KEYS - {target}, scorer=fuzz.ratio, score_cutoff=score) is not None
+
+
+def _nearest_by_sound(window: str, target: str, sounds: float) -> bool:
+    """Whether a heard telephony sounds like the issued one (`TELEPHONY_SOUNDS_LIKE`) more than
+    like any other airline's: "edelays" is Edelweiss, "eastern" is not China Eastern (Austrian)."""
+    if sounds < TELEPHONY_SOUNDS_LIKE:
+        return False
+    return all(likeness(window, other) < sounds for other in _TELEPHONY_KEYS - {target})
 
 
 def _find_registration(t: Transcript, expected: ParsedCallsign) -> Found:
