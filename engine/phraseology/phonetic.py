@@ -9,9 +9,9 @@ algorithm) are near it: ETLS against ETLWS, JTLY and JSTL against JTBL, ALNPN ag
 `likeness` is the nearer of the two readings, as a score of 0-100: the spelling by edit distance
 (normalized Levenshtein similarity, which unlike rapidfuzz's `ratio` does not reward a short
 name found inside a longer window: "withair" is 57 like "thai" and 71 like "wizzair"), and the
-sound by rapidfuzz's `ratio` over Metaphone keys (a letter left out or put in counts once: JTLY
-is 75 like JTBL) of four letters or more (shorter keys match too
-much: "flight" is FLT, as Volotea is; "and" is ANT, one letter from Air India's ARNT).
+sound by rapidfuzz's `ratio` over Metaphone keys of four letters or more (a letter left out or
+put in counts once: JTLY is 75 like JTBL). Shorter keys match too much: "flight" is FLT, as
+Volotea is; "and" is ANT, one letter from Air India's ARNT.
 """
 
 from __future__ import annotations
