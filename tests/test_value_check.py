@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+from collections.abc import Callable
 
 from hypothesis import assume, given
 from hypothesis import strategies as st
@@ -22,7 +23,7 @@ from gateway.speech.stt.base import SttContext, SttResult, final_result
 from gateway.speech.stt.whisper import WhisperEngine
 from gateway.speech.stt.whisper_scoring import TEMPOS, _needs, _symbol_forms
 from gateway.speech.stt.whisper_scoring import check_values as score_values
-from tests.support.pilot_audio import espeak_pcm
+from tests.support.pilot_audio import espeak_pcm, pilot_pcm
 
 RATE = 16000
 _SYMBOL = {form: symbol for table in SYMBOLS.values() for symbol, forms in table.items() for form in forms}
@@ -324,10 +325,12 @@ def test_the_engine_asks_about_an_unsure_value_and_accepts_it_only_when_confirme
 READBACK = "Lufthansa three five nine, runway zero seven right, squawk four two one five"
 
 
-def _checks(whisper: WhisperEngine, said: str, heard: str, fields: dict[str, tuple[str, str]]) -> dict[str, bool]:
+def _checks(
+    whisper: WhisperEngine, said: str, heard: str, fields: dict[str, tuple[str, str]], speak: Callable[[str], bytes] = espeak_pcm
+) -> dict[str, bool]:
     asked = query(heard, fields)
     assert asked is not None
-    answers = score_values(whisper, espeak_pcm(said), None, asked)
+    answers = score_values(whisper, speak(said), None, asked)
     assert {a.field for a in answers} == set(fields)
     for tempo in TEMPOS:  # each tempo: both placements of the fields no check passed at before
         heard = [a for a in answers if a.tempo == tempo]
@@ -434,11 +437,14 @@ def test_a_value_said_with_more_digits_is_not_confirmed(whisper: WhisperEngine) 
 
 
 def test_a_taxi_route_read_back_with_and_is_confirmed_and_another_is_not(whisper: WhisperEngine) -> None:
+    # spoken by the piper pilot voice: what is tested is the "and" put before the last taxiway.
+    # espeak-ng's "echo two" is heard too near another symbol to confirm on some hosts (an AMD EPYC
+    # one scored it at margin -3.4; earlier hosts passed it): the decoder's kernels differ.
     said = "Lufthansa three five nine, taxi via romeo one and echo two"
     heard = "Lufthansa three five nine, taxi via romeo one and echo to"  # "two" written "to": unsure
-    assert _checks(whisper, said, heard, {"route": ("route", "R1 E2")}) == {"route": True}
-    assert _checks(whisper, said, heard, {"route": ("route", "R1 B2")}) == {"route": False}
-    assert _checks(whisper, said, heard, {"route": ("route", "R1 E3")}) == {"route": False}
+    assert _checks(whisper, said, heard, {"route": ("route", "R1 E2")}, pilot_pcm) == {"route": True}
+    assert _checks(whisper, said, heard, {"route": ("route", "R1 B2")}, pilot_pcm) == {"route": False}
+    assert _checks(whisper, said, heard, {"route": ("route", "R1 E3")}, pilot_pcm) == {"route": False}
 
 
 def test_a_symbol_is_scored_in_every_way_whisper_writes_it(whisper: WhisperEngine) -> None:
