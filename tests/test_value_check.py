@@ -326,7 +326,11 @@ READBACK = "Lufthansa three five nine, runway zero seven right, squawk four two 
 
 
 def _checks(
-    whisper: WhisperEngine, said: str, heard: str, fields: dict[str, tuple[str, str]], speak: Callable[[str], bytes] = espeak_pcm
+    whisper: WhisperEngine,
+    said: str,
+    heard: str,
+    fields: dict[str, tuple[str, str]],
+    speak: Callable[[str], bytes] = espeak_pcm,
 ) -> dict[str, bool]:
     asked = query(heard, fields)
     assert asked is not None
