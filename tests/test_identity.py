@@ -276,6 +276,19 @@ def test_a_telephony_heard_by_its_sound_is_ours_only_with_our_flight_number_exac
     assert who.is_ours == (said == own), (word, own, said, who.reason)
 
 
+@given(before=st.lists(st.sampled_from(["sierra", "romeo", "information", "roger", "wilco", "and"]), max_size=3))
+def test_a_telephony_heard_by_its_sound_starts_where_its_sound_does(before: list[str]) -> None:
+    """Words run on before a sound-alike ("sierra romeo chinese turn seven four": SRRMXNSTRN holds
+    China Eastern's XNSTRN whole) are not part of the callsign: the ATIS letter before it stays
+    the letter (seed 20 by voice, "information sierra romeo chinese turn seven four")."""
+    from engine.phraseology.callsigns import find
+    from engine.phraseology.context import Context
+    from engine.phraseology.transcript import tokenize
+
+    t = tokenize(" ".join([*before, "chinese turn seven four"]))
+    assert [(h.index, h.value) for h in find(t, Context("CES74"))] == [(len(before), "CES74")]
+
+
 @settings(max_examples=300, deadline=None)
 @given(own=st.sampled_from(CODES), other=st.sampled_from(CODES), flight=flights, cut=st.booleans())
 def test_another_airlines_telephony_is_never_ours_even_with_our_flight_number(own: str, other: str, flight: str, cut: bool) -> None:

@@ -10,8 +10,10 @@ algorithm) are near it: ETLS against ETLWS, JTLY and JSTL against JTBL, ALNPN ag
 (normalized Levenshtein similarity, which unlike rapidfuzz's `ratio` does not reward a short
 name found inside a longer window: "withair" is 57 like "thai" and 71 like "wizzair"), and the
 sound by rapidfuzz's `ratio` over Metaphone keys of four letters or more (a letter left out or
-put in counts once: JTLY is 75 like JTBL). Shorter keys match too much: "flight" is FLT, as
-Volotea is; "and" is ANT, one letter from Air India's ARNT.
+put in counts once: JTLY is 75 like JTBL), when they start with the same sound. Shorter keys
+match too much ("flight" is FLT, as Volotea is; "and" is ANT, one letter from Air India's ARNT),
+and so do keys of words run on before the name: "sierra romeo chinese turn" (SRRMXNSTRN) holds
+China Eastern's XNSTRN whole, and its `ratio` is 75, but a name is heard from its first sound.
 """
 
 from __future__ import annotations
@@ -35,6 +37,6 @@ def likeness(heard: str, name: str) -> float:
     """0-100: how alike `heard` is to `name` in spelling or in sound, whichever is nearer."""
     spelt = Levenshtein.normalized_similarity(heard, name) * 100
     a, b = sound_key(heard), sound_key(name)
-    if len(a) < MIN_KEY or len(b) < MIN_KEY:
+    if len(a) < MIN_KEY or len(b) < MIN_KEY or a[0] != b[0]:
         return spelt
     return max(spelt, fuzz.ratio(a, b))
