@@ -1113,6 +1113,54 @@ def test_a_phonetic_word_misspelt_by_one_edit_names_its_own_letter_or_none(
         assert evaluate(["atis_letter"], {**SCRIPT_SCENARIO, "atis_letter": other}, said, spoken=True).fields["atis_letter"] == "wrong"
 
 
+# Letter words written by their sound, as whisper writes them over a lossy codec ("information popo"
+# for papa, seen over WebRTC's Opus on CI): two edits or more, the same first letter and key.
+SOUNDED_LETTERS = {"popo": "P", "pupa": "P", "keelo": "K", "lema": "L", "wisky": "W", "gulf": "G", "yank": "Y"}
+
+
+@st.composite
+def _garbled_letter_words(draw: st.DrawFn) -> str:
+    """An ICAO letter word with one to three random edits: what a recognizer may write for it."""
+    from engine.phraseology.alphabet import LETTER_WORDS
+
+    word = draw(st.sampled_from(sorted(LETTER_WORDS.values()))).lower()
+    for _ in range(draw(st.integers(1, 3))):
+        i = draw(st.integers(0, len(word)))
+        char = draw(st.sampled_from("abcdefghijklmnopqrstuvwxyz"))
+        word = draw(st.sampled_from([word[:i] + char + word[i + 1 :], word[:i] + char + word[i:], word[:i] + word[i + 1 :]]))
+    return word
+
+
+@given(word=_garbled_letter_words())
+@settings(max_examples=500, deadline=None)
+def test_a_word_names_a_letter_only_by_its_first_sound_or_one_edit(word: str) -> None:
+    """Where a garbled word names a letter, it starts as that letter's ICAO word does or is one
+    edit from one of its spellings: never a letter it neither starts like nor nearly spells."""
+    from rapidfuzz.distance import Levenshtein
+
+    from engine.phraseology.alphabet import LETTER_WORDS, WORD_LETTERS, near_letter
+
+    letter = near_letter(word)
+    if letter is not None:
+        spellings = [known for known, named in WORD_LETTERS.items() if named == letter]
+        starts_alike = word[:1] == LETTER_WORDS[letter][0].lower()
+        assert starts_alike or min(Levenshtein.distance(word, known) for known in spellings) <= 1, (word, letter)
+
+
+@given(sounded=st.sampled_from(sorted(SOUNDED_LETTERS)), other=st.sampled_from("ABCDEFGHIJKLMNOPQRSTUVWXYZ"))
+@settings(max_examples=60, deadline=None)
+def test_an_atis_letter_written_by_its_sound_is_that_letter_and_no_other(sounded: str, other: str) -> None:
+    """ "information popo" is information P: accepted where P is current, corrected where another
+    letter is (the WebRTC transport test heard "popo" for the piper pilot's "papa" on CI)."""
+    letter = SOUNDED_LETTERS[sounded]
+    evaluate = ReadbackEvaluator().evaluate
+    said = f"Lufthansa three five niner, information {sounded}, request taxi"
+    assert evaluate(["atis_letter"], {**SCRIPT_SCENARIO, "atis_letter": letter}, said, spoken=True).ok
+    if other != letter:
+        verdict = evaluate(["atis_letter"], {**SCRIPT_SCENARIO, "atis_letter": other}, said, spoken=True)
+        assert verdict.fields["atis_letter"] == "wrong"
+
+
 @given(misspelt=st.sampled_from(["jankee", "yankey", "yanke", "yankees"]), wrong=st.sampled_from(["X", "Z", "A"]))
 @settings(max_examples=20, deadline=None)
 def test_a_sid_letter_misspelt_by_one_edit_is_its_letter(misspelt: str, wrong: str) -> None:

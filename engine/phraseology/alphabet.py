@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from rapidfuzz.distance import Levenshtein
 
+from engine.phraseology.phonetic import sound_key
+
 LETTER_WORDS: dict[str, str] = {
     "A": "Alfa",
     "B": "Bravo",
@@ -83,18 +85,26 @@ def letter_of(word: str) -> str | None:
     return LOWER_LETTERS.get(word) or LOWER_LETTERS.get(word.lower())
 
 
+ICAO_LOWER: dict[str, str] = {letter: word.lower() for letter, word in LETTER_WORDS.items()}
 NEAR_LETTER_MIN_CHARS = 4  # "eco" is no "echo": one edit on a short word is too much
 
 
 def near_letter(word: str) -> str | None:
-    """The letter of a phonetic word misspelt by one edit ("delto", "jankee"), for a place where
-    only a letter can stand (an ATIS letter after "information", a SID's letter after its digit).
-    ICAO's words are at least three edits apart, so one edit names at most one letter."""
+    """The letter of a phonetic word misspelt by one edit ("delto", "jankee") or written by its
+    sound ("popo" for papa: two edits, but the same first letter and Metaphone key, PP), for a
+    place where only a letter can stand (an ATIS letter after "information", a SID's letter after
+    its digit). ICAO's words are at least three edits apart and each starts with its own letter,
+    so a word names at most one letter; one that would name two names none."""
     low = word.lower()
+    if low in WORD_LETTERS:
+        return WORD_LETTERS[low]
     if len(low) < NEAR_LETTER_MIN_CHARS or not low.isalpha():
         return None
     letters = {
         letter for known, letter in WORD_LETTERS.items() if Levenshtein.distance(low, known, score_cutoff=1) <= 1
+    }
+    letters |= {
+        letter for letter, icao in ICAO_LOWER.items() if low[0] == icao[0] and sound_key(low) == sound_key(icao)
     }
     return letters.pop() if len(letters) == 1 else None
 
