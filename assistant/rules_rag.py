@@ -15,6 +15,7 @@ import json
 import re
 import threading
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -209,3 +210,16 @@ class RulesIndex:
             if re.search(r"\b" + re.escape(cat.lower()) + r"\b", low):
                 return None, cat
         return None, None
+
+
+@lru_cache(maxsize=8)
+def _index_of(path: str, stamp: tuple[int, int]) -> RulesIndex:
+    return RulesIndex.from_file(path)
+
+
+def shared_index(path: Path | str) -> RulesIndex:
+    """The rules index of `path` that every assistant of the process shares: built, it is read
+    only, and embedding its questions takes seconds (a changed file, by time or size, is a new
+    index)."""
+    stat = Path(path).stat()
+    return _index_of(str(path), (stat.st_mtime_ns, stat.st_size))

@@ -22,7 +22,8 @@ import contextlib
 import logging
 import math
 import sys
-from collections.abc import AsyncIterator
+import threading
+from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any
 
 from starlette.applications import Starlette
@@ -117,7 +118,7 @@ def create_app(
         relay = await _start_relay(service, settings)
         clock = asyncio.create_task(run_clock(service, settings.tick_interval_s), name="livefreq-clock")
         loading = asyncio.create_task(_preload(speech), name="livefreq-speech") if settings.speech_preload else None
-        warming = asyncio.create_task(asyncio.to_thread(briefing.context.warm), name="livefreq-assistant") if briefing else None
+        warming = _in_daemon_thread(briefing.context.warm, "livefreq-assistant") if briefing else None
         measuring = (
             asyncio.create_task(_measure_capacity(capacity, speech, loading, warming), name="livefreq-capacity")
             if loading is not None and capacity.source == "unmeasured"
@@ -206,7 +207,36 @@ async def _start_relay(service: RadioService, settings: Settings) -> DecisionRel
     return relay
 
 
-async def _measure_capacity(capacity: VoiceCapacity, speech: SpeechStack, *after: asyncio.Task[Any] | None) -> None:
+def _in_daemon_thread(work: Callable[[], None], name: str) -> asyncio.Future[None]:
+    """`work` on a thread of its own, as a future of the running loop. Not `asyncio.to_thread`:
+    the loop's executor is joined when the server stops, so a gateway stopped during the
+    assistant's warm-up (seconds of index building) would wait for it; a daemon thread is left."""
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[None] = loop.create_future()
+
+    def settle(error: Exception | None) -> None:
+        if done.done():  # cancelled by the lifespan's end
+            return
+        if error is None:
+            done.set_result(None)
+        else:
+            done.set_exception(error)
+
+    def run() -> None:
+        error: Exception | None = None
+        try:
+            work()
+        except Exception as exc:  # handed to whoever awaits the future, and logged
+            log.warning("%s failed: %s", name, exc)
+            error = exc
+        with contextlib.suppress(RuntimeError):  # the loop has closed: nobody waits any more
+            loop.call_soon_threadsafe(settle, error)
+
+    threading.Thread(target=run, name=name, daemon=True).start()
+    return done
+
+
+async def _measure_capacity(capacity: VoiceCapacity, speech: SpeechStack, *after: asyncio.Future[Any] | None) -> None:
     """The voice capacity's self-test (gateway/capacity.py), once the models are loaded and the
     assistant's indexes built: nothing else of this process then takes the CPU it measures."""
     for task in after:
