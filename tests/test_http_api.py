@@ -243,3 +243,36 @@ def test_airports(client: httpx.Client) -> None:
 def test_home_page(client: httpx.Client) -> None:
     r = client.get("/")
     assert r.status_code == 200 and r.headers["content-type"].startswith("text/html")
+
+
+def test_a_gateway_stopped_during_the_assistants_warm_up_stops_without_waiting_for_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The assistant builds its indexes for seconds after start-up. A gateway stopped meanwhile
+    (Ctrl-C right after `make run`, every short-lived test server) stops now: the warm-up runs on
+    a daemon thread, not in the loop's executor, which the stopping server would join."""
+    import threading
+
+    import uvicorn
+
+    from assistant.context import AssistantContext
+    from gateway.app import create_app
+    from gateway.settings import Settings
+
+    release, started = threading.Event(), threading.Event()
+
+    def warm(self: AssistantContext) -> None:  # a warm-up that lasts until the test lets it go
+        started.set()
+        release.wait(120)
+
+    monkeypatch.setattr(AssistantContext, "warm", warm)
+    server = uvicorn.Server(uvicorn.Config(create_app(Settings(speech_preload=False)), port=0, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    try:
+        assert started.wait(60), "the warm-up never started"
+        server.should_exit = True
+        thread.join(60)
+        assert not thread.is_alive(), "the server waited for the assistant's warm-up"
+        assert not release.is_set()
+    finally:
+        release.set()
+        server.should_exit = True
