@@ -32,7 +32,10 @@ WAIT_ROUNDS = 200  # /health polls while a closed socket's slot is given back (n
 
 
 def _ws(base: str) -> ClientConnection:
-    return connect(base.replace("http", "ws", 1) + "/v1/radio", open_timeout=10, max_size=None)
+    # max_queue=None: these pilots read only what they need; with the default high-water mark the
+    # controller's unread audio stops the client reading its socket, and its close handshake then
+    # waits out close_timeout (10 s a socket) for a close frame it never reads
+    return connect(base.replace("http", "ws", 1) + "/v1/radio", open_timeout=10, max_size=None, max_queue=None)
 
 
 def _until(ws: ClientConnection, match: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
