@@ -402,7 +402,12 @@ def _nearest_by_sound(window: str, target: str, sounds: float) -> bool:
     like any other airline's: "edelays" is Edelweiss, "eastern" is not China Eastern (Austrian)."""
     if sounds < TELEPHONY_SOUNDS_LIKE:
         return False
-    return all(likeness(window, other) < sounds for other in _TELEPHONY_KEYS - {target})
+    return process.extractOne(window, _TELEPHONY_KEYS - {target}, scorer=_likeness, score_cutoff=sounds) is None
+
+
+def _likeness(heard: str, name: str, **_: object) -> float:
+    """`likeness` as a rapidfuzz scorer (which also passes `processor` and `score_cutoff`)."""
+    return likeness(heard, name)
 
 
 def _find_registration(t: Transcript, expected: ParsedCallsign) -> Found:
