@@ -44,7 +44,8 @@ from typing import TYPE_CHECKING, Any
 
 from rapidfuzz.distance import Levenshtein
 
-from engine.models import Flow, FlowMode, Hearing, Role, Session
+from engine.hearing import Hearing
+from engine.models import Flow, FlowMode, Role, Session
 from engine.phraseology.alphabet import WORD_LETTERS, letter_of
 from engine.phraseology.callsigns import (
     AIRLINES,

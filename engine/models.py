@@ -324,45 +324,6 @@ class ControllerMessage(_Model):
     at: float = 0.0
 
 
-UNSURE_WORD = "???"  # stands for a word the recognizer was unsure of, in a `Hearing` alternative
-
-
-class ValueCheck(_Model):
-    """The recognizer's answer about one issued value it was asked to check in the audio
-    (engine/value_check.py): how much likelier the issued symbols are than any other at each
-    place (`margin`, the smallest, nats), how likely they are themselves (`lowest`), and the
-    transcript with the value than as heard (`delta`, nats); `appended` when the value was put
-    after the whole transcript rather than in place of words of it; `tempo` the speed the audio
-    was played at for it (1.0 as recorded). The engine decides from them, the recognizer nothing."""
-
-    field: str
-    value: str
-    margin: float
-    lowest: float  # the issued symbols' lowest log-probability, over the value's places
-    delta: float
-    appended: bool = False  # checked after the whole transcript, not in place of words of it
-    tempo: float = 1.0  # the audio as recorded (1.0), or played this much faster (>1) or slower
-
-
-class Hearing(_Model):
-    """What the recognizer was unsure of in one transmission (voice only; typed text has none).
-
-    `alternatives` are other transcripts of the same audio: the recognizer's n-best, or the best
-    one with its low-confidence words masked as "???". A readback value is judged only when every
-    transcript agrees on it; otherwise the controller asks "say again" for that item.
-    `cut_off` says the audio ended mid-speech (key released early, length limit).
-    `open_transcript` is set when the transcript is a second, closed-vocabulary hearing: the first
-    (open) one it replaced, which is among the alternatives too. `checks` are issued values the
-    recognizer was asked to check in the audio where the transcript left them unsure or missing
-    (engine/value_check.py): a value they confirm is heard right."""
-
-    alternatives: list[str] = Field(default_factory=list)
-    cut_off: bool = False
-    confidence: float | None = None  # mean word confidence of the best transcript, 0..1, if known
-    open_transcript: str | None = None
-    checks: list[ValueCheck] = Field(default_factory=list)  # issued values checked in the audio
-
-
 FieldStatus = Literal["ok", "missing", "wrong", "unsure"]  # a readback field's verdict
 
 
@@ -372,6 +333,8 @@ class ReadbackResult(_Model):
     missing: list[str] = Field(default_factory=list)
     wrong: list[dict[str, str]] = Field(default_factory=list)  # {field, expected, heard}
     unsure: list[str] = Field(default_factory=list)  # heard differently by the alternatives: "say again"
+    # heard as another value by the best transcript: no check in the audio confirms it; not on the wire
+    contradicted: list[str] = Field(default_factory=list, exclude=True)
 
 
 class CandidateTrace(_Model):

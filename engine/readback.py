@@ -50,7 +50,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from engine.models import UNSURE_WORD, FieldStatus, ReadbackResult
+from engine.hearing import UNSURE_WORD
+from engine.models import FieldStatus, ReadbackResult
 from engine.phraseology import callsign_hint, kind_for_variable, tokenize
 from engine.phraseology.callsigns import equal as callsign_equal
 from engine.phraseology.callsigns import find as find_callsigns
@@ -196,8 +197,11 @@ class ReadbackEvaluator:
                 if name not in fields and status != "missing":
                     fields[name] = "unsure"
                     unsure.append(name)
+        contradicted = [name for name, (status, _e, _h) in best.items() if status == "wrong"]
         ok = all(s == "ok" for s in fields.values())
-        return ReadbackResult(ok=ok, fields=fields, missing=missing, wrong=wrong, unsure=unsure)
+        return ReadbackResult(
+            ok=ok, fields=fields, missing=missing, wrong=wrong, unsure=unsure, contradicted=contradicted
+        )
 
     # ------------------------------------------------------------------ one transcript
 

@@ -18,7 +18,8 @@ from typing import Any
 from engine import phraseology, value_check
 from engine.candidates import Candidate
 from engine.corrections import correction_text, say_again_text
-from engine.models import Decision, Flow, Hearing, ReadbackResult, Role, Session, State, Transition, TransitionKind
+from engine.hearing import Hearing
+from engine.models import Decision, Flow, ReadbackResult, Role, Session, State, Transition, TransitionKind
 from engine.phraseology.designators import LETTER_ANCHORS
 from engine.readback import ReadbackEvaluator
 
@@ -142,6 +143,10 @@ class ReadbackPolicy:
             if checked:
                 confirmed = [c["field"] for c in checked if c["confirmed"]]
                 d.trace.add("readback", f"checked in the audio: confirmed {confirmed}", checks=checked)
+            asked = {c.field for c in hearing.checks} & set(rb.contradicted)
+            held = sorted(f for f in asked if rb.fields.get(f) in ("unsure", "missing"))
+            if held:
+                d.trace.add("readback", f"not confirmed by the audio, the best transcript heard another value: {held}")
         if (
             hearing is not None
             and rb.missing

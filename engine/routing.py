@@ -14,12 +14,12 @@ from typing import Any
 from engine import readback_policy
 from engine.candidates import Candidate, build_candidates
 from engine.guards import session_holds
+from engine.hearing import Hearing
 from engine.messages import render_text
 from engine.models import (
     CandidateTrace,
     Decision,
     Flow,
-    Hearing,
     ReadbackResult,
     Session,
     State,

@@ -20,7 +20,8 @@ from typing import Any
 from engine import identity, phraseology, timers, value_check
 from engine.consult import LlmConsultation
 from engine.guards import session_holds
-from engine.models import TELEMETRY_KEYS, Decision, DecisionRecord, Flow, Hearing, Session, State, TransitionKind
+from engine.hearing import Hearing
+from engine.models import TELEMETRY_KEYS, Decision, DecisionRecord, Flow, Session, State, TransitionKind
 from engine.orchestrator import MAX_HOPS, FlowOrchestrator
 from engine.readback import ReadbackEvaluator
 from engine.readback_policy import BadReadback, ReadbackPolicy

@@ -70,7 +70,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 from rapidfuzz.distance import Levenshtein
 
-from engine.models import ReadbackResult, ValueCheck
+from engine.hearing import ValueCheck
+from engine.models import ReadbackResult
 from engine.phraseology import kind_for_variable, speak_text
 from engine.phraseology.alphabet import LETTER_WORDS
 from engine.phraseology.designators import is_fix_name
@@ -206,10 +207,11 @@ def expected_values(
     statuses: tuple[str, ...] = ("unsure", "missing"),
 ) -> dict[str, tuple[str, str]]:
     """Field -> (kind, canonical issued value) for the fields of `rb` of `statuses`: by default
-    those not heard right (unsure or missing), the ones a check may confirm."""
+    those not heard right (unsure or missing), the ones a check may confirm; never one the best
+    transcript heard as another value (`rb.contradicted`)."""
     out: dict[str, tuple[str, str]] = {}
     for name, status in rb.fields.items():
-        if status not in statuses:
+        if status not in statuses or name in rb.contradicted:
             continue
         handler = kind(kind_for_variable(name))
         raw = variables.get(name, issued.get(name))
@@ -350,13 +352,16 @@ def apply_checks(
     rb: ReadbackResult, checks: Iterable[ValueCheck], fields: Mapping[str, tuple[str, str]], callsign: str = ""
 ) -> tuple[ReadbackResult, list[dict[str, Any]]]:
     """`rb` with each unsure or missing field that a check confirms for its issued value (`fields`)
-    heard right; and what each check said, for the trace. `callsign`: our own, as spoken."""
+    heard right; and what each check said, for the trace. `callsign`: our own, as spoken. A field
+    the best transcript heard as another value is not confirmed, whatever the audio scores: the issued
+    value's digits may be found elsewhere in it ("runway one eight" read back for 36, its "tree
+    six" found in the tower's "one tree six seven": a wrong runway accepted, seed 30 by voice)."""
     notes: list[dict[str, Any]] = []
     statuses = dict(rb.fields)
     callsign_symbols = _symbols_in(words_of(callsign))
     for check in checks:
         expected = fields.get(check.field)
-        if expected is None or statuses.get(check.field) not in ("unsure", "missing"):
+        if expected is None or statuses.get(check.field) not in ("unsure", "missing") or check.field in rb.contradicted:
             continue
         ok = confirms(check, expected[1], callsign_symbols, said_symbols(*expected))
         notes.append({**check.model_dump(), "confirmed": ok, "margin_min": MARGIN, "floor": FLOOR, "slack": SLACK})

@@ -24,7 +24,7 @@ import time
 
 import numpy as np
 
-from engine.models import Hearing
+from engine.hearing import Hearing
 from gateway.audio.pcm import pcm_to_float32
 from gateway.speech.stt.whisper import WhisperEngine
 from gateway.speech.stt.whisper_windows import max_new_tokens

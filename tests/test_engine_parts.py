@@ -16,8 +16,9 @@ import pytest
 from engine import timers
 from engine.candidates import Candidate
 from engine.consult import LlmConsultation
+from engine.hearing import Hearing
 from engine.loader import MemoryFlowSource, load_registry
-from engine.models import Decision, FlowMode, Hearing, ReadbackResult, Session, State, Transition, TransitionKind
+from engine.models import Decision, FlowMode, ReadbackResult, Session, State, Transition, TransitionKind
 from engine.orchestrator import FlowOrchestrator
 from engine.readback_policy import BadReadback, ReadbackPolicy, exchange_words, noise_words, unheard
 from engine.registry import FlowRegistry

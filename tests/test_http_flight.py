@@ -11,11 +11,12 @@ import time
 
 import pytest
 
-from engine.models import Decision, Hearing
+from engine.hearing import Hearing
+from engine.models import Decision
 from gateway.app import create_app
 from gateway.service import RadioService
-from tooling.fly import HttpPilot, spoken, wrong_value
 from gateway.settings import Settings
+from tooling.fly import HttpPilot, spoken, wrong_value
 
 
 @pytest.fixture(scope="module")

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 
-from engine.models import ControllerMessage, Decision, Hearing, ReadbackResult
+from engine.hearing import Hearing
+from engine.models import ControllerMessage, Decision, ReadbackResult
 from gateway.radio import events as e
 from gateway.radio.schema import DOCUMENT, events_schema, render
 

@@ -116,7 +116,7 @@ def test_likely_reply_is_the_reply_to_the_expected_phrase_and_changes_nothing(se
 
 
 def test_a_voice_transmission_passes_its_hearing_to_the_engine_and_the_trace(service: RadioService) -> None:
-    from engine.models import Hearing
+    from engine.hearing import Hearing
 
     session, _decision, _token = service.create(flow="clearance", seed=7)
     seen: list[tuple[str, Hearing | None]] = []

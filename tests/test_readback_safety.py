@@ -14,8 +14,9 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from engine.hearing import Hearing
 from engine.loader import load_registry
-from engine.models import Hearing, Session
+from engine.models import Session
 from engine.phraseology import callsign_hint
 from engine.phraseology.alphabet import LETTER_WORDS
 from engine.phraseology.frequencies import CHANNEL_OFFSETS_KHZ
@@ -23,8 +24,8 @@ from engine.phraseology.numbers import MISHEARD_SIDES, speak_digits
 from engine.phraseology.places import PLACES
 from engine.readback import ReadbackEvaluator, is_truncation, record_issued
 from engine.session import SessionEngine
-from tooling.flow_scripts import SCRIPT_SCENARIO
 from gateway.flows_source import DirectoryFlowSource
+from tooling.flow_scripts import SCRIPT_SCENARIO
 
 FLOWS_DIR = Path(__file__).resolve().parents[1] / "flows"
 

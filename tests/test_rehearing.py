@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from engine.models import Hearing
+from engine.hearing import Hearing
 from engine.phraseology import normalize_transcript
 from gateway.service import RadioService
 from gateway.settings import Settings

@@ -15,7 +15,8 @@ from collections.abc import Callable
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from engine.models import Hearing, ReadbackResult, ValueCheck
+from engine.hearing import Hearing, ValueCheck
+from engine.models import ReadbackResult
 from engine.value_check import FLOOR, MARGIN, SLACK, SYMBOLS, apply_checks, confirms, passes, query, spoken_value
 from gateway.service import RadioService
 from gateway.speech.checking import check_values
@@ -253,9 +254,10 @@ STATUSES = st.sampled_from(["ok", "missing", "wrong", "unsure"])
     ),
     st.sampled_from(["Lufthansa three five niner", "Speedbird one zero zero four", "Wizz Air four"]),
     st.sampled_from([("qnh", "1004", "1004"), ("altitude", "5000", "5")]),  # kind, value, its symbols
+    st.sets(st.sampled_from(["a", "b", "c", "d"])),  # fields a transcript heard as another value
 )
 def test_a_check_only_turns_an_unsure_or_missing_field_right_for_its_issued_value(
-    statuses: dict[str, str], checks: list[ValueCheck], callsign: str, issue: tuple[str, str, str]
+    statuses: dict[str, str], checks: list[ValueCheck], callsign: str, issue: tuple[str, str, str], heard_other: set[str]
 ) -> None:
     rb = ReadbackResult(
         ok=all(s == "ok" for s in statuses.values()),
@@ -263,6 +265,7 @@ def test_a_check_only_turns_an_unsure_or_missing_field_right_for_its_issued_valu
         missing=[f for f, s in statuses.items() if s == "missing"],
         unsure=[f for f, s in statuses.items() if s == "unsure"],
         wrong=[{"field": f, "expected": "1004", "heard": "1005"} for f, s in statuses.items() if s == "wrong"],
+        contradicted=sorted(heard_other & {f for f, s in statuses.items() if s != "ok"}),
     )
     kind_name, value, said = issue
     issued = {name: (kind_name, value) for name in statuses}
@@ -282,10 +285,12 @@ def test_a_check_only_turns_an_unsure_or_missing_field_right_for_its_issued_valu
             and c.lowest >= FLOOR
             and (not in_callsign if c.appended else c.delta >= -SLACK)
         ]
-        if before in ("unsure", "missing") and confirming:
+        if before in ("unsure", "missing") and confirming and name not in rb.contradicted:
             assert after == "ok"
         else:
-            assert after == before  # a wrong value is never overruled; another value never confirms
+            # a wrong value is never overruled, nor one a transcript heard as another value;
+            # another value never confirms
+            assert after == before
     assert result.ok == all(s == "ok" for s in result.fields.values())
     assert result.wrong == rb.wrong
     assert set(result.missing) | set(result.unsure) <= set(rb.missing) | set(rb.unsure)

@@ -409,7 +409,7 @@ def test_telemetry_message_fields_are_the_engines_aircraft_state():
 
 
 def test_transmission_hearing_marks_cut_and_wordless_transmissions():
-    from engine.models import Hearing
+    from engine.hearing import Hearing
     from gateway.radio.pipeline import Transmission, transmission_hearing
     from gateway.speech.stt.base import SttResult
 

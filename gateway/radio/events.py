@@ -15,7 +15,8 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
-from engine.models import ControllerMessage, Decision, Hearing, ReadbackResult, Trace
+from engine.hearing import Hearing
+from engine.models import ControllerMessage, Decision, ReadbackResult, Trace
 
 
 class Event(BaseModel):

@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from engine.models import Hearing
+from engine.hearing import Hearing
 from engine.value_check import ValueQuery
 from gateway import metrics
 from gateway.ask import ASK_PHRASES, ASK_VOCABULARY

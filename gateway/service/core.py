@@ -14,8 +14,10 @@ write the same session at once: every write checks the version it read (`Session
 expect=...)`), and on a conflict the sequence runs again on the fresh copy (the engine is pure,
 deciding again is safe); nothing is published before the write is in.
 
-Timers: the store keeps when each session is due next (the engine's `next_wakeup`, saved with it),
-so `tick_all` ticks the due sessions of every node, each under a short lease: one node fires a timer.
+Timers and expiry: the store keeps when each session is due next (the engine's `next_wakeup`), so
+`tick_all` ticks the due sessions of every node, each under a short lease: one node fires a timer;
+it also deletes a session idle (no create, transmission or reset) for `settings.session_ttl_s`
+(the store's index of last activity, shared by every node), invisible to `get` before.
 
 Weather and flight plans (gateway/providers): `start`, the adapters' asynchronous way in, looks
 up a flight plan the session starts from and fetches the airports' METARs (waiting at most
@@ -23,9 +25,6 @@ up a flight plan the session starts from and fetches the airports' METARs (waiti
 scenario resolution as data; without live weather the scenario's is generated. A running session on live weather follows its airport's ATIS: before each input the
 service gives the engine the airport's latest report (`engine.weather.refresh_weather`), so a
 pilot reporting a letter that is no longer current is told the new one.
-
-Expiry: a session idle (no create, transmission or reset) for `settings.session_ttl_s` is deleted
-by `tick_all` (the store's index of last activity, shared by every node), invisible to `get` before.
 """
 
 from __future__ import annotations
@@ -38,8 +37,9 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from engine.atis import Atis
+from engine.hearing import Hearing
 from engine.loader import load_registry
-from engine.models import Decision, Flow, Hearing, Session
+from engine.models import Decision, Flow, Session
 from engine.registry import FlowRegistry
 from engine.scenario import flight_plan_variables, resolve_airports, resolve_scenario
 from engine.session import SessionEngine

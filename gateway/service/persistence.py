@@ -12,7 +12,8 @@ import threading
 from collections.abc import Callable, Iterable
 from typing import TypeVar
 
-from engine.models import Decision, Hearing
+from engine.hearing import Hearing
+from engine.models import Decision
 from engine.session import SessionEngine
 from gateway.hub import DecisionHub
 from gateway.service.errors import SessionBusy, SessionNotFound, TooManySessions

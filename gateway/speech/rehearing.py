@@ -28,7 +28,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from engine.models import Hearing
+from engine.hearing import Hearing
 from gateway import metrics
 from gateway.speech.cpu import cpu_pool
 from gateway.speech.stt.base import SttResult, SttStream, unique_alternatives

@@ -26,7 +26,7 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
-from engine.models import Hearing
+from engine.hearing import Hearing
 from engine.phraseology import DIGIT_WORDS, speak_text
 from engine.phraseology.alphabet import LETTER_WORDS
 from engine.vocabulary import ICAO_WORDS as ICAO_WORDS  # re-exported: every closed-vocabulary corpus holds them
@@ -52,7 +52,7 @@ VALUE_CLASSES: tuple[frozenset[str], ...] = (
 _WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?|\d")  # letters of any script, or one digit
 
 
-from engine.models import UNSURE_WORD  # noqa: E402 (re-exported: the engine reads it too)
+from engine.hearing import UNSURE_WORD  # noqa: E402 (re-exported: the engine reads it too)
 
 
 @dataclass(frozen=True, slots=True)

@@ -46,7 +46,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from engine.models import Hearing
+from engine.hearing import Hearing
 from gateway.speech.stt.base import (
     STT_SAMPLE_RATE,
     IncrementalStream,

@@ -28,7 +28,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from engine.models import Hearing
+from engine.hearing import Hearing
 from gateway.extras import install_hint
 from gateway.speech.stt.base import (
     IncrementalStream,

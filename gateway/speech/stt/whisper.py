@@ -70,7 +70,7 @@ from typing import Any
 
 import numpy as np
 
-from engine.models import Hearing, ValueCheck
+from engine.hearing import Hearing, ValueCheck
 from engine.value_check import ValueQuery
 from gateway.audio.pcm import pcm_to_float32
 from gateway.speech.cpu import BatchJob, Priority

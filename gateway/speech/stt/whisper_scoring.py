@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from engine.models import ValueCheck
+from engine.hearing import ValueCheck
 from engine.value_check import FLOOR, MARGIN, SYMBOLS, Hypothesis, ValueQuery, margin_needed, passes
 from gateway.audio.pcm import pcm_to_float32
 from gateway.audio.resample import SPEECH_RATE, resample
