@@ -213,13 +213,14 @@ async def run(args: argparse.Namespace, out: TextIO) -> dict[str, Any]:
             started = await client.start(flow=args.flow, seed=args.seed, scenario=scenario or None)
         scenario = started.get("scenario") or {}
         print(f"session {started['session_id']}: {started['flow']}:{started['state']} on {started.get('frequency')}", file=out)
-        printer = asyncio.create_task(_print_events(client, out))
+        printer = EventPrinter(client, out)
+        printing = asyncio.create_task(printer.follow())
         bridge = SimBridge(client, rate_hz=args.rate)
         samples = _simulated(args.sim, scenario, client) if args.simulate else read_samples(sys.stdin)
         async for sample in replay(samples, args.speed):
             await bridge.update(to_aircraft_state(sample, args.sim), asyncio.get_running_loop().time())
         await _quiet(client)
-        printer.cancel()
+        await printer.stop(printing)
         states = [e for e in client.rx.events if e["type"] == "state"]
         last = states[-1] if states else started
         return {
@@ -253,18 +254,37 @@ async def _simulated(sim: str, scenario: dict[str, Any], client: ClientBase) -> 
         yield sample
 
 
-async def _print_events(client: ClientBase, out: TextIO) -> None:
-    seen = 0
-    while True:
-        await client.until(lambda: True if len(client.rx.events) > seen else None, timeout=3600, what="an event")
-        for event in client.rx.events[seen:]:
+class EventPrinter:
+    """Prints what the controller says and what moved the session, as events arrive."""
+
+    def __init__(self, client: ClientBase, out: TextIO) -> None:
+        self.client, self.out, self.seen = client, out, 0
+
+    async def follow(self) -> None:
+        while True:
+            await self.client.until(lambda: True if len(self.client.rx.events) > self.seen else None, timeout=3600, what="an event")
+            self.flush()
+
+    async def stop(self, task: asyncio.Task[None]) -> None:
+        """Ends `follow` and prints what it had not yet printed. The task is awaited, not just
+        cancelled: on Python 3.11 a cancel that meets a just-set event can be swallowed, and the
+        task would then outlive the connection and die on it."""
+        task.cancel()
+        try:
+            await task
+        except (asyncio.CancelledError, ConnectionError):
+            pass
+        self.flush()
+
+    def flush(self) -> None:
+        for event in self.client.rx.events[self.seen:]:
             if event["type"] == "atc.message":
-                print(f"ATC: {event['text']}", file=out)
+                print(f"ATC: {event['text']}", file=self.out)
             elif event["type"] == "decision" and event.get("cause") in ("telemetry", "tune", "tick"):
-                print(f"  {event['cause']}: {event['from_flow']}:{event['from_state']} -> {event['to_flow']}:{event['to_state']}", file=out)
+                print(f"  {event['cause']}: {event['from_flow']}:{event['from_state']} -> {event['to_flow']}:{event['to_state']}", file=self.out)
             elif event["type"] == "error":
-                print(f"  error {event['code']}: {event['message']}", file=out)
-        seen = len(client.rx.events)
+                print(f"  error {event['code']}: {event['message']}", file=self.out)
+        self.seen = len(self.client.rx.events)
 
 
 async def _quiet(client: ClientBase, timeout: float = 60.0) -> None:

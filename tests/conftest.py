@@ -58,7 +58,7 @@ TIER_MARKERS = ("unit", "integration", "browser", "slow")  # registered in pypro
 TIERS: dict[str, str] = {
     **dict.fromkeys(
         (
-            "test_airports", "test_assistant", "test_audio", "test_cpu_pool", "test_fakes", "test_guards",
+            "test_airports", "test_assistant", "test_audio", "test_client_waiting", "test_cpu_pool", "test_fakes", "test_guards",
             "test_identity", "test_loader", "test_phraseology", "test_radio_service", "test_readback",
             "test_readback_props", "test_readback_regressions", "test_readback_safety", "test_readback_voice_rules", "test_router_llm",
             "test_router_rules", "test_scenario", "test_session_engine", "test_templates",

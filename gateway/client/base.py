@@ -156,7 +156,10 @@ class ClientBase:
                 raise TimeoutError(f"no {what} within {timeout:g} s; last events: {[e['type'] for e in self.rx.events[-8:]]}")
             self._new.clear()
             try:
-                await asyncio.wait_for(self._new.wait(), remaining)
+                # asyncio.timeout, not wait_for: on Python 3.11 wait_for can swallow a cancel
+                # that meets a just-set event, and a cancelled waiter would run on
+                async with asyncio.timeout(remaining):
+                    await self._new.wait()
             except TimeoutError:
                 pass
 

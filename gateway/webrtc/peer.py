@@ -292,7 +292,8 @@ class WebRTCPeer:
                 return
             self._audio.clear()
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._audio.wait(), remaining)
+                async with asyncio.timeout(remaining):  # not wait_for: 3.11's can swallow a cancel
+                    await self._audio.wait()
 
     async def _mic(self, track: MediaStreamTrack) -> None:
         """Drain the pilot's track; what a transmission wants goes to the connection."""
@@ -325,7 +326,8 @@ class WebRTCPeer:
         while True:
             self._heard.clear()
             try:
-                await asyncio.wait_for(self._heard.wait(), limit)
+                async with asyncio.timeout(limit):  # not wait_for: 3.11's can swallow a cancel
+                    await self._heard.wait()
             except TimeoutError:
                 self._lost(f"nothing on the data channel for {limit:g} s")
                 return
