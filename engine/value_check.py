@@ -42,7 +42,9 @@ A value is never tried in place of words that say another value the readback che
 right, or our callsign, as a whole number (`_taken_words`): there its digits are in the audio
 whatever the pilot said of this value ("runway three six" put over the "three six" of "tower one
 three six, decimal five" confirmed a dropped runway, seed 25): the words most like it elsewhere
-are its place.
+are its place. Nor are two values tried over one word (`_places`, the longest first): a dropped
+runway 36 would find the "tree six" of a tower frequency the recognizer garbled (unsure, so not a
+value heard right) and score as said there.
 
 A SID or STAR is checked only where the transcript has its fix name (`is_fix_name`, as the
 readback check finds it) and its digit or letter is unsure ("via METRO one halfa"): the name is
@@ -168,6 +170,7 @@ class Hypothesis(_Model):
     words: list[str]
     slots: list[Slot]
     appended: bool = False  # after the whole transcript, not in place of words of it
+    place: tuple[int, int] = (0, 0)  # the words of `ValueQuery.heard` it replaces (none when appended)
     end: int | None = None  # the word after a value that ends in a digit: no further digit may be said there
 
 
@@ -209,10 +212,16 @@ def expected_values(
     """Field -> (kind, canonical issued value) for the fields of `rb` of `statuses`: by default
     those not heard right (unsure or missing), the ones a check may confirm; never one the best
     transcript heard as another value (`rb.contradicted`)."""
+    names = [name for name, status in rb.fields.items() if status in statuses and name not in rb.contradicted]
+    return issued_values(names, variables, issued)
+
+
+def issued_values(
+    names: Iterable[str], variables: Mapping[str, Any], issued: Mapping[str, Any]
+) -> dict[str, tuple[str, str]]:
+    """Field -> (kind, canonical issued value) for the fields `names` that have an issued value."""
     out: dict[str, tuple[str, str]] = {}
-    for name, status in rb.fields.items():
-        if status not in statuses or name in rb.contradicted:
-            continue
+    for name in names:
         handler = kind(kind_for_variable(name))
         raw = variables.get(name, issued.get(name))
         value = canonical_of(handler, raw) if raw not in (None, "") else None
@@ -226,22 +235,26 @@ def query(
     fields: Mapping[str, tuple[str, str]],
     heard_right: Mapping[str, tuple[str, str]] | None = None,
     callsign: str = "",
+    heard_other: Mapping[str, tuple[str, str]] | None = None,
 ) -> ValueQuery | None:
     """The question about `fields` (field -> (kind, issued value)); None when no field's kind
     can be checked. Each field is tried in both spellings, in place of the words of the
     transcript most like its ICAO one (or inserted at the end of an empty transcript), and after
     the whole transcript with the words that introduce it (`appended`). `heard_right` (the
     fields the readback check heard right) and `callsign` (our own, as spoken) say words no
-    field is tried in place of (`_taken_words`): the words most like it elsewhere are."""
+    field is tried in place of (`_taken_words`): the words most like it elsewhere are. The
+    fields checked, and those the best transcript heard as another value (`heard_other`, never
+    checked), each have their own place (`_places`): no two values are tried over one word."""
     heard = words_of(transcript)
     said = [said_symbols(kind_name, value) for kind_name, value in (heard_right or {}).values()]
     taken = _taken_words(heard, [*said, _symbols_in(words_of(callsign))])
     hypotheses: list[Hypothesis] = []
+    windows = _places(heard, {**(heard_other or {}), **fields}, taken)
     for name, (kind_name, value) in fields.items():
         spoken = spoken_value(kind_name, value)
         if spoken is None:
             continue
-        start, end = _window(heard, spoken, taken)
+        start, end = windows[name]
         if kind_name in _NAMED and not any(is_fix_name(w, spoken[0]) for w in heard[start:end]):
             continue
         # in place in both spellings; after the transcript in the ICAO one only (the margin, all an
@@ -272,10 +285,28 @@ def query(
                             words=words,
                             slots=slots,
                             appended=appended,
+                            place=(at, until),
                             end=after if last_digit else None,
                         )
                     )
     return ValueQuery(heard=heard, hypotheses=hypotheses) if hypotheses else None
+
+
+def _places(heard: list[str], fields: Mapping[str, tuple[str, str]], taken: set[int]) -> dict[str, tuple[int, int]]:
+    """Each field's place in `heard` (`_window`), the longest value's first: no word is the place
+    of two values. A value said with some of another's digits would otherwise be tried over them:
+    a dropped runway 36 over the "tree six" of the tower's 136.5 that the recognizer garbled (an
+    unsure frequency, whose words `_taken_words` does not know), and confirmed by the audio there.
+    The longer value has the more telling place; the shorter one is tried at the words most like
+    it elsewhere, or after the transcript."""
+    spoken = {name: spoken_value(kind_name, value) for name, (kind_name, value) in fields.items()}
+    order = sorted((name for name in fields if spoken[name]), key=lambda name: (-len(spoken[name] or ()), name))
+    claimed = set(taken)
+    out: dict[str, tuple[int, int]] = {}
+    for name in order:
+        out[name] = start, end = _window(heard, spoken[name] or [], claimed)
+        claimed.update(range(start, end))
+    return out
 
 
 _INSIDE_NUMBERS = frozenset({"decimal", "point", "hundred", "thousand"})

@@ -207,6 +207,57 @@ def test_a_value_is_never_tried_over_another_values_words_or_our_callsigns(
         assert hypothesis.words != heard, hypothesis.words
 
 
+SPOKEN = st.sampled_from(["one", "tree", "three", "six", "sick", "fife", "decimal", "tower", "runway", "roger", "the"])
+
+
+@given(
+    values=st.lists(VALUES, min_size=2, max_size=3),
+    heard=st.lists(SPOKEN, max_size=14),
+    contradicted=st.booleans(),
+)
+def test_no_two_values_are_tried_over_one_word(
+    values: list[tuple[str, str]], heard: list[str], contradicted: bool
+) -> None:
+    """A runway 36 left out of a readback, with the tower's 136.5 garbled ("one tree sick decimal
+    fife": an unsure frequency, which `_taken_words` cannot know as a value heard right), was
+    tried over the frequency's "tree six" and scored as said there. Every value checked, and one
+    the best transcript heard as another (`contradicted`: never checked, its words still its
+    own), has a place of its own: the words a hypothesis replaces (`place`) are never another
+    field's, and around them the transcript is as heard."""
+    fields = {f"field{i}": value for i, value in enumerate(values)}
+    other = {"field0": fields.pop("field0")} if contradicted else {}
+    asked = query(" ".join(heard), fields, heard_other=other)
+    if asked is None:
+        return
+    places: dict[str, tuple[int, int]] = {}
+    for hypothesis in asked.hypotheses:
+        start, end = hypothesis.place
+        if hypothesis.appended:
+            assert hypothesis.place == (len(heard), len(heard))
+            continue
+        assert places.setdefault(hypothesis.field, (start, end)) == (start, end)  # one place per field
+        assert hypothesis.words[:start] == heard[:start]
+        assert hypothesis.words[len(hypothesis.words) - (len(heard) - end) :] == heard[end:]
+    if other:  # the contradicted field's place: the words most like its value, taken first if longest
+        assert all(h.field != "field0" for h in asked.hypotheses)
+    spans = [set(range(a, b)) for a, b in places.values()]
+    for i, one in enumerate(spans):
+        for two in spans[i + 1 :]:
+            assert not one & two, (places, heard)
+
+
+def test_a_dropped_runway_is_not_tried_over_a_garbled_frequencys_digits() -> None:
+    """The shape of the seed 25 and 30 findings with the frequency unsure rather than heard
+    right: the runway's "tree six" is found inside "one tree sick decimal fife" no more."""
+    asked = query(
+        "contact tower one tree sick decimal fife", {"runway": ("runway", "36"), "tower_freq": ("frequency", "136.500")}
+    )
+    assert asked is not None
+    frequency = next(h.place for h in asked.hypotheses if h.field == "tower_freq" and not h.appended)
+    runway = next(h.place for h in asked.hypotheses if h.field == "runway" and not h.appended)
+    assert frequency == (2, 7) and not set(range(*runway)) & set(range(*frequency))
+
+
 @given(VALUES, HEARD)
 def test_only_a_value_that_could_go_on_needs_no_digit_after_it(value: tuple[str, str], heard: list[str]) -> None:
     # "runway one eight, one one eight decimal one": a runway has two digits at most, so the
