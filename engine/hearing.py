@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from engine.models import _Model
+from engine.models import DomainModel
 
 UNSURE_WORD = "???"  # stands for a word the recognizer was unsure of, in a `Hearing` alternative
 
 
-class ValueCheck(_Model):
+class ValueCheck(DomainModel):
     """The recognizer's answer about one issued value it was asked to check in the audio
     (engine/value_check.py): how much likelier the issued symbols are than any other at each
     place (`margin`, the smallest, nats), how likely they are themselves (`lowest`), and the
@@ -32,7 +32,7 @@ class ValueCheck(_Model):
     tempo: float = 1.0  # the audio as recorded (1.0), or played this much faster (>1) or slower
 
 
-class Hearing(_Model):
+class Hearing(DomainModel):
     """What the recognizer was unsure of in one transmission (voice only; typed text has none).
 
     `alternatives` are other transcripts of the same audio: the recognizer's n-best, or the best

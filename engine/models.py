@@ -42,11 +42,14 @@ class FlowMode(StrEnum):
     INTERRUPT = "interrupt"  # suspend the active flow; globally triggerable
 
 
-class _Model(BaseModel):
+class DomainModel(BaseModel):
+    """The base of the engine's models: an unknown field is an error, never silently dropped
+    (a misspelled key in a flow or a message fails where it is written)."""
+
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
 
-class AircraftState(_Model):
+class AircraftState(DomainModel):
     """What a simulator may report about the aircraft (the `telemetry` message, the HTTP
     telemetry body): the names guards read as ``telemetry.<name>``. Every field is optional; a
     report changes the fields it carries and keeps the others."""
@@ -68,7 +71,7 @@ TELEMETRY_KEYS: tuple[str, ...] = tuple(AircraftState.model_fields)
 _HOLD_TEMPLATE = re.compile(r"^\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}$")
 
 
-class Trigger(_Model):
+class Trigger(DomainModel):
     """A deterministic condition on the pilot's words or the aircraft's state.
 
     kind ``regex``: ``pattern`` searched (case-insensitive) in the normalized transcript.
@@ -136,7 +139,7 @@ class Trigger(_Model):
         return data
 
 
-class Action(_Model):
+class Action(DomainModel):
     """A controlled side effect applied when a state is entered (no code, only data)."""
 
     set: dict[str, Any] = Field(default_factory=dict)  # variables; values may be templates
@@ -144,12 +147,12 @@ class Action(_Model):
     tune: str | None = None  # station whose frequency becomes active, e.g. "tower"
 
 
-class Handoff(_Model):
+class Handoff(DomainModel):
     to: str  # station name: delivery, ground, tower, departure, approach, center, atis
     freq: str | None = None  # literal frequency or a template such as "{{tower_freq}}"
 
 
-class Transition(_Model):
+class Transition(DomainModel):
     kind: TransitionKind = TransitionKind.NEXT
     to: str | None = None  # target state id (in `flow`, or the current flow)
     flow: str | None = None  # target flow slug for flow switching
@@ -166,7 +169,7 @@ class Transition(_Model):
     priority: int = 0
 
 
-class State(_Model):
+class State(DomainModel):
     id: str = ""
     role: Role = Role.SYSTEM
     phase: str | None = None
@@ -228,7 +231,7 @@ def _alias_of(field: str) -> str:
     return {"say_tpl": "say", "utterance_tpl": "expect"}.get(field, field)
 
 
-class FlowPolicies(_Model):
+class FlowPolicies(DomainModel):
     """Per-flow behaviour knobs; defaults are the curriculum's house style."""
 
     max_bad_readbacks: int = 2  # after this many bad readbacks in one state, apply on_max_bad
@@ -252,14 +255,14 @@ class FlowPolicies(_Model):
     llm_updates: list[str] = Field(default_factory=list)
 
 
-class InterruptSpec(_Model):
+class InterruptSpec(DomainModel):
     """How an `interrupt` flow is entered from anywhere."""
 
     triggers: list[Trigger] = Field(default_factory=list)
     priority: int = 100
 
 
-class Flow(_Model):
+class Flow(DomainModel):
     slug: str
     schema_version: str = SCHEMA_VERSION
     name: str = ""
@@ -290,7 +293,7 @@ class Flow(_Model):
 # --------------------------------------------------------------------------- runtime
 
 
-class FlowFrame(_Model):
+class FlowFrame(DomainModel):
     """A flow the session is in (active, stacked or parallel) and where it stands."""
 
     flow: str
@@ -299,7 +302,7 @@ class FlowFrame(_Model):
     return_to: str | None = None  # state to resume in the stacked flow when this one ends
 
 
-class TimerRecord(_Model):
+class TimerRecord(DomainModel):
     id: str
     kind: Literal["transition", "silence", "telemetry"] = "transition"
     flow: str
@@ -310,7 +313,7 @@ class TimerRecord(_Model):
     cancelled: bool = False
 
 
-class ControllerMessage(_Model):
+class ControllerMessage(DomainModel):
     message_id: str
     seq: int
     role: Role = Role.ATC
@@ -327,7 +330,7 @@ class ControllerMessage(_Model):
 FieldStatus = Literal["ok", "missing", "wrong", "unsure"]  # a readback field's verdict
 
 
-class ReadbackResult(_Model):
+class ReadbackResult(DomainModel):
     ok: bool
     fields: dict[str, FieldStatus] = Field(default_factory=dict)
     missing: list[str] = Field(default_factory=list)
@@ -337,7 +340,7 @@ class ReadbackResult(_Model):
     contradicted: list[str] = Field(default_factory=list, exclude=True)
 
 
-class CandidateTrace(_Model):
+class CandidateTrace(DomainModel):
     id: str  # target state id (or flow:state)
     flow: str
     kind: str
@@ -349,13 +352,13 @@ class CandidateTrace(_Model):
     evidence: str | None = None  # why it remains or is uncertain
 
 
-class TraceStep(_Model):
+class TraceStep(DomainModel):
     step: str  # candidates | guard | trigger | readback | router | select | advance | flow | timer | error
     detail: str
     data: dict[str, Any] = Field(default_factory=dict)
 
 
-class Trace(_Model):
+class Trace(DomainModel):
     steps: list[TraceStep] = Field(default_factory=list)
     candidates: list[CandidateTrace] = Field(default_factory=list)
     readback: ReadbackResult | None = None
@@ -369,7 +372,7 @@ class Trace(_Model):
         self.steps.append(TraceStep(step=step, detail=detail, data=data))
 
 
-class Decision(_Model):
+class Decision(DomainModel):
     """What one input (transmission, tick, telemetry, start) did to a session."""
 
     transmission_id: str | None = None
@@ -398,7 +401,7 @@ class Decision(_Model):
         return self.recognized and self.intent != "say_again" and (self.readback is None or self.readback.ok)
 
 
-class LlmUsage(_Model):
+class LlmUsage(DomainModel):
     """What a session's transmissions cost at the LLM router, summed over the session."""
 
     calls: int = 0
@@ -408,7 +411,7 @@ class LlmUsage(_Model):
     fallbacks: int = 0  # calls whose answer was not used (timeout, HTTP error, invalid answer, stale)
 
 
-class DecisionRecord(_Model):
+class DecisionRecord(DomainModel):
     """The compact history line kept in the session for each decision."""
 
     transmission_id: str | None
@@ -420,7 +423,7 @@ class DecisionRecord(_Model):
     at: float
 
 
-class Session(_Model):
+class Session(DomainModel):
     """A pilot's running scenario: everything needed to continue it anywhere (RuntimeSession)."""
 
     session_id: str

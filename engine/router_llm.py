@@ -21,9 +21,10 @@ import json
 import math
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from engine.candidates import Candidate
+from engine.models import DomainModel
 from engine.router import RouteResult
 
 NONE = "none"  # the answer "none of the candidates fits"
@@ -59,11 +60,7 @@ _KIND_MEANING = {
 _JSON_TYPES: dict[type, str] = {bool: "boolean", int: "integer", float: "number", str: "string"}
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class QueryCandidate(_Model):
+class QueryCandidate(DomainModel):
     """One route the model may choose, as the prompt shows it."""
 
     id: str  # what the model answers; unique within the query
@@ -75,7 +72,7 @@ class QueryCandidate(_Model):
     score: float = 0.0  # the deterministic router's score (0-100; >100: a trigger was heard)
 
 
-class RouterQuery(_Model):
+class RouterQuery(DomainModel):
     """The question put to the LLM router about one transmission (JSON-ready, for prompts)."""
 
     flow: str
@@ -114,7 +111,7 @@ class RouterQuery(_Model):
         return {"type": "object", "properties": props, "required": required, "additionalProperties": False}
 
 
-class LlmExchange(_Model):
+class LlmExchange(DomainModel):
     """One call to a model as the gateway made it: the request, the answer or the failure."""
 
     provider: str = "openai-compatible"
@@ -132,7 +129,7 @@ class LlmExchange(_Model):
     total_tokens: int = 0
 
 
-class RouterVerdict(_Model):
+class RouterVerdict(DomainModel):
     """What the model's answer is worth: a valid choice, "none", or why it cannot be used."""
 
     fingerprint: str

@@ -69,11 +69,11 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 from rapidfuzz.distance import Levenshtein
 
 from engine.hearing import ValueCheck
-from engine.models import ReadbackResult
+from engine.models import DomainModel, ReadbackResult
 from engine.phraseology import kind_for_variable, speak_text
 from engine.phraseology.alphabet import LETTER_WORDS
 from engine.phraseology.designators import is_fix_name
@@ -150,11 +150,7 @@ _PLAIN = {"tree": "three", "fife": "five", "niner": "nine", "decimal": "point"}
 _ICAO_DIGITS = {"3": "tree", "5": "fife", "9": "niner"}
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class Slot(_Model):
+class Slot(DomainModel):
     """One place of a value in a hypothesis: its word, and the symbol of its kind said there."""
 
     word: int
@@ -162,7 +158,7 @@ class Slot(_Model):
     symbol: str
 
 
-class Hypothesis(_Model):
+class Hypothesis(DomainModel):
     """The transcript with one field's issued value in place of the words most like it."""
 
     field: str
@@ -174,7 +170,7 @@ class Hypothesis(_Model):
     end: int | None = None  # the word after a value that ends in a digit: no further digit may be said there
 
 
-class ValueQuery(_Model):
+class ValueQuery(DomainModel):
     """What the gateway asks the recognizer: the transcript as heard (`heard`, the words every
     hypothesis is measured against) and one or more hypotheses per field."""
 
