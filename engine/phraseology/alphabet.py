@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from rapidfuzz.distance import Levenshtein
 
-from engine.phraseology.phonetic import sound_key
+from engine.phraseology.phonetic import same_sound
 
 LETTER_WORDS: dict[str, str] = {
     "A": "Alfa",
@@ -103,9 +103,7 @@ def near_letter(word: str) -> str | None:
     letters = {
         letter for known, letter in WORD_LETTERS.items() if Levenshtein.distance(low, known, score_cutoff=1) <= 1
     }
-    letters |= {
-        letter for letter, icao in ICAO_LOWER.items() if low[0] == icao[0] and sound_key(low) == sound_key(icao)
-    }
+    letters |= {letter for letter, icao in ICAO_LOWER.items() if same_sound(low, icao)}
     return letters.pop() if len(letters) == 1 else None
 
 

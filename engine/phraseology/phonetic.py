@@ -40,3 +40,10 @@ def likeness(heard: str, name: str) -> float:
     if len(a) < MIN_KEY or len(b) < MIN_KEY or a[0] != b[0]:
         return spelt
     return max(spelt, fuzz.ratio(a, b))
+
+
+def same_sound(heard: str, name: str) -> bool:
+    """Whether `heard` is `name` written by its sound: the same first letter and the same whole
+    Metaphone key ("popo" for papa, PP). For short names (the ICAO letter words' keys have two or
+    three letters, under `MIN_KEY`), where a near key is too common for `likeness`'s ratio."""
+    return bool(heard) and bool(name) and heard[0] == name[0] and sound_key(heard) == sound_key(name)
