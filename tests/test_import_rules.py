@@ -13,6 +13,8 @@ import ast
 from collections.abc import Iterator
 from pathlib import Path
 
+from tests.support.source import parse_source
+
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("engine", "gateway", "assistant", "tooling")
 
@@ -62,7 +64,7 @@ def import_graph() -> dict[str, set[str]]:
     files = module_files()
     graph: dict[str, set[str]] = {name: set() for name in files}
     for name, path in files.items():
-        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        tree = parse_source(path.read_text(encoding="utf-8"), str(path))
         is_package = path.name == "__init__.py"
         for node in _imports(tree):
             if isinstance(node, ast.Import):

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.source import parse_source
+
 ROOT = Path(__file__).resolve().parents[1]
 SERVING = ("engine", "gateway", "assistant")
 TOOLING = "tooling"
@@ -28,7 +30,7 @@ def tooling_imports(source: str, filename: str = "<string>") -> list[tuple[int, 
     """(line, imported name) of every import of the tooling package in `source`, at module level,
     in functions, in classes, under `if TYPE_CHECKING:` or through importlib."""
     found: list[tuple[int, str]] = []
-    for node in ast.walk(ast.parse(source, filename)):
+    for node in ast.walk(parse_source(source, filename)):
         if isinstance(node, ast.Import):
             found += [(node.lineno, alias.name) for alias in node.names if _is_tooling(alias.name)]
         elif isinstance(node, ast.ImportFrom):
