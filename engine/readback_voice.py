@@ -103,6 +103,8 @@ def garbled_by_voice(handler: Kind, t: Transcript, found: Found, expected: str, 
       elements with digits lost ("via Lima, Whiskey seven" heard as L W7 for L8 W7 R5; "via c
       air eight" heard as C for S8 T5 N5, "yankee four, hotel a" as Y4 H A for Y4 H8 V3: a
       taxiway without a number where every issued one has one).
+    - A flight level: the issued one's first digits ("flight level three five, we are all" for
+      FL350): its last digit lost.
     - An altitude in feet above the highest transition altitude anywhere (18,000 ft) that was not
       issued ("two three thousand" for "three thousand"): higher, controllers give levels. And
       the issued altitude with one more digit in front and no verb right before it ("squawk
@@ -231,6 +233,14 @@ def _garbled_altitude(t: Transcript, hit: Hit, expected: str) -> bool:
     return not verb and len(hit.value) == len(expected) + 1 and hit.value.endswith(expected) and int(expected) > 0
 
 
+def _garbled_level(t: Transcript, hit: Hit, expected: str) -> bool:
+    """The issued flight level's first digits as written, fewer than it has: its last digit lost
+    ("flight level three five, we are all ..." for FL350, the "zero" heard as words; seed 32 by
+    voice). Read as a level, "three five" is FL035; said so, "zero three five"."""
+    heard, issued = re.sub(r"\D", "", t.words[hit.index]), re.sub(r"\D", "", expected)
+    return bool(heard) and len(heard) < len(issued) and issued.startswith(heard)
+
+
 def _garbled_designator(_t: Transcript, hit: Hit, expected: str) -> bool:
     value = hit.value
     if value == expected or not value:
@@ -266,4 +276,5 @@ _GARBLED_BY_VOICE = {
     "route": _garbled_route,
     "designator": _garbled_designator,
     "altitude": _garbled_altitude,
+    "flight_level": _garbled_level,
 }

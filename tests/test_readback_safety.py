@@ -675,6 +675,32 @@ def test_a_cut_side_of_an_issued_runway_is_asked_again_by_voice_only(number: int
 
 
 @given(
+    level=st.integers(10, 45).map(lambda n: n * 10),
+    keep=st.integers(1, 2),
+    tail=st.sampled_from(["", ", we are all we all go", ", wilco", " roger"]),
+    other=st.integers(1, 35),
+)
+@settings(max_examples=150, deadline=None)
+def test_a_flight_level_with_its_last_digit_lost_by_voice_is_asked_again(
+    level: int, keep: int, tail: str, other: int
+) -> None:
+    """By voice, a flight level heard as the issued one's first digits ("flight level three five,
+    we are all we all go" for FL350: seed 32, the "zero" heard as words) is asked again, never
+    accepted and never corrected; typed it is never accepted (wrong, or unsure where the digits
+    can be no level: "flight level one two"); another level said whole is wrong by voice."""
+    variables = {**SCRIPT_SCENARIO, "cruise_level": f"FL{level:03d}"}
+    cut = f"{level:03d}"[:keep].lstrip("0") or "0"
+    evaluate = ReadbackEvaluator().evaluate
+    said = f"Lufthansa three five niner, climb flight level {speak_digits(cut)}{tail}"
+    by_voice = evaluate(["cruise_level"], variables, said, spoken=True)
+    assert by_voice.fields["cruise_level"] == "unsure" and not by_voice.ok
+    assert evaluate(["cruise_level"], variables, said).fields["cruise_level"] in ("wrong", "unsure")
+    wrong = 100 + ((level - 100) // 10 + other) % 36 * 10  # FL100-450, never the issued one
+    said = f"Lufthansa three five niner, climb flight level {speak_digits(f'{wrong:03d}')}"
+    assert evaluate(["cruise_level"], variables, said, spoken=True).fields["cruise_level"] == "wrong"
+
+
+@given(
     mhz=st.integers(118, 136),
     step=st.integers(0, 39),
     offset=st.sampled_from(CHANNEL_OFFSETS_KHZ),
