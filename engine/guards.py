@@ -33,7 +33,7 @@ import ast
 import operator
 from collections.abc import Callable, Mapping
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
     from engine.models import Session
@@ -108,17 +108,22 @@ class Guard:
 _PARSE_TRIES = 3
 
 
-def _parse(text: str) -> ast.Expression:
-    """`ast.parse` in eval mode, tried again on CPython 3.11's spurious "AST constructor recursion
-    depth mismatch" SystemError (cpython#106905: a parse in another thread at the same moment
-    upsets the interpreter's shared depth count; the expression itself is fine). Seen once in
-    the suite, where a background server's thread parsed at the same time."""
+def parse_retrying(source: str, mode: str = "exec", filename: str = "<unknown>") -> ast.AST:
+    """`ast.parse`, tried again on CPython 3.11's spurious "AST constructor recursion depth
+    mismatch" SystemError (cpython#106905: a parse in another thread at the same moment upsets
+    the interpreter's shared depth count; the source itself is fine). Guards are parsed in the
+    gateway's threads; the tests that read the project's source parse beside them."""
     for _ in range(_PARSE_TRIES - 1):
         try:
-            return ast.parse(text, mode="eval")
+            return ast.parse(source, filename, mode)
         except SystemError:
             continue
-    return ast.parse(text, mode="eval")
+    return ast.parse(source, filename, mode)
+
+
+def _parse(text: str) -> ast.Expression:
+    """A guard expression (`parse_retrying` in eval mode)."""
+    return cast(ast.Expression, parse_retrying(text, "eval"))
 
 
 @lru_cache(maxsize=4096)

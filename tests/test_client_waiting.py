@@ -16,6 +16,20 @@ import pytest
 from gateway.client.base import ClientBase
 
 
+class _Listener(ClientBase):
+    """The waiting under test without a transport: events are recorded as a reader would
+    record them (`_record_event`), and nothing is ever sent."""
+
+    async def send(self, message: object) -> None:
+        raise AssertionError("these tests send nothing")
+
+    async def close(self) -> None:
+        self._ended()
+
+    async def stream(self, pcm: bytes, rate: int, *, realtime: bool = True, frame_ms: int = 20) -> None:
+        raise AssertionError("these tests send nothing")
+
+
 def _follower(client: ClientBase) -> asyncio.Task[None]:
     """A task that, like the bridge's printer, waits for each new event in turn, forever."""
     async def follow() -> None:
@@ -30,7 +44,7 @@ def _follower(client: ClientBase) -> asyncio.Task[None]:
 @pytest.mark.parametrize("turns_between", [0, 1, 2])
 def test_a_waiter_cancelled_as_an_event_arrives_stops(turns_between: int) -> None:
     async def scenario() -> bool:
-        client = ClientBase()
+        client = _Listener()
         task = _follower(client)
         await asyncio.sleep(0.01)  # the follower is waiting
         client._record_event({"type": "atc.message", "seq": 1})
@@ -47,7 +61,7 @@ def test_a_waiter_cancelled_as_an_event_arrives_stops(turns_between: int) -> Non
 
 def test_a_waiter_on_a_closed_connection_says_so() -> None:
     async def scenario() -> str:
-        client = ClientBase()
+        client = _Listener()
         waiter = asyncio.create_task(client.until(lambda: None, timeout=60, what="the controller"))
         await asyncio.sleep(0.01)
         client._ended()

@@ -16,6 +16,7 @@ import pytest
 from engine import timers
 from engine.candidates import Candidate
 from engine.consult import LlmConsultation
+from engine.guards import parse_retrying
 from engine.hearing import Hearing
 from engine.loader import MemoryFlowSource, load_registry
 from engine.models import Decision, FlowMode, ReadbackResult, Session, State, Transition, TransitionKind
@@ -27,7 +28,6 @@ from engine.routing import RouteChooser, is_say_again
 from engine.session import SessionEngine
 from engine.speaking import Speaker
 from engine.timing import Timing, locate
-from tests.support.source import parse_source
 
 VARS = {
     "callsign": "DLH359",
@@ -229,7 +229,7 @@ def _flow_writes(source: str) -> list[int]:
     """Lines that change a session's flow or state: `session.<flow field> = ...`, `frame.state =
     ...`, `session.active.<x> = ...` and in-place changes of the flow stack or parallel frames."""
     lines: list[int] = []
-    for node in ast.walk(parse_source(source)):
+    for node in ast.walk(parse_retrying(source)):
         targets: list[ast.expr] = []
         if isinstance(node, ast.Assign):
             for t in node.targets:

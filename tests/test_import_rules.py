@@ -13,7 +13,7 @@ import ast
 from collections.abc import Iterator
 from pathlib import Path
 
-from tests.support.source import parse_source
+from engine.guards import parse_retrying
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("engine", "gateway", "assistant", "tooling")
@@ -64,7 +64,7 @@ def import_graph() -> dict[str, set[str]]:
     files = module_files()
     graph: dict[str, set[str]] = {name: set() for name in files}
     for name, path in files.items():
-        tree = parse_source(path.read_text(encoding="utf-8"), str(path))
+        tree = parse_retrying(path.read_text(encoding="utf-8"), filename=str(path))
         is_package = path.name == "__init__.py"
         for node in _imports(tree):
             if isinstance(node, ast.Import):

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.source import parse_source
+from engine.guards import parse_retrying
 
 ROOT = Path(__file__).resolve().parents[1]
 SERVING = ("engine", "gateway", "assistant")
@@ -30,7 +30,7 @@ def tooling_imports(source: str, filename: str = "<string>") -> list[tuple[int, 
     """(line, imported name) of every import of the tooling package in `source`, at module level,
     in functions, in classes, under `if TYPE_CHECKING:` or through importlib."""
     found: list[tuple[int, str]] = []
-    for node in ast.walk(parse_source(source, filename)):
+    for node in ast.walk(parse_retrying(source, filename=filename)):
         if isinstance(node, ast.Import):
             found += [(node.lineno, alias.name) for alias in node.names if _is_tooling(alias.name)]
         elif isinstance(node, ast.ImportFrom):

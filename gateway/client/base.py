@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from abc import ABC, abstractmethod
 from collections.abc import AsyncIterable, Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -62,7 +63,7 @@ class ControllerAudio:
         return len(self.pcm) / 2 / self.sample_rate
 
 
-class ClientBase:
+class ClientBase(ABC):
     """Recording, waiting and the protocol verbs; `send`, `_send_audio_stream`, `close` and
     `output_rate` come from the transport."""
 
@@ -79,15 +80,17 @@ class ClientBase:
 
     # ------------------------------------------------------------------ transport hooks
 
+    @abstractmethod
     async def send(self, message: dict[str, Any] | str | bytes) -> None:
-        raise NotImplementedError
+        """Send one protocol message (a dict as JSON, text as is, bytes as audio)."""
 
+    @abstractmethod
     async def close(self) -> None:
-        raise NotImplementedError
+        """Hang up: the transport's goodbye, then stop reading."""
 
+    @abstractmethod
     async def stream(self, pcm: bytes, rate: int, *, realtime: bool = True, frame_ms: int = FRAME_MS) -> None:
         """Send `pcm` (PCM16 mono at `rate`) as the microphone, as it would be spoken."""
-        raise NotImplementedError
 
     async def stream_from(self, source: AsyncIterable[bytes], rate: int) -> None:
         """Send PCM16 mono chunks at `rate` from any source (a simulator's intercom, a file, a
