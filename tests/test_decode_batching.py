@@ -103,12 +103,13 @@ def test_a_lone_final_is_decoded_at_once(
     assert pool.submit(job(whisper, recordings[1], calls), Priority.FINAL).result(timeout=120)[0] == alone[1]
     assert calls == [1]
 
-    async def final() -> str:
+    async def final() -> tuple[str, bytes]:
         stream = whisper.open(CONTEXT)
         stream.feed(recordings[1])
-        return await stream.final()
+        return await stream.final(), stream.spoken_audio()
 
-    assert asyncio.run(final()) == alone[1].text  # the stream's final goes through the same job
+    text, audio = asyncio.run(final())  # the stream decodes through the speech's end and its margin
+    assert text == pool.submit(job(whisper, audio), Priority.FINAL).result(timeout=120)[0].text  # the same job
 
 
 def test_with_a_worker_idle_finals_run_side_by_side(

@@ -116,9 +116,9 @@ def test_whisper_final_is_the_last_partial_when_only_silence_followed(
 ) -> None:
     async def scenario() -> tuple[str | None, str, bool]:
         stream = whisper.open(CONTEXT)
-        stream.feed(clips["short"])
+        stream.feed(clips["short"] + silence(0.5, RATE))  # the words and the half second after them
         partial = await stream.partial()
-        stream.feed(silence(0.4, RATE))  # the VAD hang-over, or the pause before releasing PTT
+        stream.feed(silence(0.4, RATE))  # the pilot holds the key a little longer
         final = await stream.final()
         return partial, final, stream.reused_partial
 
@@ -141,7 +141,7 @@ def test_whisper_final_reuses_a_partial_cancelled_when_the_transmission_ended(
 
     async def scenario() -> tuple[str, bool]:
         stream = whisper.open(CONTEXT)
-        stream.feed(clips["short"])
+        stream.feed(clips["short"] + silence(0.5, RATE))
         poller = asyncio.create_task(stream.partial())
         assert await asyncio.to_thread(decoding.wait, 30)  # the partial's decode has started on a worker
         stream.feed(silence(0.4, RATE))
@@ -152,6 +152,50 @@ def test_whisper_final_reuses_a_partial_cancelled_when_the_transmission_ended(
     final, reused = run(scenario())
     assert reused
     assert "runway 25 right" in normalize_transcript(final)
+
+
+def test_whisper_hears_the_same_words_however_long_the_key_is_held_and_whenever_partials_run(
+    whisper: WhisperEngine, clips: dict[str, bytes]
+) -> None:
+    """Whisper's words move with the silence after them (its window changes shape), so every
+    decode reads the audio only through the speech and half a second after it: held 0.3 s or 2 s
+    longer, fed at once or frame by frame with partials, the final is one transcript."""
+    engine = WhisperEngine(partial_every_s=0.4)  # shares the loaded model; partials as often as it can
+
+    async def at_once(pcm: bytes) -> tuple[str, bool]:
+        stream = whisper.open(CONTEXT)
+        stream.feed(pcm)
+        return await stream.final(), stream.reused_partial
+
+    finals = set()
+    for hold in (0.3, 0.8, 2.0):
+        pcm = clips["short"] + silence(hold, RATE)
+        finals.add(run(at_once(pcm))[0])
+        finals.add(run(stream_frames(engine, CONTEXT, pcm))[1])
+    assert len(finals) == 1, finals
+    assert "runway 25 right" in normalize_transcript(finals.pop())
+
+
+def test_whisper_final_decodes_again_when_the_partial_had_not_the_whole_margin(
+    whisper: WhisperEngine, clips: dict[str, bytes]
+) -> None:
+    async def scenario() -> tuple[str, bool]:
+        stream = whisper.open(CONTEXT)
+        stream.feed(words + silence(0.1, RATE))  # the words, and less than half a second after them
+        await stream.partial()
+        stream.feed(silence(1.0, RATE))
+        return await stream.final(), stream.reused_partial
+
+    async def at_once() -> str:
+        stream = whisper.open(CONTEXT)
+        stream.feed(words + silence(1.1, RATE))
+        return await stream.final()
+
+    sound = clips["short"].rstrip(b"\x00")
+    words = clips["short"][: len(sound) + len(sound) % 2]  # to its last sound: espeak's own silence after it too
+
+    final, reused = run(scenario())
+    assert not reused and final == run(at_once())
 
 
 def test_whisper_final_decodes_again_when_speech_followed_the_partial(

@@ -6,10 +6,12 @@ import asyncio
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from gateway.audio.pcm import float_to_pcm, silence
 from gateway.audio.resample import resample
-from gateway.audio.vad import SPEECH_END, SPEECH_START, VadEvent, VoiceActivityDetector, contains_speech
+from gateway.audio.vad import SPEECH_END, SPEECH_START, SpeechEnd, VadEvent, VoiceActivityDetector, contains_speech
 from gateway.speech.tts.espeak import EspeakTts
 
 RATE = 16000
@@ -148,3 +150,53 @@ def test_speech_tracker_tells_a_cut_transmission_from_a_whole_one(speech: bytes)
     loud = int(np.argmax(np.mean(frames**2, axis=1)))  # cut at the loudest 20 ms: mid-word
     cut = track(silence(0.3, RATE) + speech[: (loud + 1) * 640])
     assert cut.heard and cut.speaking_at_end
+
+
+# --- where the speech ends: what the recognizer decodes (SpeechEnd) ----------------------------------
+
+HISS = low_noise(2.5, seed=11)  # an open mic after the last word: the same hiss whatever the hold
+
+
+def spoken(pcm: bytes, chunks: list[int] | None = None) -> bytes:
+    """`pcm` fed to a `SpeechEnd` in `chunks` (samples each, cycled; all at once without), cut
+    where it says the speech and its margin end."""
+    end = SpeechEnd(sample_rate=RATE)
+    offset, sizes = 0, [n * 2 for n in chunks] if chunks else [len(pcm) or 1]
+    while offset < len(pcm):
+        for size in sizes:
+            end.feed(pcm[offset : offset + size])
+            offset += size
+    return pcm[: end.spoken_bytes(len(pcm))]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    hold_ms=st.integers(min_value=0, max_value=2400),
+    hiss=st.booleans(),
+    chunks=st.one_of(st.none(), st.lists(st.integers(min_value=1, max_value=3000), min_size=1, max_size=6)),
+)
+def test_what_is_decoded_does_not_depend_on_how_long_the_key_was_held(
+    speech: bytes, hold_ms: int, hiss: bool, chunks: list[int] | None
+) -> None:
+    """Any hold after the last word, silent or hissing, fed in any chunks: once the margin is
+    there the audio decoded is the same bytes; before, nothing is cut."""
+    after = HISS if hiss else silence(2.5, RATE)
+    voice = silence(0.3, RATE) + speech
+    held = voice + after[: hold_ms * BYTES_PER_MS]
+    whole = spoken(voice + after)  # held as long as anyone would: the reference
+    got = spoken(held, chunks)
+    assert whole.startswith(voice.rstrip(b"\x00")[: len(voice) - 400 * BYTES_PER_MS])  # no word is lost
+    assert len(whole) < len(voice + after)  # the long hold was cut
+    if len(held) >= len(whole):
+        assert got == whole
+    else:
+        assert got == held  # the margin is not complete yet: everything so far
+
+
+def test_speech_end_keeps_every_word_and_cuts_nothing_from_silence(speech: bytes) -> None:
+    audio = silence(0.3, RATE) + speech + silence(1.5, RATE)
+    cut = spoken(audio)
+    last_sound = len(audio.rstrip(b"\x00"))  # espeak's last non-zero sample
+    assert last_sound <= len(cut) <= last_sound + SpeechEnd().margin_bytes
+    assert spoken(silence(1.0, RATE)) == silence(1.0, RATE)  # no frame of speech: the guards decide
+    assert spoken(b"") == b""

@@ -37,11 +37,13 @@ Choices, measured on a 2-core machine with espeak-ng readbacks of about 3.5 s:
   "right, right, right..." or the prompt's own words.
 - Partials re-transcribe the whole buffer at most once per `partial_every_s` (0.7 s) of new
   audio, and never while the previous decode of the stream is still running (a partial about
-  every 0.8 s, the first about 1.4 s in). When the audio after the last partial's snapshot is
-  silence (every 20 ms of it `TAIL_SILENCE_DB` below the loudest 20 ms before it, e.g. the VAD
-  hang-over or the pause before the PTT release), that partial *is* the final and no decode is
-  spent; a partial still in flight at the release is waited for only then. Otherwise the final
-  decodes the whole buffer at once, beside a partial in flight (another worker, another model
+  every 0.8 s, the first about 1.4 s in). Every decode reads the buffer only through the
+  speech's end and half a second after it (`gateway.audio.vad.SpeechEnd`): whisper's words move
+  with the length of trailing silence, so without the cut the verdict would depend on how long
+  the pilot held the key and on when a partial ran. When the last partial decoded that very
+  audio (the pilot had stopped talking half a second before it), that partial *is* the final and
+  no decode is spent; a partial still in flight at the release is waited for only then.
+  Otherwise the final decodes at once, beside a partial in flight (another worker, another model
   replica) rather than after it. `partial_every_s=None` gives finals only; and a partial starts
   only while the CPU pool keeps a worker free for the next final (`pool_saturated`, many pilots
   talking at once), so under load the CPU goes to the finals pilots wait for.
@@ -73,6 +75,7 @@ import numpy as np
 from engine.hearing import Hearing, ValueCheck
 from engine.value_check import ValueQuery
 from gateway.audio.pcm import pcm_to_float32
+from gateway.audio.vad import SpeechEnd
 from gateway.speech.cpu import BatchJob, Priority
 from gateway.speech.stt import batching
 from gateway.speech.stt.base import (
@@ -90,7 +93,7 @@ from gateway.speech.stt.base import (
 )
 from gateway.speech.stt.batching import WindowInput
 from gateway.speech.stt.whisper_closed import closed_result
-from gateway.speech.stt.whisper_guards import collapse_repeats, compression_ratio, silent_tail
+from gateway.speech.stt.whisper_guards import collapse_repeats, compression_ratio
 from gateway.speech.stt.whisper_prompt import DIGITS_SENTENCE as DIGITS_SENTENCE  # re-exported
 from gateway.speech.stt.whisper_prompt import PROMPT_MAX_WORDS as PROMPT_MAX_WORDS  # re-exported
 from gateway.speech.stt.whisper_prompt import build_prompt as build_prompt  # re-exported
@@ -345,8 +348,10 @@ class WhisperStream(BufferedStream):
         super().__init__(context)
         self.engine = engine
         self.prompt = build_prompt(context)
+        self._speech = SpeechEnd(sample_rate=context.sample_rate)  # what is decoded: the speech and its margin
         self._partial_at = 0  # buffer length (bytes) when the last partial decode started
-        self._covered: tuple[int, SttResult] | None = None  # (bytes, result) of the last finished decode
+        self._partial_end = 0  # bytes that partial decodes (`spoken_audio()` then)
+        self._covered: tuple[int, SttResult] | None = None  # (bytes decoded, result) of the last finished decode
         self.reused_partial = False  # the final was the last partial (a silent tail)
         self._tokens: list[int] | None = None  # the decoder's start for `prompt`, made at the first final
 
@@ -357,8 +362,8 @@ class WhisperStream(BufferedStream):
         if len(self._pcm) - self._partial_at < self._bytes_for(every):
             return None
         async with self._lock:
-            snapshot = bytes(self._pcm)
-            self._partial_at = len(snapshot)
+            snapshot = self.spoken_audio()
+            self._partial_at, self._partial_end = len(self._pcm), len(snapshot)
 
             def decode_prefix() -> str:
                 result = self.engine.decode_result(snapshot, self.prompt)
@@ -370,19 +375,27 @@ class WhisperStream(BufferedStream):
             text = await self._decode(decode_prefix, level=Priority.PARTIAL, droppable=True)
         return None if self._finished else self._new_partial(text)
 
+    def feed(self, pcm: bytes) -> None:
+        super().feed(pcm)
+        self._speech.feed(pcm)
+
+    def spoken_audio(self) -> bytes:
+        """The audio every decode of this stream reads: the buffer through the speech's end and
+        its margin (`SpeechEnd`), so a longer key hold or a partial's timing changes nothing."""
+        return bytes(self._pcm[: self._speech.spoken_bytes(len(self._pcm))])
+
     async def final_result(self) -> SttResult:
         self._finished = True
-        if self._final is None and self._lock.locked():
-            pcm = bytes(self._pcm)
-            if pcm and not silent_tail(pcm, self._partial_at):
-                # the partial in flight decodes a prefix that misses speech said since: decode
-                # the whole transmission now, beside it (one model replica per core), not after
-                self._final = await self._decode_final(pcm)
-                return self._final
+        pcm = self.spoken_audio()
+        if self._final is None and self._lock.locked() and pcm and len(pcm) != self._partial_end:
+            # the partial in flight decodes other audio (speech was said since, or its margin
+            # was not yet there): decode the transmission now, beside it (one model replica per
+            # core), not after
+            self._final = await self._decode_final(pcm)
+            return self._final
         async with self._lock:
             if self._final is None:
-                pcm = bytes(self._pcm)
-                if self._covered is not None and silent_tail(pcm, self._covered[0]):
+                if self._covered is not None and self._covered[0] == len(pcm):  # a prefix of one buffer: the same audio
                     self._final, self.reused_partial = self._covered[1], True
                 else:
                     self._final = await self._decode_final(pcm) if pcm else SttResult("")
@@ -404,7 +417,7 @@ class WhisperStream(BufferedStream):
         (`whisper_closed.closed_result`), at `Priority.FINAL`; None where there is none (no
         lexicon in the context, audio past one window, the model not loaded)."""
         async with self._lock:
-            pcm = bytes(self._pcm)
+            pcm = self.spoken_audio()
             if not pcm or not self.context.lexicon or not self.engine.loaded:
                 return None
             return await self._decode(closed_result, self.engine, pcm, self.prompt, self.context)
@@ -414,7 +427,7 @@ class WhisperStream(BufferedStream):
         no further tempo past it), at `Priority.FINAL`; none where the audio is past one window
         or the model not loaded."""
         async with self._lock:
-            pcm = bytes(self._pcm)
+            pcm = self.spoken_audio()
             if not pcm or not self.engine.loaded:
                 return []
             return await self._decode(check_values, self.engine, pcm, self.prompt, query, until)

@@ -1,20 +1,16 @@
 """Checks around a whisper decode (`gateway.speech.stt.whisper`): a sentence or a run of words
-whisper says again on a short window (`collapse_repeats`), a transcript that compresses like a
-loop (`compression_ratio`), and audio after a partial that holds no words (`silent_tail`)."""
+whisper says again on a short window (`collapse_repeats`) and a transcript that compresses
+like a loop (`compression_ratio`)."""
 
 from __future__ import annotations
 
 import re
 import zlib
 
-import numpy as np
-
 from engine.phraseology.number_passes import DIGITS
-from gateway.audio.pcm import pcm_to_int16
 
-__all__ = ["TAIL_SILENCE_DB", "collapse_repeats", "collapse_word_loop", "compression_ratio", "silent_tail"]
+__all__ = ["collapse_repeats", "collapse_word_loop", "compression_ratio"]
 
-TAIL_SILENCE_DB = 35.0  # audio this far below the utterance's loudest 20 ms holds no words
 # A loop without sentence marks ("runway one eight roger with air nine or five runway one eight
 # roger ...") is a block of at least LOOP_MIN_WORDS words said LOOP_MIN_COPIES times in a row.
 # Measured on the readback bench's Kokoro voices: such loops came back as "" (the compression
@@ -94,22 +90,3 @@ def compression_ratio(text: str) -> float:
     ("right, right, right...") compresses far better than speech."""
     data = text.encode("utf-8")
     return len(data) / len(zlib.compress(data))
-
-
-def silent_tail(pcm: bytes, start: int, frame_bytes: int = 640) -> bool:
-    """Whether `pcm[start:]` is silence next to `pcm[:start]`: every 20 ms of it at least
-    `TAIL_SILENCE_DB` below the loudest 20 ms before it (radio hiss that loud never is)."""
-    head, tail = pcm_to_int16(pcm[:start]), pcm_to_int16(pcm[start:])
-    if tail.size == 0:
-        return True
-    if head.size == 0:
-        return False
-    step = frame_bytes // 2
-
-    def frame_power(samples: np.ndarray) -> np.ndarray:
-        padded = np.zeros(-(-samples.size // step) * step, dtype=np.float64)
-        padded[: samples.size] = samples
-        return np.mean(np.square(padded.reshape(-1, step)), axis=1)
-
-    ratio = 10.0 ** (TAIL_SILENCE_DB / 10.0)
-    return bool(np.max(frame_power(tail)) * ratio < np.max(frame_power(head)))
