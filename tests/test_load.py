@@ -13,12 +13,16 @@ transmission begun before its end has been answered).
 from __future__ import annotations
 
 import json
+import random
 import wave
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from tooling.cli import main
 from tooling.corpus import MANIFEST, Corpus, CorpusEntry, build_corpus, load_corpus
+from tooling.load.pilot import AGAIN_LEAD_S, say_again
 from tooling.load.report import audio_gaps, message_faults
 from tooling.load.run import capacity_steps
 from tooling.voicekit import Received, pilot_pcm, pilot_voice_id
@@ -121,6 +125,17 @@ def test_message_faults_find_gaps_disorder_and_interleaving() -> None:
     assert sum(message_faults(clean).values()) == 0
     faults = message_faults(rx(("atc.message", 1), ("atc.message.end", 1), ("atc.message", 4), ("atc.message", 3), ("atc.message.end", 3)))
     assert faults["lost"] == 2 and faults["out_of_order"] == 1 and faults["interleaved"] == 1
+
+
+@given(seed=st.integers(min_value=0, max_value=2**32), samples=st.integers(min_value=0, max_value=48000))
+def test_a_recording_said_again_starts_later_after_the_key_down(seed: int, samples: int) -> None:
+    """The recognizer hears the same audio the same way, so a load pilot asked to say again does
+    not send the very same samples: the recording, after 0.1-0.4 s more of the key held."""
+    pcm = bytes(range(256)) * (samples // 128) + b"\x01\x02" * (samples % 128)
+    again = say_again(pcm, random.Random(seed))
+    lead = len(again) - len(pcm)
+    assert again.endswith(pcm) and again[:lead] == bytes(lead)
+    assert AGAIN_LEAD_S[0] * 32000 - 2 <= lead <= AGAIN_LEAD_S[1] * 32000 + 2 and lead % 2 == 0
 
 
 def test_capacity_steps_grow_to_the_limit() -> None:

@@ -13,15 +13,20 @@ from typing import Any
 
 import websockets
 
+from gateway.audio.pcm import silence
 from gateway.client.base import ProtocolRefused
 from tooling.bench.common import BenchError
-from tooling.corpus import Corpus, CorpusEntry
+from tooling.corpus import SAMPLE_RATE, Corpus, CorpusEntry
 from tooling.voicekit import Exchange, RadioClient, VoicePilot
 
-__all__ = ["MAX_DURATION_S", "MAX_SESSIONS", "REPLY_TIMEOUT_S", "LoadConfig", "PilotLog", "fly_pilot"]
+__all__ = ["AGAIN_LEAD_S", "MAX_DURATION_S", "MAX_SESSIONS", "REPLY_TIMEOUT_S", "LoadConfig", "PilotLog", "fly_pilot", "say_again"]
 
 logger = logging.getLogger("livefreq.load")
 
+# A recording said again (after "say again" or a correction) starts this much later after the
+# key-down: the recognizer decodes the same audio the same way, so an exact replay would be heard
+# exactly as wrongly as the first time, forever.
+AGAIN_LEAD_S = (0.1, 0.4)
 REPLY_TIMEOUT_S = 30.0  # a reply later than this is counted as late, and the pilot hangs up
 MAX_SESSIONS = 500
 MAX_DURATION_S = 3600.0
@@ -98,6 +103,7 @@ async def fly_pilot(
     log.client, log.session_id = client, pilot.session_id
     answering = False  # the next transmission answers a controller call
     wrong_done: set[tuple[str, str]] = set()
+    said: Counter[str] = Counter()  # how often each recording was said
     try:
         await asyncio.sleep(rng.uniform(0.0, config.pause_s[1]))  # pilots join over the first pause
         while loop.time() < end and not pilot.completed:
@@ -131,6 +137,9 @@ async def fly_pilot(
             pcm = pcm_cache.get(entry.file)
             if pcm is None:
                 pcm = pcm_cache[entry.file] = await asyncio.to_thread(corpus.pcm, entry)
+            if said[entry.file]:
+                pcm = say_again(pcm, rng)
+            said[entry.file] += 1
             exchange = await pilot.transmit(pcm, entry.text)
             log.talk_s += exchange.audio_s
             log.exchanges.append(_record(exchange, entry))
@@ -145,6 +154,11 @@ async def fly_pilot(
     finally:
         with contextlib.suppress(Exception):
             await pilot.__aexit__(None, None, None)
+
+
+def say_again(pcm: bytes, rng: random.Random) -> bytes:
+    """A recording said once more: a pilot never starts at the very same instant after keying."""
+    return silence(rng.uniform(*AGAIN_LEAD_S), SAMPLE_RATE) + pcm
 
 
 def _record(exchange: Exchange, entry: CorpusEntry) -> dict[str, Any]:
