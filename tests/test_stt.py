@@ -176,6 +176,33 @@ def test_whisper_hears_the_same_words_however_long_the_key_is_held_and_whenever_
     assert "runway 25 right" in normalize_transcript(finals.pop())
 
 
+def test_whisper_spends_no_partial_on_a_key_held_after_the_words(
+    whisper: WhisperEngine, clips: dict[str, bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A key held on after the words and their margin adds nothing to decode: the partial
+    already heard that audio, so no other partial runs, and the final is that partial."""
+    engine = WhisperEngine(partial_every_s=0.4)  # shares the loaded model; partials every 0.4 s of audio
+    engine.load()
+    decode, calls = engine.decode_result, []
+
+    def counted(pcm: bytes, prompt: str | None) -> SttResult:
+        calls.append(len(pcm))
+        return decode(pcm, prompt)
+
+    async def scenario() -> tuple[str | None, str | None, str, bool]:
+        stream = engine.open(CONTEXT)
+        stream.feed(clips["short"] + silence(0.5, RATE))
+        first = await stream.partial()
+        stream.feed(silence(1.5, RATE))  # held on: nothing new to hear
+        second = await stream.partial()
+        return first, second, await stream.final(), stream.reused_partial
+
+    monkeypatch.setattr(engine, "decode_result", counted)
+    first, second, final, reused = run(scenario())
+    assert first and second is None and reused and final == first
+    assert len(calls) == 1
+
+
 def test_whisper_final_decodes_again_when_the_partial_had_not_the_whole_margin(
     whisper: WhisperEngine, clips: dict[str, bytes]
 ) -> None:

@@ -352,7 +352,7 @@ class WhisperStream(BufferedStream):
         self._partial_at = 0  # buffer length (bytes) when the last partial decode started
         self._partial_end = 0  # bytes that partial decodes (`spoken_audio()` then)
         self._covered: tuple[int, SttResult] | None = None  # (bytes decoded, result) of the last finished decode
-        self.reused_partial = False  # the final was the last partial (a silent tail)
+        self.reused_partial = False  # the final was the last partial (nothing but the key held since)
         self._tokens: list[int] | None = None  # the decoder's start for `prompt`, made at the first final
 
     async def partial(self) -> str | None:
@@ -363,7 +363,10 @@ class WhisperStream(BufferedStream):
             return None
         async with self._lock:
             snapshot = self.spoken_audio()
-            self._partial_at, self._partial_end = len(self._pcm), len(snapshot)
+            self._partial_at = len(self._pcm)
+            if self._covered is not None and self._covered[0] == len(snapshot):
+                return None  # only the key held since the last decode: that audio is heard already
+            self._partial_end = len(snapshot)
 
             def decode_prefix() -> str:
                 result = self.engine.decode_result(snapshot, self.prompt)
