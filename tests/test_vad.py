@@ -200,3 +200,17 @@ def test_speech_end_keeps_every_word_and_cuts_nothing_from_silence(speech: bytes
     assert last_sound <= len(cut) <= last_sound + SpeechEnd().margin_bytes
     assert spoken(silence(1.0, RATE)) == silence(1.0, RATE)  # no frame of speech: the guards decide
     assert spoken(b"") == b""
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(snr_db=st.floats(min_value=5.0, max_value=40.0), seed=st.integers(min_value=0, max_value=2**32 - 1))
+def test_speech_end_never_cuts_into_the_words_under_headset_noise(speech: bytes, snr_db: float, seed: int) -> None:
+    """Noise at any level from a quiet headset to 5 dB under the voice: the cut falls after the
+    last sound of the words (a floor of 10 dB over the quietest frame cut into them at 5-15 dB)."""
+    words = np.frombuffer(silence(0.3, RATE) + speech + silence(1.0, RATE), dtype=np.int16).astype(np.float64)
+    loud = np.abs(words)
+    last_sound = int(np.nonzero(loud > 0.01 * loud.max())[0][-1]) + 1
+    rms = float(np.sqrt(np.mean(words[loud > 0.02 * loud.max()] ** 2)))
+    noise = np.random.default_rng(seed).normal(0.0, rms / 10 ** (snr_db / 20), words.size)
+    noisy = np.clip(words + noise, -32768, 32767).astype(np.int16).tobytes()
+    assert len(spoken(noisy)) >= 2 * last_sound

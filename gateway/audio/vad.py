@@ -238,17 +238,21 @@ class SpeechEnd:
     is cut at the very byte the whole transmission is, and both decode the same audio.
 
     A frame is speech when webrtcvad (mode 2) calls it voiced, it is within `quiet_db` (35 dB) of
-    the loudest frame so far, and `above_floor_db` (10 dB) over the quietest frame so far that is
-    not digital silence. On 18 bench recordings (espeak-ng, flite, Kokoro at 15-30 dB SNR)
-    mode 2's last voiced frame never fell after the synthesizer's own end (modes 0-1 called
-    band-limited noise speech up to 0.5 s past it) and came up to 0.38 s before it, which trailing
-    unvoiced sounds fill: hence the margin of 0.5 s. But mode 2 calls white hiss at -50 dBFS
-    voiced frame after frame once speech has been heard, so the level test keeps an open mic's
-    hiss from holding the cut open (35 dB: the level the partial-reuse test used before, under
-    which radio hiss never is). Hiss as loud as 15 dB under the voice is not cut: the cut then
-    does nothing, which is safe. The floor keeps hiss alone whole: cut short, 3 s of hiss at
-    -40 dBFS made whisper write "It is still", which its no-speech guard drops when whole. No
-    speech frame at all (silence, hiss): nothing is cut, the recognizer's guards decide.
+    the loudest frame so far, and `above_floor_db` (3 dB) over the quietest frame so far that is
+    not digital silence. Mode 2 because modes 0-1 called band-limited noise speech up to 0.5 s
+    past the words. The loudness test because mode 2 calls white hiss at -50 dBFS voiced frame
+    after frame once speech has been heard: an open mic's hiss would hold the cut open (35 dB: the
+    level the partial-reuse test used before, under which radio hiss never is). The floor because
+    hiss alone, cut short, made whisper write "It is still" (3 s at -40 dBFS), which its no-speech
+    guard drops when whole: white hiss never varies 3 dB from one 20 ms frame to the next, speech
+    does. Measured against the synthesizer's last sound on the voice bench's recordings
+    (`scripts/measure_speech_end.py`, 80 each): a floor of 10 dB cut into the last word of 7 at
+    5-15 dB SNR; at 3 dB none, the cut falling 0.24 s or more after the words on the VHF band at
+    5-15 dB SNR (0.35 s at the bench's 15-30 dB), 0.33 s through the full radio effect at
+    5-30 dB, and removing a median 0.3 s of the bench's half second of noise after them. The
+    margin is 0.5 s because the last voiced frame comes up to 0.38 s before the synthesizer's
+    end, which trailing unvoiced sounds fill. No speech frame at all (silence, hiss): nothing is
+    cut, the recognizer's guards decide.
     """
 
     def __init__(
@@ -260,7 +264,7 @@ class SpeechEnd:
         frame_ms: int = 20,
         warmup_ms: int = 100,
         quiet_db: float = 35.0,
-        above_floor_db: float = 10.0,
+        above_floor_db: float = 3.0,
     ) -> None:
         self.sample_rate = sample_rate
         self.frame_bytes = sample_rate * frame_ms // 1000 * 2
