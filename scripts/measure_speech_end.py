@@ -75,12 +75,10 @@ def main() -> None:
         )
     after = np.array([r["after_words_s"] for r in rows])
     removed = np.array([r["removed_s"] for r in rows])
-    print(
-        f"{args.n} recordings, {args.channel}, SNR {low:g}-{high:g} dB, floor {args.above_floor_db:g} dB, mode {args.mode}"
-    )
-    print(
-        f"  cut after the words: min {after.min():.3f} s, p5 {np.percentile(after, 5):.3f} s, median {np.median(after):.3f} s"
-    )
+    print(f"{args.n} recordings, {args.channel}, SNR {low:g}-{high:g} dB", end=", ")
+    print(f"floor {args.above_floor_db:g} dB, mode {args.mode}")
+    print(f"  cut after the words: min {after.min():.3f} s", end=", ")
+    print(f"p5 {np.percentile(after, 5):.3f} s, median {np.median(after):.3f} s")
     print(f"  cuts into the words: {int((after < 0).sum())}")
     print(f"  audio removed after the words: median {np.median(removed):.3f} s, max {removed.max():.3f} s")
     if args.out:
