@@ -13,10 +13,11 @@ import pytest
 
 from engine.phraseology import normalize_transcript
 from gateway.app import create_app
+from gateway.audio.pcm import silence
 from gateway.settings import Settings
 from gateway.speech.stack import SpeechStack
 from tests.conftest import run_server
-from tests.support.pilot_audio import pilot_pcm
+from tests.support.pilot_audio import espeak_pcm, pilot_pcm
 from tests.support.radio_client import RadioClient
 
 SCENARIO = {"callsign": "DLH359", "callsign_spoken": "Lufthansa 359"}
@@ -159,6 +160,32 @@ def test_input_at_48khz_with_partials(server):
         await client.close()
 
     run(scenario())
+
+
+def test_the_same_words_give_the_same_transcript_however_long_the_key_is_held(server):
+    """The verdict must follow what the pilot said, not when they let go of the key nor when a
+    partial happened to run: the same recording, held 0.6 to 2.2 s after the words and streamed in
+    real time (partials at whatever moments the pool allows) or at once, is heard alike."""
+
+    async def once(pcm: bytes, hold_s: float, realtime: bool) -> str:
+        client, _ = await _start(server)
+        mark = client.mark()
+        await client.transmit_audio(pcm + silence(hold_s, 16000), 16000, realtime=realtime)
+        final = await client.wait_type("transcript", final=True, start=mark)
+        await client.wait_type("decision", start=mark)
+        await client.close()
+        return final["text"]
+
+    async def scenario() -> list[str]:
+        client, started = await _start(server)
+        await client.close()
+        pcm = await asyncio.to_thread(espeak_pcm, started["expected_pilot"][0])  # heard less surely than piper
+        holds = ((0.6, True), (1.5, True), (1.0, False), (2.2, False))
+        return [await once(pcm, hold, realtime) for hold, realtime in holds]
+
+    heard = run(scenario())
+    assert len(set(heard)) == 1, heard
+    assert "delivery" in normalize_transcript(heard[0])
 
 
 def test_bad_input_gets_typed_errors_and_the_session_survives(server):
