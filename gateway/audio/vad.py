@@ -202,21 +202,17 @@ class SpeechTracker:
         self.heard = False
 
     def feed(self, pcm: bytes) -> None:
-        data = self._pending + pcm
-        usable = len(data) - len(data) % self.frame_bytes
-        for offset in range(0, usable, self.frame_bytes):
-            frame = data[offset : offset + self.frame_bytes]
+        frames, self._pending = _whole_frames(self._pending + pcm, self.frame_bytes)
+        for frame in frames:
             voiced = self._vad.is_speech(frame, self.sample_rate) and self._frames_seen >= self._warmup_frames
             self._frames_seen += 1
-            samples = np.frombuffer(frame, dtype=np.int16).astype(np.float32)
-            power = float(np.mean(samples * samples))
+            power = _power(frame)
             self._peak = max(self._peak, power)
             self._last_power.append(power)
             self._window.append(voiced)
             self._tail.append(voiced)
             if not self.heard and sum(self._window) >= self._start_needed:
                 self.heard = True
-        self._pending = data[usable:]
 
     @property
     def speaking_at_end(self) -> bool:
@@ -281,21 +277,17 @@ class SpeechEnd:
 
     def feed(self, pcm: bytes) -> None:
         """Judge the whole frames of the stream so far (one webrtcvad call per 20 ms)."""
-        data = self._pending + pcm
-        usable = len(data) - len(data) % self.frame_bytes
-        for offset in range(0, usable, self.frame_bytes):
+        frames, self._pending = _whole_frames(self._pending + pcm, self.frame_bytes)
+        for frame in frames:
             frame_index = self._judged // self.frame_bytes
             self._judged += self.frame_bytes
-            frame = data[offset : offset + self.frame_bytes]
-            samples = np.frombuffer(frame, dtype=np.int16).astype(np.float32)
-            power = float(np.mean(samples * samples))
+            power = _power(frame)
             self._peak = max(self._peak, power)
             if power > 0.0:
                 self._floor = min(self._floor, power)
             loud = power >= self._peak * self._ratio and power >= self._floor * self._above
             if loud and frame_index >= self._warmup_frames and self._vad.is_speech(frame, self.sample_rate):
                 self._voiced_end = self._judged
-        self._pending = data[usable:]
 
     def spoken_bytes(self, fed: int) -> int:
         """How many of the `fed` bytes (all fed so far) to decode: through the last voiced frame
@@ -303,6 +295,18 @@ class SpeechEnd:
         if self._voiced_end is None:
             return fed
         return min(fed, self._voiced_end + self.margin_bytes)
+
+
+def _whole_frames(data: bytes, frame_bytes: int) -> tuple[list[bytes], bytes]:
+    """`data` cut into whole frames, and the rest (kept for the next feed)."""
+    usable = len(data) - len(data) % frame_bytes
+    return [data[offset : offset + frame_bytes] for offset in range(0, usable, frame_bytes)], data[usable:]
+
+
+def _power(frame: bytes) -> float:
+    """Mean square of a PCM16 frame."""
+    samples = np.frombuffer(frame, dtype=np.int16).astype(np.float32)
+    return float(np.mean(samples * samples))
 
 
 def _frames(ms: int, frame_ms: int) -> int:
