@@ -19,7 +19,16 @@ from tooling.bench.common import BenchError
 from tooling.corpus import SAMPLE_RATE, Corpus, CorpusEntry
 from tooling.voicekit import Exchange, RadioClient, VoicePilot
 
-__all__ = ["AGAIN_LEAD_S", "MAX_DURATION_S", "MAX_SESSIONS", "REPLY_TIMEOUT_S", "LoadConfig", "PilotLog", "fly_pilot", "say_again"]
+__all__ = [
+    "AGAIN_LEAD_S",
+    "MAX_DURATION_S",
+    "MAX_SESSIONS",
+    "REPLY_TIMEOUT_S",
+    "LoadConfig",
+    "PilotLog",
+    "fly_pilot",
+    "say_again",
+]
 
 logger = logging.getLogger("livefreq.load")
 
