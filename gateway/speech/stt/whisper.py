@@ -74,7 +74,7 @@ import numpy as np
 
 from engine.hearing import Hearing, ValueCheck
 from engine.value_check import ValueQuery
-from gateway.audio.pcm import pcm_to_float32
+from gateway.audio.pcm import leveled, pcm_to_float32
 from gateway.audio.vad import SpeechEnd
 from gateway.speech.cpu import BatchJob, Priority
 from gateway.speech.stt import batching
@@ -253,7 +253,7 @@ class WhisperEngine:
         model = self._model
         size = max(window_samples(len(samples)), window or 0)
         padded = np.zeros(size, dtype=np.float32)
-        padded[: len(samples)] = samples
+        padded[: len(samples)] = leveled(samples)  # tiny.en hears quiet audio worse (gateway.audio.pcm)
         hop = model.feature_extractor.hop_length
         features = model.feature_extractor(padded, padding=0)[:, : size // hop]
         return WindowInput(np.ascontiguousarray(features, dtype=np.float32), list(tokens), max_new)
@@ -313,7 +313,7 @@ class WhisperEngine:
         """faster-whisper's own 30 s windows, for audio longer than one; words come with their
         probabilities (`word_timestamps`), and the unsure ones are masked in the alternative."""
         segments, _info = self._model.transcribe(
-            samples,
+            leveled(samples),
             language="en",
             beam_size=self.beam_size,
             temperature=0.0,
