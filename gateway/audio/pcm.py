@@ -168,7 +168,6 @@ def peak_dbfs(pcm: bytes) -> float:
 # at -24 dBFS, 51 % at -14, 48 % at -6, 49 % as recorded, 46 % at -1 (docs/performance.md).
 LEVEL_TARGET_DBFS = -1.0
 LEVEL_MAX_GAIN_DB = 24.0  # a quiet microphone raised at most this much
-LEVEL_PEAK_RANK = 32  # the 32nd loudest sample (2 ms at 16 kHz): a click does not set the gain
 # Raised only where something stands out of the noise: the loudest 20 ms frame this far above
 # the quietest fifth of the frames (digital silence left out). Hiss alone varies about 1 dB from
 # frame to frame; raised, tiny.en writes words into it ("It's a little bit of a").
@@ -177,12 +176,10 @@ _LEVEL_FRAME = 320  # 20 ms at 16 kHz
 
 
 def leveled(samples: np.ndarray) -> np.ndarray:
-    """Float samples in [-1, 1] scaled so their loudest part (the `LEVEL_PEAK_RANK`-th largest
-    magnitude, not the single largest, which a click may be) peaks at `LEVEL_TARGET_DBFS`,
+    """Float samples in [-1, 1] scaled so their peak is at `LEVEL_TARGET_DBFS` (nothing clips),
     raised by at most `LEVEL_MAX_GAIN_DB`, and only where a sound stands `LEVEL_MIN_RANGE_DB`
-    out of the rest (noise alone is left as it is); what a louder click exceeds is clipped.
-    Neither measure depends on how much silence surrounds the speech, so the same words give
-    the same input however long the key is held."""
+    out of the rest: noise alone is left as it is. The gain does not depend on how much silence
+    surrounds the speech, so the same words give the same input however long the key is held."""
     magnitudes = np.abs(samples)
     if magnitudes.size < _LEVEL_FRAME:
         return samples
@@ -191,10 +188,8 @@ def leveled(samples: np.ndarray) -> np.ndarray:
     sounding = power[power > 0.0]
     if sounding.size == 0 or sounding.max() < np.percentile(sounding, 20) * 10 ** (LEVEL_MIN_RANGE_DB / 10):
         return samples
-    rank = min(LEVEL_PEAK_RANK, magnitudes.size)
-    peak = float(np.partition(magnitudes, magnitudes.size - rank)[magnitudes.size - rank])
-    gain = min(10 ** (LEVEL_TARGET_DBFS / 20) / peak, 10 ** (LEVEL_MAX_GAIN_DB / 20))
-    return np.clip(samples * np.float32(gain), -1.0, 1.0).astype(np.float32, copy=False)
+    gain = min(10 ** (LEVEL_TARGET_DBFS / 20) / float(magnitudes.max()), 10 ** (LEVEL_MAX_GAIN_DB / 20))
+    return (samples * np.float32(gain)).astype(np.float32, copy=False)
 
 
 WavSource = str | Path | bytes | BinaryIO
