@@ -10,6 +10,8 @@ import wave
 import av
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from gateway.audio.codec import DecodeError, decode_audio
 from gateway.audio.pcm import (
@@ -20,8 +22,11 @@ from gateway.audio.pcm import (
     float_to_pcm,
     frame_size,
     frames,
+    LEVEL_MAX_GAIN_DB,
+    LEVEL_TARGET_DBFS,
     int16_to_pcm,
     level_dbfs,
+    leveled,
     pcm_to_float32,
     pcm_to_int16,
     peak_dbfs,
@@ -128,6 +133,51 @@ def test_levels_in_dbfs() -> None:
     assert peak_dbfs(sine(1000, 1.0, 16000, amplitude=0.5)) == pytest.approx(-6.02, abs=0.05)
     assert level_dbfs(silence(0.1, 16000)) == SILENCE_DBFS
     assert level_dbfs(b"") == SILENCE_DBFS
+
+
+def _words(rng: np.random.Generator, level: float, seconds: float) -> np.ndarray:
+    """Bursts of a 300 Hz tone at `level` with gaps: a stand-in for syllables and pauses."""
+    t = np.arange(round(seconds * 16000)) / 16000
+    gate = (np.sin(2 * math.pi * rng.uniform(2.0, 5.0) * t) > 0).astype(np.float32)
+    return (level * gate * np.sin(2 * math.pi * 300 * t)).astype(np.float32)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.floats(-40.0, 0.0), st.floats(15.0, 40.0), st.floats(0.0, 1.5), st.floats(0.0, 1.5), st.integers(0, 2**32 - 1)
+)
+def test_leveled_raises_quiet_speech_to_the_target_whatever_the_silence_around_it(
+    peak_db: float, snr_db: float, lead_s: float, tail_s: float, seed: int
+) -> None:
+    # The recognizer hears quiet audio worse: words out of the noise reach the target peak (or the
+    # gain limit), and digital silence before or after them changes nothing about that gain.
+    rng = np.random.default_rng(seed)
+    words = _words(rng, 10 ** (peak_db / 20), 1.5)
+    words += rng.normal(0.0, 10 ** ((peak_db - snr_db) / 20), words.size).astype(np.float32)
+    padded = np.concatenate([np.zeros(round(lead_s * 16000), np.float32), words, np.zeros(round(tail_s * 16000), np.float32)])
+    out = leveled(padded)
+    gain = float(np.abs(out).max() / np.abs(padded).max())
+    expected = min(10 ** (LEVEL_TARGET_DBFS / 20) / float(np.abs(padded).max()), 10 ** (LEVEL_MAX_GAIN_DB / 20))
+    assert gain == pytest.approx(expected, rel=1e-4)
+    assert np.abs(out).max() <= 10 ** (LEVEL_TARGET_DBFS / 20) * 1.0001  # nothing clips
+    alone = leveled(words)
+    np.testing.assert_allclose(out[round(lead_s * 16000) :][: words.size], alone, rtol=1e-5, atol=1e-7)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.floats(-70.0, -10.0), st.floats(0.0, 1.0), st.integers(0, 2**32 - 1))
+def test_leveled_leaves_noise_alone(level_db: float, silent_s: float, seed: int) -> None:
+    # Raised hiss makes tiny.en write words ("It's a little bit of a"): hiss alone, after digital
+    # silence or not, is passed on as it is.
+    rng = np.random.default_rng(seed)
+    hiss = rng.normal(0.0, 10 ** (level_db / 20), 3 * 16000).astype(np.float32)
+    samples = np.concatenate([np.zeros(round(silent_s * 16000), np.float32), hiss])
+    np.testing.assert_array_equal(leveled(samples), samples)
+
+
+def test_leveled_leaves_silence_and_scraps_alone() -> None:
+    for samples in (np.zeros(16000, np.float32), np.zeros(0, np.float32), np.full(100, 0.01, np.float32)):
+        np.testing.assert_array_equal(leveled(samples), samples)
 
 
 def test_wav_round_trip_path_and_bytes(tmp_path) -> None:
