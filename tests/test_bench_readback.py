@@ -123,3 +123,22 @@ def test_voice_bench_names_a_missing_or_unknown_voice_engine(tmp_path, capsys):
     code = main(["bench", "readback", "--mode", "voice", "--n", "1", "--voices", "piper", "--out", str(tmp_path / "v.json")])
     assert code != 0
     assert "unknown pilot voice engine piper" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(shutil.which("espeak-ng") is None, reason="espeak-ng not installed")
+def test_a_quieter_microphone_gives_the_same_recording_scaled():
+    # `--mic-level`: the same words and noise, only quieter (the recognizer's leveling is
+    # measured against exactly this, docs/performance.md).
+    import random
+
+    import numpy as np
+
+    from tooling.bench.readback_voice import pilot_recording
+
+    loud, made = pilot_recording("QNH one zero one six", random.Random(5), ["espeak:en-us"])
+    quiet, made_quiet = pilot_recording("QNH one zero one six", random.Random(5), ["espeak:en-us"], mic_level_db=-20.0)
+    assert made["mic_level_db"] == 0.0 and made_quiet["mic_level_db"] == -20.0
+    loud_samples = np.frombuffer(loud, np.int16).astype(np.float64)
+    quiet_samples = np.frombuffer(quiet, np.int16).astype(np.float64)
+    assert np.abs(loud_samples).max() > 1000
+    np.testing.assert_allclose(quiet_samples, loud_samples / 10, atol=4.0)  # int16 rounding at each stage

@@ -87,13 +87,14 @@ CHANNELS = ("band", "radio")  # VHF band-pass only, or the full radio effect at 
 
 
 def pilot_recording(
-    text: str, rng: random.Random, voices: list[str] | None = None, channel: str = "band"
+    text: str, rng: random.Random, voices: list[str] | None = None, channel: str = "band", mic_level_db: float = 0.0
 ) -> tuple[bytes, dict[str, Any]]:
     """A pilot transmission at 16 kHz: a Kokoro, espeak-ng or flite voice, headset noise at 15-30 dB
-    SNR, then the channel: "band" the VHF voice band (300-3400 Hz), "radio" the gateway's full
-    radio effect at readability 3-5 (compressor, fading, static: what the controller's voice gets,
-    harsher than a pilot's microphone); resampled, with silence around it. Returns the PCM and
-    how it was made."""
+    SNR, the microphone's gain (`mic_level_db`: -20 for a quiet one; voice and noise alike), then
+    the channel: "band" the VHF voice band (300-3400 Hz), "radio" the gateway's full radio effect
+    at readability 3-5 (compressor, fading, static: what the controller's voice gets, harsher
+    than a pilot's microphone); resampled, with silence around it. Returns the PCM and how it
+    was made. The same `rng` gives the same words and noise at any `mic_level_db`."""
     import numpy as np
 
     from gateway.audio.radio import apply_radio, band_pass
@@ -117,10 +118,11 @@ def pilot_recording(
     rms = float(np.sqrt(np.mean(voiced**2))) if voiced.size else 1000.0
     samples = np.concatenate([lead, speech, trail])
     samples += noise_rng.normal(0.0, rms / 10 ** (snr / 20), samples.size)  # headset / cockpit noise
+    samples *= 10 ** (mic_level_db / 20)  # the microphone's gain
     mixed = np.clip(samples, -32768, 32767).astype(np.int16).tobytes()
     seed = rng.randrange(2**31)
     radio = apply_radio(mixed, rate, level=level, seed=seed, squelch=False) if channel == "radio" else band_pass(mixed, rate)
-    made = {"voice": f"{engine}:{voice}", "wpm": wpm, "snr_db": round(snr, 1), "channel": channel, **details}
+    made = {"voice": f"{engine}:{voice}", "wpm": wpm, "snr_db": round(snr, 1), "channel": channel, "mic_level_db": mic_level_db, **details}
     if channel == "radio":
         made["radio_level"] = level
     return resample(radio, rate, STT_RATE), made
@@ -177,11 +179,13 @@ def run_voice_bench(
     channel: str = "band",
     engines: tuple[str, ...] = VOICE_ENGINES,
     checks: bool = True,
+    mic_level_db: float = 0.0,
 ) -> dict[str, Any]:
     """Speak, recognize and decide `n` readbacks; `bias`: on, off or both (see the module doc);
     `channel`: band (VHF band-pass) or radio (the full readability effect); `engines`: which
     pilot voice engines speak (default: every one installed); `checks`: unsure values checked in
-    the audio before "say again", as the radio does (gateway/speech/checking.py)."""
+    the audio before "say again", as the radio does (gateway/speech/checking.py); `mic_level_db`:
+    the pilot's microphone gain (`pilot_recording`)."""
     from gateway.speech.stack import SpeechStack, stt_context
     from gateway.speech.stt.base import SttContext, start_engine
     from gateway.speech.stt.lexicon import radio_lexicon
@@ -204,7 +208,7 @@ def run_voice_bench(
         nonlocal words
         await start_engine(stt)
         for done, case in enumerate(cases, start=1):
-            pcm, made = await asyncio.to_thread(pilot_recording, case.readback.text, random.Random(f"{seed}:voice:{case.index}"), voices, channel)
+            pcm, made = await asyncio.to_thread(pilot_recording, case.readback.text, random.Random(f"{seed}:voice:{case.index}"), voices, channel, mic_level_db)
             session, _ = bench.at_state(case.flow, case.state, case.seed)
             heard: dict[str, str] = {}
             accepted: dict[str, bool] = {}
@@ -248,7 +252,7 @@ def run_voice_bench(
     asyncio.run(main())
     report = report_head("voice", n, seed, wrong, bench, started)
     report["stt"] = {"engine": settings.stt_engine, "name": getattr(stt, "name", None), "repr": repr(stt)}
-    report["voices"] = {"engines": sorted({v.partition(":")[0] for v in voices}), "pilot_voices": voices, "espeak_variants": list(ESPEAK_VARIANTS), "wpm": [150, 190], "snr_db": list(SNR_DB), "channel": channel}
+    report["voices"] = {"engines": sorted({v.partition(":")[0] for v in voices}), "pilot_voices": voices, "espeak_variants": list(ESPEAK_VARIANTS), "wpm": [150, 190], "snr_db": list(SNR_DB), "channel": channel, "mic_level_db": mic_level_db}
     report["bias"] = bias
     report["value_checks"] = checks
     report["words"] = words

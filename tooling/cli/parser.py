@@ -189,6 +189,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="voice: the pilot's microphone through the VHF band-pass (band), or the full radio effect at readability 3-5 (radio) (default: band)",
     )
     readback.add_argument(
+        "--mic-level", type=float, default=0.0, metavar="DB",
+        help="voice: the pilot microphone's gain in dB, voice and noise alike (e.g. -20 for a quiet one; default: 0)",
+    )
+    readback.add_argument(
         "--voices", default=None, metavar="ENGINES",
         help="voice: pilot voice engines, comma-separated among kokoro (neural, accented), espeak, flite (default: every one installed)",
     )
