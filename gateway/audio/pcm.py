@@ -200,7 +200,8 @@ def read_wav(source: WavSource) -> tuple[bytes, int]:
 
     8/16/24/32-bit integer samples are converted to 16 bits and channels are averaged to mono,
     so a test fixture or an upload in any common PCM layout enters the pipeline the same way.
-    Headers with placeholder sizes (``espeak-ng --stdout`` writes 0x7fff....) read to the end.
+    Headers with placeholder sizes (``espeak-ng --stdout`` writes a data size of 0x7ffff000, seen
+    with espeak-ng 1.51) read to the end.
     """
     handle: BinaryIO | str
     if isinstance(source, (bytes, bytearray)):
