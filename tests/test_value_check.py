@@ -17,7 +17,18 @@ from hypothesis import strategies as st
 
 from engine.hearing import Hearing, ValueCheck
 from engine.models import ReadbackResult
-from engine.value_check import FLOOR, MARGIN, SLACK, SYMBOLS, TEMPO_SLACK, apply_checks, confirms, passes, query, spoken_value
+from engine.value_check import (
+    FLOOR,
+    MARGIN,
+    SLACK,
+    SYMBOLS,
+    TEMPO_SLACK,
+    apply_checks,
+    confirms,
+    passes,
+    query,
+    spoken_value,
+)
 from gateway.service import RadioService
 from gateway.speech.checking import check_values
 from gateway.speech.stt.base import SttContext, SttResult, final_result
