@@ -200,8 +200,8 @@ def read_wav(source: WavSource) -> tuple[bytes, int]:
 
     8/16/24/32-bit integer samples are converted to 16 bits and channels are averaged to mono,
     so a test fixture or an upload in any common PCM layout enters the pipeline the same way.
-    Headers with placeholder sizes (``espeak-ng --stdout`` writes a data size of 0x7ffff000, seen
-    with espeak-ng 1.51) read to the end.
+    A header whose data size was never filled in is read to the end of the data: ``espeak-ng
+    --stdout`` (1.51) writes 0x7ffff000 there, since it cannot seek back on a pipe.
     """
     handle: BinaryIO | str
     if isinstance(source, (bytes, bytearray)):

@@ -122,8 +122,7 @@ def pilot_recording(
     mixed = np.clip(samples, -32768, 32767).astype(np.int16).tobytes()
     seed = rng.randrange(2**31)
     radio = apply_radio(mixed, rate, level=level, seed=seed, squelch=False) if channel == "radio" else band_pass(mixed, rate)
-    made = {"voice": f"{engine}:{voice}", "wpm": wpm, "snr_db": round(snr, 1), "channel": channel, **details}
-    made["mic_level_db"] = mic_level_db
+    made = {"voice": f"{engine}:{voice}", "wpm": wpm, "snr_db": round(snr, 1), "channel": channel, "mic_level_db": mic_level_db, **details}
     if channel == "radio":
         made["radio_level"] = level
     return resample(radio, rate, STT_RATE), made
