@@ -13,7 +13,9 @@ traffic (`Session.traffic`). Verdicts:
   ("scandinavian 373", unless exactly that callsign is nearby traffic) or cut or run on ("scandinavian
   tree, seven two" heard as SAS3; "... six six four one two five" as AUI664125), a registration
   abbreviated before the controller did, or only another transcript of the same audio (the
-  recognizer's alternatives) naming ours.
+  recognizer's alternatives) naming ours. A loose match (ours misspelled, or nearby traffic's)
+  never takes the words of a callsign named exactly: "... to Warsaw, Easy one" is easyJet 1, not
+  Topswiss 1 misheard from "to Warsaw ... one".
 - ``other``: another aircraft's: a callsign of nearby traffic (never applied to us, even beside
   ours), or a callsign that is not ours while ours is not named ("Lufthansa 359"; "Scandinavian
   827" when we are 372).
@@ -146,16 +148,22 @@ def identify(
         nearby.pop(code, None)  # a list naming ourselves: we are never traffic
 
     found: dict[int, str] = {h.index: h.value for h in find(t, Context())}  # written/spoken, any airline
+    exact = dict(found)
     exact_own: set[int] = {i for i, code in found.items() if _letters(code) in mine}
     if own is not None:
         variables = {"callsign_spoken": callsign_spoken} if isinstance(callsign_spoken, str) else {}
         for hit in find(t, Context(own.code, variables)):  # fuzzy telephony, registrations
+            if hit.index not in found and _inside_another(t, hit.index, exact, mine):
+                continue  # "... to Warsaw, Easy one" is easyJet 1 said right, not Topswiss 1 misheard
             if hit.index not in found or _letters(hit.value) in mine:
                 found[hit.index] = hit.value
     for parsed in nearby.values():  # traffic misspelled or spelled ("lufthanza 359", registrations)
         for hit in find(t, Context(parsed.code)):
-            if _letters(hit.value) == _letters(parsed.code):
-                found[hit.index] = hit.value
+            if _letters(hit.value) != _letters(parsed.code) or hit.index in exact_own:
+                continue
+            if hit.index not in exact and _inside_another(t, hit.index, exact, frozenset({_letters(parsed.code)})):
+                continue  # "... to Warsaw, Tomjet one" is ours said right, not Westjet 1 misheard
+            found[hit.index] = hit.value
     for j in sorted(found):  # "nor shuttle 359" names NAX359, not also SHT359 from its second word
         heard = parse_callsign(found[j]) if j in found else None
         words = len(heard.telephony.split()) if heard is not None and heard.telephony else 1
@@ -189,6 +197,14 @@ def identify(
     if others:
         return Identity(Verdict.OTHER, f"names {others[0]}, not our {own.code}", others[0], named)
     return Identity(Verdict.MISSING, f"no callsign named (ours is {own.code})", None, named)
+
+
+def _inside_another(t: Transcript, i: int, exact: dict[int, str], same: frozenset[str]) -> bool:
+    """Whether a loose match of a callsign starting at word `i` (ours misspelled, or nearby
+    traffic's) reaches into one named exactly (`exact`) that is not the same (`same`: its
+    letters): the words up to its flight number belong to that other callsign, said right."""
+    end = next((j for j in range(i, len(t.words)) if t.words[j][:1].isdigit()), i)
+    return any(i < j <= end and _letters(code) not in same for j, code in exact.items())
 
 
 def _judge(

@@ -61,10 +61,10 @@ from engine.phraseology.handlers import Kind, canonical_of, kind
 from engine.phraseology.hits import Found, Hit
 from engine.phraseology.plausible import plausible
 from engine.phraseology.transcript import Transcript
+from engine.pilot_correction import corrections, last_correction, splice_bare
 from engine.readback_voice import Voice, garbled_by_voice
 from engine.vocabulary import base_vocabulary
 
-CORRECTION_WORDS = frozenset({"correction"})
 _SPOKEN = re.compile(r"[^\W_]+")  # the words of a transcript, without its punctuation
 
 # Kinds the controller issues as instructions or clearances: they are checked whenever heard.
@@ -218,8 +218,13 @@ class ReadbackEvaluator:
         issued value whose kind was heard; `spoken` (the best transcript by voice) applies
         `engine.readback_voice`, with the radio's words and this session's as the words it knows."""
         t = tokenize(transcript, callsign=callsign_hint(variables))  # numbers after our callsign
-        correction = max((i for i, w in enumerate(t.words) if w in CORRECTION_WORDS), default=-1)
         masked = _callsign_words(t, variables, traffic)
+        for at in corrections(t):  # last first: "squawk 3553, correction, 3535" reads "squawk 3535"
+            hits = [h.index for _n, handler, ctx in _finders(required, variables, issued) for h in handler.find(t, ctx)]
+            spliced = splice_bare(t, at, masked, hits)
+            if spliced is not None:
+                t, masked = spliced, _callsign_words(spliced, variables, traffic)
+        correction = last_correction(t)  # one said with its keyword: values after it replace those of their kind
         out: dict[str, tuple[Status, str, str]] = {}
         acceptable = _acceptable(required, variables, issued)
         voice = Voice(self.vocabulary, (*variables.values(), *issued.values()), acceptable) if spoken else None
@@ -275,6 +280,29 @@ class ReadbackEvaluator:
             else:
                 out[name] = ("unsure", _shown(handler, expected), garbled[0]) if garbled else ("ok", "", "")
         return out
+
+
+def _finders(
+    required: list[str], variables: Mapping[str, Any], issued: Mapping[str, Any]
+) -> list[tuple[str, Kind, Context]]:
+    """(name, handler, context) for every required and every issued value whose kind can read it:
+    what the check listens for in a transmission."""
+    out: list[tuple[str, Kind, Context]] = []
+    for name, value, req in [
+        *((n, variables.get(n), True) for n in required),
+        *((n, v, False) for n, v in issued.items()),
+    ]:
+        k = kind_for_variable(name) if req else issued_kind(name)
+        if k is None:
+            continue
+        handler = kind(k)
+        expected = canonical_of(handler, value)
+        if expected is None and req and value is not None and value != "":
+            handler = kind("text")
+            expected = canonical_of(handler, value)
+        if expected is not None:
+            out.append((name, handler, Context(expected, variables, name, required=req)))
+    return out
 
 
 def _acceptable(required: list[str], variables: Mapping[str, Any], issued: Mapping[str, Any]) -> dict[str, list[str]]:

@@ -4,7 +4,7 @@ missing one on first contact gets "station calling", a garbled own callsign is s
 from __future__ import annotations
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from engine.identity import TRAFFIC_PATTERN, Verdict, identify, opening_states, screen
@@ -208,9 +208,13 @@ CODES = sorted(AIRLINES)
 flights = st.integers(min_value=1, max_value=9999).map(str)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(own=st.sampled_from(CODES), own_flight=flights, other=st.sampled_from(CODES), other_flight=flights,
        last=st.booleans(), traffic=st.booleans())
+# Found by this property when it still drew at random: "... to Warsaw, Easy one" was read as
+# Topswiss 1 (EZS1, ours) misheard; "... to Warsaw, Tomjet one" (ours) as Westjet 1, nearby traffic.
+@example(own="EZS", own_flight="1", other="EZY", other_flight="1", last=True, traffic=False)
+@example(own="TOM", own_flight="1", other="WJA", other_flight="1", last=True, traffic=True)
 def test_a_first_call_moves_the_state_only_with_our_callsign(
     engine: SessionEngine, seed7: dict, own: str, own_flight: str, other: str, other_flight: str, last: bool, traffic: bool
 ) -> None:

@@ -1,0 +1,76 @@
+"""A pilot's own "correction" inside one transmission: which words it replaces.
+
+ICAO phraseology: "correction" means an error was made, and the correct version follows. A pilot
+says it two ways:
+
+- **with the item's keyword again**: "runway two five right, correction, runway two five left".
+  Or with a value whose form names its kind: "correction two five left" (a runway side),
+  "correction five thousand feet". The readback check's finders hear a value of that kind after
+  the correction, and it replaces the values of its kind heard before (`engine.readback._heard`);
+- **bare**: "squawk three five five three, correction, three five three five"; "heading zero seven
+  zero, correction zero eight zero"; "via yankee five hotel seven, correction hotel eight". No
+  finder hears a value after the correction, since its keyword was not said again. The correct
+  version replaces the last value said before the correction.
+
+`splice_bare` rewrites a transcript of the second kind into what the pilot meant ("squawk 3535"),
+so that every finder reads the corrected version, and the value said after the correction is the
+one checked. Before it, the bare value was no value of any kind, the first one stood, and a wrong
+squawk read back after a correction was accepted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from engine.phraseology.transcript import Transcript
+
+CORRECTION_WORDS = frozenset({"correction"})
+# Words that are part of a spoken value besides numerals and letters: a runway's side.
+_VALUE_WORDS = frozenset({"left", "right", "center"})
+
+
+def corrections(t: Transcript) -> list[int]:
+    """Indexes of every "correction" in the transcript, last first: splicing one (`splice_bare`)
+    removes only words before it and itself, so the indexes of those before it still hold."""
+    return [i for i in range(len(t.words) - 1, -1, -1) if t.words[i] in CORRECTION_WORDS]
+
+
+def last_correction(t: Transcript) -> int:
+    """Index of the last "correction" in the transcript, or -1."""
+    return max((i for i, w in enumerate(t.words) if w in CORRECTION_WORDS), default=-1)
+
+
+def splice_bare(t: Transcript, correction: int, masked: Iterable[int], hits: Iterable[int]) -> Transcript | None:
+    """The transcript as corrected, for a bare correction at `correction`, else None.
+
+    The correction's value is the first value word after it (a numeral, a letter, a runway side;
+    not a callsign's, `masked`). It is bare when no finder's hit (`hits`: where each value heard
+    starts) starts between the correction and that word: no keyword, and no form that names its
+    kind. Then the words from the start of the last run of value words before the correction, up
+    to the correction itself, give way to the words after it: "squawk 3553 correction 3535" ->
+    "squawk 3535", "climb 6000 feet correction 7000, squawk 3553" -> "climb 7000, squawk 3553",
+    "via y 5 h 7 correction h 8" -> "via h 8". Every value in the result is checked as usual, so a
+    wrong one said after the correction is always caught, and a value said before the corrected
+    one stays where it was."""
+    hidden = frozenset(masked)
+    if not 0 <= correction < len(t.words) or t.words[correction] not in CORRECTION_WORDS:
+        return None  # gone with a later correction's splice ("6000 correction correction 7000")
+    value = next((i for i in range(correction + 1, len(t.words)) if i not in hidden and _is_value(t, i)), -1)
+    if value < 0 or any(correction < h <= value for h in hits):
+        return None
+    end = next((i for i in range(correction - 1, -1, -1) if i not in hidden and _is_value(t, i)), -1)
+    if end < 0:
+        return None
+    start = end
+    while start > 0 and start - 1 not in hidden and _is_value(t, start - 1):
+        start -= 1
+    cut = correction + 1 - start
+    return Transcript(
+        t.words[:start] + t.words[correction + 1 :],
+        frozenset(i for i in t.multiplied if i < start) | frozenset(i - cut for i in t.multiplied if i > correction),
+        t.letters[:start] + t.letters[correction + 1 :],
+    )
+
+
+def _is_value(t: Transcript, i: int) -> bool:
+    return t.number(i) is not None or t.letter(i) is not None or t.word(i) in _VALUE_WORDS

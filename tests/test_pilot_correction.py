@@ -1,0 +1,151 @@
+"""A pilot's "correction" inside a readback: the value said after it is the one read back (ICAO).
+
+Properties, for every kind a pilot corrects (squawk, heading, QNH, altitude, holding point,
+runway, frequency), whether the correct version names its keyword again or not ("squawk three five
+five three, correction, three five three five"), wherever the correction stands (last, before
+another item, after our callsign), and in any digit words the independent pilot uses
+(`tooling.readback_pilot.words`): the field is "ok" exactly when the value after the correction
+is the issued one, and "wrong" otherwise. Before `engine.pilot_correction`, a bare correction was
+no value of any kind, the value before it stood, and a wrong squawk after a correction was
+accepted.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from engine.readback import ReadbackEvaluator
+from tooling.readback_pilot.words import digit_words, letter_word
+
+evaluator = ReadbackEvaluator()
+CALLSIGN = {"callsign": "DLH359", "callsign_spoken": "Lufthansa 359"}
+
+
+@dataclass(frozen=True)
+class Corrected:
+    """A kind as a pilot reads it back: its variable, its keyword, its values, how it is said."""
+
+    name: str
+    keyword: str
+    values: st.SearchStrategy[str]
+    say: Callable[[str, random.Random], str]
+
+
+def _digits(value: str, rng: random.Random) -> str:
+    return digit_words(value, rng, rng.choice(("icao", "plain", "mixed", "numeric")))
+
+
+def _thousands(value: str, rng: random.Random) -> str:
+    n = int(value) // 1000
+    return f"{rng.choice((digit_words(str(n), rng, 'plain'), str(n)))} thousand{rng.choice(('', ' feet'))}"
+
+
+def _designator(value: str, rng: random.Random) -> str:
+    return f"{letter_word(value[0], rng)} {_digits(value[1:], rng)}"
+
+
+def _runway(value: str, rng: random.Random) -> str:
+    side = {"L": "left", "R": "right", "C": "center"}[value[-1]]
+    return f"{_digits(value[:2], rng)} {side}"
+
+
+def _frequency(value: str, rng: random.Random) -> str:
+    whole, decimals = value.split(".")
+    return f"{_digits(whole, rng)} {rng.choice(('decimal', 'point'))} {_digits(decimals.rstrip('0') or '0', rng)}"
+
+
+KINDS = [
+    Corrected("squawk", "squawk", st.from_regex(r"\A[0-7]{4}\Z").filter(lambda s: s not in ("7500", "7600", "7700")), _digits),
+    Corrected("heading", "heading", st.integers(1, 72).map(lambda n: f"{n * 5:03d}"), _digits),
+    Corrected("qnh", "QNH", st.integers(960, 1040).map(lambda n: f"{n:04d}"), _digits),
+    Corrected("initial_altitude_ft", "climb", st.integers(2, 9).map(lambda n: str(n * 1000)), _thousands),
+    Corrected(
+        "holding_point", "holding point",
+        st.tuples(st.sampled_from("ABDEGHKMNSTVWY"), st.integers(1, 19)).map(lambda t: f"{t[0]}{t[1]}"), _designator,
+    ),
+    Corrected(
+        "runway", "runway",
+        st.tuples(st.integers(1, 36), st.sampled_from("LRC")).map(lambda t: f"{t[0]:02d}{t[1]}"), _runway,
+    ),
+    Corrected(
+        "tower_freq", "tower",
+        st.tuples(st.integers(118, 135), st.sampled_from(("100", "250", "500", "700", "850"))).map(lambda t: f"{t[0]}.{t[1]}"),
+        _frequency,
+    ),
+]
+
+
+@st.composite
+def corrections(draw: st.DrawFn) -> tuple[Corrected, str, str, str, random.Random]:
+    """A kind, its issued value, the value said first and the one said after "correction"
+    (the issued one half of the time), and the pilot's way of saying them."""
+    k = draw(st.sampled_from(KINDS))
+    issued = draw(k.values)
+    first = draw(k.values)
+    second = draw(st.one_of(st.just(issued), k.values).filter(lambda v: v != first))
+    return k, issued, first, second, draw(st.randoms(use_true_random=False))
+
+
+def _judge(required: list[str], variables: dict[str, str], text: str) -> dict[str, str]:
+    return dict(evaluator.evaluate(required, {**CALLSIGN, **variables}, text).fields)
+
+
+def _expect(issued: str, second: str) -> str:
+    return "ok" if second == issued else "wrong"
+
+
+@settings(max_examples=150, deadline=None, derandomize=True)
+@given(case=corrections(), keyword_again=st.booleans(), comma=st.booleans(), callsign_last=st.booleans())
+def test_the_value_after_a_correction_is_the_one_read_back(
+    case: tuple[Corrected, str, str, str, random.Random], keyword_again: bool, comma: bool, callsign_last: bool
+) -> None:
+    k, issued, first, second, rng = case
+    sep = ", " if comma else " "
+    again = f"{k.keyword} " if keyword_again else ""
+    text = f"{k.keyword} {k.say(first, rng)}{sep}correction{sep}{again}{k.say(second, rng)}"
+    text = f"{text}, Lufthansa three five niner" if callsign_last else f"Lufthansa three five niner, {text}"
+    assert _judge([k.name], {k.name: issued}, text)[k.name] == _expect(issued, second), text
+
+
+@settings(max_examples=100, deadline=None, derandomize=True)
+@given(case=corrections(), keyword_again=st.booleans())
+def test_a_correction_before_another_item_corrects_only_its_own(
+    case: tuple[Corrected, str, str, str, random.Random], keyword_again: bool
+) -> None:
+    k, issued, first, second, rng = case
+    other = "heading" if k.name == "squawk" else "squawk"
+    other_value = "090" if other == "heading" else "4721"
+    again = f"{k.keyword} " if keyword_again else ""
+    text = (
+        f"{k.keyword} {k.say(first, rng)}, correction, {again}{k.say(second, rng)}, "
+        f"{other} {_digits(other_value, rng)}, Lufthansa three five niner"
+    )
+    fields = _judge([k.name, other], {k.name: issued, other: other_value}, text)
+    assert fields == {k.name: _expect(issued, second), other: "ok"}, text
+
+
+@settings(max_examples=100, deadline=None, derandomize=True)
+@given(case=corrections())
+def test_a_bare_correction_after_our_callsign_corrects_the_value_before_it(
+    case: tuple[Corrected, str, str, str, random.Random],
+) -> None:
+    k, issued, first, second, rng = case
+    text = f"{k.keyword} {k.say(first, rng)}, Lufthansa three five niner, correction, {k.say(second, rng)}"
+    assert _judge([k.name], {k.name: issued}, text)[k.name] == _expect(issued, second), text
+
+
+def test_a_correction_of_the_earlier_of_two_items_with_its_keyword_keeps_the_later_one() -> None:
+    """ "runway 25L, squawk 4721, correction, runway 25R": the keyword says which item."""
+    fields = _judge(["runway", "squawk"], {"runway": "25R", "squawk": "4721"}, "runway 25L, squawk 4721, correction, runway 25R")
+    assert fields == {"runway": "ok", "squawk": "ok"}
+
+
+def test_a_correction_word_with_nothing_to_correct_changes_nothing() -> None:
+    """ "correction" with no value after it, or before any value, corrects nothing."""
+    for text in ("correction, squawk 4721, Lufthansa 359", "squawk 4721, Lufthansa 359, correction"):
+        assert _judge(["squawk"], {"squawk": "4721"}, text) == {"squawk": "ok"}, text
