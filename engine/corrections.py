@@ -19,6 +19,7 @@ _LEAD: dict[str, str] = {
     "altitude": "altitude",
     "flight_level": "",
     "heading": "heading",
+    "turn": "turn",
     "qnh": "QNH",
     "sid": "",
     "star": "",
@@ -51,8 +52,22 @@ def correction_items(
             lead = name.removesuffix("_freq").removeprefix("dest_")
         elif kind == "designator":  # holding point, stand: the variable says which
             lead = name.removeprefix("arrival_").replace("_", " ")
+        turn = _turn_item(name, kind, variables, result)
+        if turn is not None:  # "turn left heading 070": the whole instruction, said once
+            if turn not in items:
+                items.append(turn)
+            continue
         items.append(f"{lead} {shown}{_AFTER.get(kind, '')}".strip())
     return items
+
+
+def _turn_item(name: str, kind: str, variables: dict[str, Any], result: ReadbackResult) -> str | None:
+    """A wrong direction of turn is repeated with its heading, where the heading's own item
+    would stand: "turn left heading 070"; None for any other item."""
+    turn_wrong = any(phraseology.kind_for_variable(n) == "turn" and s != "ok" for n, s in result.fields.items())
+    if not turn_wrong or kind not in ("turn", "heading") or not variables.get("turn") or not variables.get("heading"):
+        return None
+    return f"turn {variables['turn']} heading {phraseology.display_value('heading', variables['heading'])}"
 
 
 def correction_text(
@@ -70,9 +85,13 @@ def item_name(name: str) -> str:
         return name.removeprefix("arrival_").replace("_", " ")
     if kind == "airport":
         return "clearance limit"
-    return {"flight_level": "level", "route": "taxi route", "letter": "information", "sid": "departure"}.get(
-        kind, _LEAD.get(kind) or name.replace("_", " ")
-    )
+    return {
+        "flight_level": "level",
+        "turn": "direction of turn",
+        "route": "taxi route",
+        "letter": "information",
+        "sid": "departure",
+    }.get(kind, _LEAD.get(kind) or name.replace("_", " "))
 
 
 def say_again_text(names: list[str]) -> str:

@@ -72,6 +72,7 @@ ISSUED_KINDS = frozenset(
     {
         "runway",
         "heading",
+        "turn",
         "altitude",
         "flight_level",
         "speed",

@@ -79,6 +79,7 @@ DERIVED_VARIABLES: tuple[str, ...] = (
     "destination_aliases",
     "atis_freq",
     "heading",
+    "turn",
     "cleared_altitude_ft",
     "cruise_level",
     "approach_type",
@@ -188,6 +189,7 @@ def resolve_scenario(
     )
     out["runway"], out["wind"] = runway, wind
     out["heading"] = _radar_heading(runway, airport)
+    out["turn"] = _rng(seed, "turn").choice(("left", "right"))  # which way the radar heading turns
     airport_sids = list(draw.sid_fixes(airport))
     out["sid"] = draw.sid(airport_sids, _rng(seed, "sid"))
     out["sid_fixes"] = airport_sids

@@ -38,6 +38,7 @@ SCRIPT_SCENARIO: dict[str, Any] = {
     "taxi_route": "N3 U4",
     "holding_point": "A12",
     "qnh": 1013,
+    "turn": "left",
     "atis_letter": "K",
     "wind": "250/12",
     "delivery_freq": "121.900",

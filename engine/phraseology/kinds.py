@@ -1,8 +1,8 @@
 """Which kind of value a scenario variable holds, from its name alone.
 
-Kinds: callsign, airport, runway, frequency, altitude, flight_level, heading, squawk, qnh, speed,
-wind, sid, star, waypoint, route (taxi route), designator (holding point, stand, gate), letter
-(ATIS), text (anything else). A name is looked up whole, then by its trailing parts, so
+Kinds: callsign, airport, runway, frequency, altitude, flight_level, heading, turn (the direction
+of one), squawk, qnh, speed, wind, sid, star, waypoint, route (taxi route), designator (holding
+point, stand, gate), letter (ATIS), text (anything else). A name is looked up whole, then by its trailing parts, so
 "arrival_tower_freq", "dest_approach_freq", "arrival_altitude_ft" and "descent_level" need no
 entry of their own.
 """
@@ -19,6 +19,7 @@ KINDS: tuple[str, ...] = (
     "altitude",
     "flight_level",
     "heading",
+    "turn",
     "squawk",
     "qnh",
     "speed",
@@ -55,6 +56,7 @@ _NAMES: dict[str, str] = {
     "fl": "flight_level",
     "heading": "heading",
     "hdg": "heading",
+    "turn": "turn",
     "squawk": "squawk",
     "transponder": "squawk",
     "qnh": "qnh",
