@@ -22,7 +22,8 @@ export function h(spec, attrs = {}, ...children) {
 const FIELD_NAMES = {
   sid: "SID", qnh: "QNH", atis_letter: "ATIS", squawk: "Squawk", initial_altitude_ft: "Initial altitude",
   cleared_altitude_ft: "Altitude", destination: "Destination", runway: "Runway", holding_point: "Holding point",
-  taxi_route: "Taxi route", heading: "Heading", cruise_level: "Flight level", stand: "Stand", wind: "Wind",
+  taxi_route: "Taxi route", heading: "Heading", turn: "Direction of turn", cruise_level: "Flight level", stand: "Stand",
+  wind: "Wind",
 };
 
 /** "initial_altitude_ft" -> "Initial altitude", "ground_freq" -> "Ground frequency". */
