@@ -10,6 +10,7 @@ from typing import Any
 
 from engine import phraseology
 from engine.models import ReadbackResult
+from engine.phraseology.instructions import PREFIX as INSTRUCTION_PREFIX
 
 # How each kind of value is introduced when a controller repeats it.
 _LEAD: dict[str, str] = {
@@ -41,8 +42,13 @@ def correction_items(
     issued values the pilot contradicted), or with `everything` all required fields as well."""
     items: list[str] = []
     names = [*required, *(n for n in result.fields if n not in required)]
+    given = {w["field"]: w["expected"] for w in result.wrong}
     for name in names:
         if result.fields.get(name, "ok") == "ok" and not (everything and name in required):
+            continue
+        if name.startswith(INSTRUCTION_PREFIX):  # "line up and wait", "descend": as given
+            if name in given and given[name] not in items:
+                items.append(given[name])
             continue
         kind = phraseology.kind_for_variable(name)
         value = variables.get(f"{name}_name") if kind == "airport" and variables.get(f"{name}_name") else None
@@ -78,6 +84,8 @@ def correction_text(
 
 def item_name(name: str) -> str:
     """How a controller names an item it asks again for: "squawk", "runway", "tower frequency"."""
+    if name.startswith(INSTRUCTION_PREFIX):
+        return "your instruction"
     kind = phraseology.kind_for_variable(name)
     if kind == "frequency" and name.endswith("_freq"):
         return f"{name.removesuffix('_freq').removeprefix('dest_').replace('_', ' ')} frequency".strip()

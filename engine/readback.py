@@ -59,6 +59,7 @@ from engine.phraseology.callsigns import parse_callsign
 from engine.phraseology.context import Context
 from engine.phraseology.handlers import Kind, canonical_of, kind
 from engine.phraseology.hits import Found, Hit
+from engine.phraseology.instructions import contradictions as instruction_contradictions
 from engine.phraseology.plausible import plausible
 from engine.phraseology.transcript import Transcript
 from engine.pilot_correction import corrections, last_correction, splice_bare
@@ -280,6 +281,9 @@ class ReadbackEvaluator:
                 out[name] = ("wrong", _shown(handler, expected), _shown(handler, foreign[0]))
             else:
                 out[name] = ("unsure", _shown(handler, expected), garbled[0]) if garbled else ("ok", "", "")
+        if required:  # a readback: "climb" for "descend", "cleared for takeoff" for "line up and wait"
+            for key, (given, said) in instruction_contradictions(t.words, issued, correction).items():
+                out[key] = ("wrong", given, said)
         return out
 
 

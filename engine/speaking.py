@@ -12,6 +12,7 @@ from typing import Any
 
 from engine.messages import build_message, render_text, speaking_context
 from engine.models import Decision, Flow, Role, Session, State
+from engine.phraseology.instructions import record_instructions
 from engine.readback import record_issued
 from engine.registry import FlowRegistry
 from engine.templates import template_vars
@@ -61,6 +62,8 @@ class Speaker:
         if names:  # what the controller just said is what later transmissions are checked against
             ctx = self.render_ctx(session, flow, state)
             record_issued(session.issued.setdefault(flow.slug, {}), {n: ctx.get(n) for n in names})
+        if msg.text:  # and its instructions in words: "descend", "line up and wait"
+            record_instructions(session.issued.setdefault(flow.slug, {}), msg.text)
         if missing:
             d.trace.add("error", f"template of {msg.state} has no value for {missing}", missing=missing)
             d.trace.errors.append(f"missing_variables:{','.join(missing)}")

@@ -80,6 +80,7 @@ from engine.phraseology import kind_for_variable, speak_text
 from engine.phraseology.alphabet import LETTER_WORDS
 from engine.phraseology.designators import is_fix_name
 from engine.phraseology.handlers import canonical_of, kind
+from engine.phraseology.instructions import PREFIX as INSTRUCTION_PREFIX
 from engine.phraseology.kinds import PROCEDURE_KINDS
 
 MARGIN = 2.0  # nats: the issued symbol at least e^2 (7.4x) likelier than any other, at every place
@@ -221,6 +222,8 @@ def issued_values(
     """Field -> (kind, canonical issued value) for the fields `names` that have an issued value."""
     out: dict[str, tuple[str, str]] = {}
     for name in names:
+        if name.startswith(INSTRUCTION_PREFIX):
+            continue  # "climb", "line up": words, not a value to score digit by digit
         handler = kind(kind_for_variable(name))
         raw = variables.get(name, issued.get(name))
         value = canonical_of(handler, raw) if raw not in (None, "") else None

@@ -179,7 +179,7 @@ def test_bad_readbacks_in_a_row_never_move_the_state_on(flow: str, state: str, r
         if (session.active.flow, session.active.state) != (flow, state):
             break  # the flow's own bad route took it elsewhere (checked not forward below)
         ctx = rb.render_context(rb.engine(), session)
-        said = rb.phrase_readback(rng, rb.required(flow, state), ctx, mode=mode, carrier=rb.carrier_of(rb.registry(), flow, state), forms="core")
+        said = rb.phrase_readback(rng, rb.required(flow, state), ctx, mode=mode, carrier=rb.carrier_of(rb.registry(), flow, state), forms="core", heard=rb.last_atc_text(session))
         now += 10.0
         decision, forward = rb.transmit(flow, state, session, now, said.text)
         assert not forward, f"bad readback {i + 1} of {len(modes)} moved the state on: {said.text!r} -> {session.active.flow}:{session.active.state}; {[m.text for m in decision.messages]}"

@@ -12,7 +12,7 @@ from typing import Any
 from engine.models import Decision, Session
 from engine.registry import FlowRegistry
 from engine.session import SessionEngine
-from tooling.readback_pilot.driver import StateDriver, moved_forward, render_context
+from tooling.readback_pilot.driver import StateDriver, last_atc_text, moved_forward, render_context
 from tooling.readback_pilot.driver import took_ok_route as took_ok
 from tooling.readback_pilot.phrasing import Readback, carrier_of, phrase_readback, readback_states
 
@@ -82,7 +82,7 @@ def required(flow: str, state: str) -> list[str]:
 def generate(flow: str, state: str, seed: int, rng: random.Random, mode: str, field: str | None = None, forms: str = "all") -> tuple[Readback, Session, float]:
     session, now = at_state(flow, state, seed)
     ctx = render_context(engine(), session)
-    rb = phrase_readback(rng, required(flow, state), ctx, mode=mode, field=field, carrier=carrier_of(registry(), flow, state), forms=forms)
+    rb = phrase_readback(rng, required(flow, state), ctx, mode=mode, field=field, carrier=carrier_of(registry(), flow, state), forms=forms, heard=last_atc_text(session))
     return rb, session, now
 
 

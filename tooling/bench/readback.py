@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 from engine.models import Decision, Session
 from engine.registry import FlowRegistry
 from engine.session import SessionEngine
-from tooling.readback_pilot.driver import StateDriver, moved_forward, render_context
+from tooling.readback_pilot.driver import StateDriver, last_atc_text, moved_forward, render_context
 from tooling.readback_pilot.phrasing import Readback, carrier_of, phrase_readback, readback_states
 from tooling.readback_pilot.words import kind_of
 
@@ -114,6 +114,7 @@ class Bench:
                 phrase_rng, required, render_context(self.engine, session), mode=mode,
                 field=phrase_rng.choice(focus) if focus and mode != "correct" else None,
                 carrier=carrier_of(self.registry, flow, state), forms=forms, fix_names=bool(focus),
+                heard=last_atc_text(session),
             )
             out.append(Case(i, flow, state, scen, said))
         return out

@@ -9,10 +9,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from engine.models import Decision, Session
+from engine.models import Decision, Role, Session
 from engine.session import SessionEngine
 
-__all__ = ["DriveError", "Reached", "StateDriver", "moved_forward", "render_context", "took_ok_route"]
+__all__ = ["DriveError", "Reached", "StateDriver", "last_atc_text", "moved_forward", "render_context", "took_ok_route"]
 
 # Inputs the driver plays: ("say", index of the expected phrase), ("tick", seconds).
 Action = tuple[str, int]
@@ -144,3 +144,8 @@ def render_context(engine: SessionEngine, session: Session) -> dict[str, Any]:
     flow = engine.registry.get(session.active.flow)
     state = flow.states[session.active.state]
     return engine._render_ctx(session, flow, state)  # noqa: SLF001 - the evaluator's own view
+
+
+def last_atc_text(session: Session) -> str:
+    """The controller's last message to this session, as the pilot heard it ("" if none)."""
+    return next((m.text for m in reversed(session.message_history) if m.role is Role.ATC), "")

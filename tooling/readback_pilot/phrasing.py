@@ -39,6 +39,7 @@ from tooling.readback_pilot.words import (
     FILLERS_BACK,
     FILLERS_FRONT,
     FORMS,
+    HEARD,
     SPOKEN_ONLY,
     kind_of,
 )
@@ -78,6 +79,7 @@ def phrase_readback(
     fillers: bool = True,
     forms: str = "all",
     fix_names: bool = False,
+    heard: str = "",
 ) -> Readback:
     """A readback of `required` from `variables` (the state's render context).
 
@@ -85,16 +87,19 @@ def phrase_readback(
     its kind; ``drop``: `field` left out (a readback of one value drops nothing else, so it is
     the callsign alone, with the carrier words of an initial call if any). `carrier` is an intent
     from `CARRIERS` whose words an initial call needs ("request IFR clearance"). `forms`: "all",
-    or "core" for textbook digit forms only (see `FORMS`). `fix_names`: a wrong SID changes its fix name."""
+    or "core" for textbook digit forms only (see `FORMS`). `fix_names`: a wrong SID changes its fix name.
+    `heard`: the controller's message being read back (the pilot climbs or descends as told)."""
     if forms not in FORMS:
         raise ValueError(f"unknown forms {forms!r}")
     # "speech": what a pilot says aloud, textbook digit words only (core) and no written forms
     token, spoken = CORE_ONLY.set(forms in ("core", "speech")), SPOKEN_ONLY.set(forms in ("spoken", "speech"))
+    told = HEARD.set(heard)
     try:
         return _phrase(rng, required, variables, mode, field, carrier, fillers, fix_names)
     finally:
         CORE_ONLY.reset(token)
         SPOKEN_ONLY.reset(spoken)
+        HEARD.reset(told)
 
 
 def _phrase(
@@ -106,6 +111,7 @@ def _phrase(
     carrier: str | None,
     fillers: bool,
     fix_names: bool = False,
+    heard: str = "",
 ) -> Readback:
     names = list(dict.fromkeys(required))
     if mode not in ("correct", "wrong", "drop"):

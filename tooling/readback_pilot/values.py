@@ -13,6 +13,7 @@ from tooling.readback_pilot.words import (
     CORE_ONLY,
     DIGITS_PLAIN,
     FREQ_STATIONS,
+    HEARD,
     SIDES,
     SPOKEN_ONLY,
     capitalize_some,
@@ -28,6 +29,15 @@ __all__ = ["PHRASERS", "say_callsign", "say_value", "split_designator", "split_r
 
 # --------------------------------------------------------------------------- value phrasers
 
+def _verb(name: str) -> str | None:
+    """Climb or descend as the controller said (`HEARD`); None where it said neither ("maintain
+    4000 feet"); without the message, as the variable's name suggests."""
+    heard = HEARD.get().lower()
+    if heard:
+        return "descend" if "descend" in heard else "climb" if "climb" in heard else None
+    return "descend" if name.startswith("arrival") or "descent" in name else "climb"
+
+
 def _say_altitude(value: Any, name: str, rng: random.Random) -> str:
     feet = int(value)
     thousands, hundreds = divmod(feet, 1000)
@@ -41,10 +51,11 @@ def _say_altitude(value: Any, name: str, rng: random.Random) -> str:
         num = f"{th} {'tousand' if form == 'icao' and rng.random() < 0.5 else 'thousand'}"
         if hundreds:
             num += f" {DIGITS_PLAIN[hundreds // 100]} hundred"
-    verb = "descend" if name.startswith("arrival") or "descent" in name else "climb"
+    verb = _verb(name)
     prefixes = {
         "climb": ("climb", "climb", "climbing", "climb to", "climb and maintain", "maintain", "altitude"),
         "descend": ("descend", "descend", "descending", "descend to", "descend and maintain", "maintain", "altitude"),
+        None: ("maintain", "maintaining", "altitude"),
     }[verb]
     prefix = rng.choice(prefixes + ("",))
     feet_word = "feet" if (not prefix or rng.random() < 0.6) else ""
@@ -62,8 +73,8 @@ def _say_level(value: Any, name: str, rng: random.Random) -> str:
         said = f"flight level {DIGITS_PLAIN[int(level[0])]} {number_words(int(level[1:])) if level[1] != '0' else 'zero ' + DIGITS_PLAIN[int(level[2])]}"
     else:
         said = f"flight level {digit_words(level, rng, rng.choice(('icao', 'plain', 'hyphen', 'mixed')))}"
-    verb = "descend" if "descent" in name or name.startswith("arrival") else "climb"
-    prefix = rng.choice((verb, f"{verb}ing", f"{verb} to", "maintain", ""))
+    verb = _verb(name)
+    prefix = rng.choice((verb, f"{verb}ing", f"{verb} to", "maintain", "") if verb else ("maintain", ""))
     return f"{prefix} {said}".strip()
 
 

@@ -67,6 +67,8 @@ FORMS = ("all", "core", "spoken", "speech")
 WRITTEN = frozenset({"numeric", "numeric_comma", "numeric_full", "numeric_side", "short", "code"})
 CORE_ONLY: contextvars.ContextVar[bool] = contextvars.ContextVar("readback_pilot_core", default=False)
 SPOKEN_ONLY: contextvars.ContextVar[bool] = contextvars.ContextVar("readback_pilot_spoken", default=False)
+# The controller's message being read back, as heard: a pilot climbs or descends as told.
+HEARD: contextvars.ContextVar[str] = contextvars.ContextVar("readback_pilot_heard", default="")
 
 
 def pick(rng: random.Random, options: tuple[str, ...], extended: tuple[str, ...] = ("hyphen", "group")) -> str:
