@@ -127,3 +127,14 @@ def test_going_around_is_never_a_wrong_instruction() -> None:
     session, now = rb.at_state("tower_arrival", "TA_LANDING_RB", 0)
     decision, _ = rb.transmit("tower_arrival", "TA_LANDING_RB", session, now, f"going around, {session.variables['callsign_spoken']}")
     assert decision.readback is None or "instruction:runway" not in decision.readback.fields
+
+
+def test_a_climb_or_descent_counts_only_with_its_altitude_after_it() -> None:
+    """By voice, whisper writes "climb tap, approach one two zero" for "contact approach" and
+    "climbing storm seven four" for "China Eastern seven four": no altitude follows, no readback."""
+    issued = {"instruction:vertical": "descend"}
+    for heard in ("Climb tap, approach one two zero point five tree", "climbing storm seven four, tower 118.305"):
+        assert contradictions(tokenize(heard).words, issued) == {}, heard
+    for said in ("climb FL100", "climbing to flight level one zero zero", "climb and maintain 5000 feet"):
+        assert "instruction:vertical" in contradictions(tokenize(said).words, issued), said
+

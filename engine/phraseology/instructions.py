@@ -7,7 +7,8 @@ runway incursion starts with such a readback. These words are checked like the v
 (`record_instructions`, from the message's own words), and in a readback a member of a group
 that the controller's latest instruction of that group did not give is wrong.
 
-- **vertical**: climb, descend. Checked once the controller has given either.
+- **vertical**: climb, descend, said with the altitude or level after it. Checked once the
+  controller has given either.
 - **runway**: line up, take off, land, touch and go, cross a runway; hold short and go around.
   Checked in every readback, given or not: a runway clearance nobody gave is wrong anywhere
   ("taxi to holding point T14 ..., cleared for takeoff"). A takeoff clearance includes lining up.
@@ -60,6 +61,11 @@ ALWAYS_CHECKED = frozenset({"runway"})  # checked in a readback even before the 
 NEVER_WRONG = frozenset({"hold_short", "go_around"})  # a pilot may always hold short, go around
 IMPLIES = {"takeoff": frozenset({"line_up"})}
 _ASKED = frozenset({"request", "requesting", "requests"})
+# A climb or descent is read back with its altitude or level: the member counts only when a
+# number follows it, over these words. By voice, whisper writes "climb tap, approach one two
+# zero" for "contact approach" and "climbing storm" for "China Eastern".
+_BEFORE_VALUE = frozenset({"to", "and", "maintain", "altitude", "flight", "level", "now"})
+_WITH_VALUE = frozenset({"vertical"})
 PREFIX = "instruction:"  # the key of a group in `Session.issued`: "instruction:vertical"
 
 
@@ -70,10 +76,17 @@ def find(words: tuple[str, ...], group: str) -> list[tuple[int, str]]:
         if any(words[j] in _ASKED for j in range(max(0, i - 2), i)):
             continue
         for member, forms in GROUPS[group].items():
-            if any(words[i : i + len(f)] == f for f in forms):
+            form = next((f for f in forms if words[i : i + len(f)] == f), None)
+            if form is not None and (group not in _WITH_VALUE or _value_after(words, i + len(form))):
                 out.append((i, member))
                 break
     return out
+
+
+def _value_after(words: tuple[str, ...], i: int) -> bool:
+    while i < len(words) and words[i] in _BEFORE_VALUE:
+        i += 1
+    return i < len(words) and words[i][:1].isdigit()
 
 
 def record_instructions(issued: dict[str, Any], message: str) -> None:
