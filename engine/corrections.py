@@ -21,6 +21,8 @@ _LEAD: dict[str, str] = {
     "flight_level": "",
     "heading": "heading",
     "turn": "turn",
+    "circuit": "report",
+    "facing": "facing",
     "qnh": "QNH",
     "sid": "",
     "star": "",
@@ -32,7 +34,7 @@ _LEAD: dict[str, str] = {
     "callsign": "callsign",
     "wind": "wind",
 }
-_AFTER: dict[str, str] = {"altitude": " feet", "sid": " departure", "speed": " knots"}
+_AFTER: dict[str, str] = {"altitude": " feet", "sid": " departure", "speed": " knots", "circuit": " downwind"}
 
 
 def correction_items(
@@ -96,6 +98,8 @@ def item_name(name: str) -> str:
     return {
         "flight_level": "level",
         "turn": "direction of turn",
+        "circuit": "circuit direction",
+        "facing": "pushback direction",
         "route": "taxi route",
         "letter": "information",
         "sid": "departure",

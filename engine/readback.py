@@ -74,6 +74,8 @@ ISSUED_KINDS = frozenset(
         "runway",
         "heading",
         "turn",
+        "circuit",
+        "facing",
         "altitude",
         "flight_level",
         "speed",

@@ -486,7 +486,7 @@ def test_spoken_messages_normalize_like_their_text(text: str, spoken: str) -> No
         ("ground_freq", "frequency"), ("tower_freq", "frequency"), ("departure_freq", "frequency"),
         ("approach_freq", "frequency"), ("center_freq", "frequency"), ("dest_tower_freq", "frequency"),
         ("heading", "heading"), ("speed_kt", "speed"), ("approach_type", "text"),
-        ("destination_name", "text"), ("push_facing", "text"), ("whatever", "text"),
+        ("destination_name", "text"), ("push_facing", "facing"), ("circuit_direction", "circuit"), ("whatever", "text"),
     ],
 )
 def test_kind_for_variable(name: str, kind: str) -> None:

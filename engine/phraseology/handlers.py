@@ -14,7 +14,7 @@ from typing import Any
 
 from rapidfuzz import fuzz
 
-from engine.phraseology import airports, altitudes, callsigns, designators, frequencies, numeric, runways, turns
+from engine.phraseology import airports, altitudes, callsigns, designators, directions, frequencies, numeric, runways
 from engine.phraseology.context import Context
 from engine.phraseology.hits import Found, Hit
 from engine.phraseology.numbers import speak_digits
@@ -74,7 +74,9 @@ KINDS: dict[str, Kind] = {
         Kind("altitude", altitudes.canonical, altitudes.display, altitudes.speak, altitudes.find),
         Kind("flight_level", altitudes.level_canonical, altitudes.display, altitudes.speak, altitudes.find),
         Kind("heading", numeric.heading_canonical, _same, numeric.heading_speak, numeric.heading_find),
-        Kind("turn", turns.canonical, _same, _same, turns.find),
+        Kind("turn", directions.canonical, _same, _same, directions.find),
+        Kind("circuit", directions.canonical, _same, _same, directions.circuit_find),
+        Kind("facing", directions.facing_canonical, _same, _same, directions.facing_find),
         Kind("squawk", numeric.squawk_canonical, _same, speak_digits, numeric.squawk_find),
         Kind("qnh", numeric.qnh_canonical, _same, speak_digits, numeric.qnh_find),
         Kind("speed", numeric.speed_canonical, _same, speak_digits, numeric.speed_find),

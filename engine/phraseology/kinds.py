@@ -1,8 +1,9 @@
 """Which kind of value a scenario variable holds, from its name alone.
 
 Kinds: callsign, airport, runway, frequency, altitude, flight_level, heading, turn (the direction
-of one), squawk, qnh, speed, wind, sid, star, waypoint, route (taxi route), designator (holding
-point, stand, gate), letter (ATIS), text (anything else). A name is looked up whole, then by its trailing parts, so
+of one), circuit (its side), facing (a pushback's), squawk, qnh, speed, wind, sid, star, waypoint,
+route (taxi route), designator (holding point, stand, gate), letter (ATIS), text (anything else).
+A name is looked up whole, then by its trailing parts, so
 "arrival_tower_freq", "dest_approach_freq", "arrival_altitude_ft" and "descent_level" need no
 entry of their own.
 """
@@ -20,6 +21,8 @@ KINDS: tuple[str, ...] = (
     "flight_level",
     "heading",
     "turn",
+    "circuit",
+    "facing",
     "squawk",
     "qnh",
     "speed",
@@ -57,6 +60,9 @@ _NAMES: dict[str, str] = {
     "heading": "heading",
     "hdg": "heading",
     "turn": "turn",
+    "circuit_direction": "circuit",
+    "push_facing": "facing",
+    "facing": "facing",
     "squawk": "squawk",
     "transponder": "squawk",
     "qnh": "qnh",

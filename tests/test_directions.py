@@ -1,5 +1,6 @@
-"""The direction of a turn is checked like any issued value: "right heading 070" for "turn left
-heading 070" is wrong, and the controller repeats the whole instruction.
+"""Directions are checked like any issued value: "right heading 070" for "turn left heading 070"
+is wrong, and the controller repeats the whole instruction; so are "report right downwind" for
+left and "facing west" for a pushback facing east.
 
 Properties over every heading and direction, in the independent pilot's digit words
 (`tooling.readback_pilot.words`), with and without "turn", our callsign first or last: the
@@ -16,7 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.phraseology.turns import canonical
+from engine.phraseology.directions import POINTS, canonical, facing_canonical
 from engine.readback import ReadbackEvaluator
 from tests.support import readback as rb
 from tooling.readback_pilot.words import digit_words
@@ -93,3 +94,26 @@ def test_a_readback_turning_the_other_way_never_moves_on_and_is_corrected(flow: 
     session, now = rb.at_state(flow, state, seed)
     decision, forward = rb.transmit(flow, state, session, now + 5.0, f"{turn} heading {heading}, {callsign}")
     assert decision.readback is not None and decision.readback.fields.get("turn") == "ok"
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(issued=SIDES, said=SIDES, leg=st.sampled_from(("downwind", "base", "hand downwind")), runway_side=SIDES)
+def test_a_circuit_side_is_ok_exactly_when_it_is_the_one_issued(issued: str, said: str, leg: str, runway_side: str) -> None:
+    text = f"runway two five {runway_side}, cleared for takeoff, report {said} {leg}, Lufthansa 359"
+    variables = {**CALLSIGN, "circuit_direction": issued, "runway": f"25{runway_side[0].upper()}"}
+    fields = dict(evaluator.evaluate(["runway"], variables, text, issued={"circuit_direction": issued, "instruction:runway": "takeoff"}).fields)
+    assert fields == {"runway": "ok", "circuit_direction": "ok" if said == issued else "wrong"}, text
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(issued=st.sampled_from(POINTS), said=st.sampled_from(POINTS), qnh=st.integers(980, 1040))
+def test_a_pushback_facing_is_ok_exactly_when_it_is_the_one_issued(issued: str, said: str, qnh: int) -> None:
+    text = f"startup and pushback approved, facing {said}, QNH {qnh}, Lufthansa 359"
+    variables = {**CALLSIGN, "push_facing": issued, "qnh": qnh}
+    fields = dict(evaluator.evaluate(["qnh"], variables, text, issued={"push_facing": issued}).fields)
+    assert fields == {"qnh": "ok", "push_facing": "ok" if said == issued else "wrong"}, text
+
+
+def test_facing_canonical_forms() -> None:
+    assert [facing_canonical(v) for v in ("east", "West", "N", "s", "up")] == ["east", "west", "north", "south", None]
+
