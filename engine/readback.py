@@ -14,7 +14,10 @@ A heard value is acceptable when it equals some issued or required value of its 
 pilot may say the ground and the tower frequency in one breath); each field is "ok" only when
 its own value was heard and no value of its kind contradicts the issued ones. After the word
 "correction", values heard after it replace those heard before it, so "runway two five right,
-correction, two five left" is wrong. Numbers inside a callsign (ours or nearby traffic's) are
+correction, two five left" is wrong; a bare one ("squawk 3553, correction, 3535") replaces the
+last value said before it (`engine.pilot_correction`). In a readback, the words of an instruction
+are checked too (`engine.phraseology.instructions`): "climb" for "descend", "cleared for takeoff"
+for "line up and wait" is wrong. Numbers inside a callsign (ours or nearby traffic's) are
 never values, so "Swiss one five eight" is not an altitude or a heading.
 
 A heard value its kind cannot have ("QNH one zero zero", a three-digit squawk:
