@@ -51,6 +51,7 @@ class Speaker:
         for tpl in [state.utterance_tpl, *(t.utterance_tpl for t in state.transitions)]:
             if tpl:
                 text = render_text(tpl, ctx)
+                text = text[:1].upper() + text[1:]  # "{{turn}} heading ..." starts a sentence too
                 if text not in out:
                     out.append(text)
         return out
