@@ -164,8 +164,9 @@ def test_input_at_48khz_with_partials(server):
 
 def test_the_same_words_give_the_same_transcript_however_long_the_key_is_held(server):
     """The verdict must follow what the pilot said, not when they let go of the key nor when a
-    partial happened to run: the same recording, held 0.6 to 2.2 s after the words, streamed in real
-    time (partials at whatever moments the pool allows) or at once, is heard alike."""
+    partial happened to run: the same recording, held 0.6 or 2.2 s after the words, streamed in real
+    time (partials at whatever moments the pool allows) or at once, is heard alike (the hold lengths
+    in between: tests/test_stt.py, without the socket)."""
 
     async def once(pcm: bytes, hold_s: float, realtime: bool) -> str:
         client, _ = await _start(server)
@@ -180,7 +181,7 @@ def test_the_same_words_give_the_same_transcript_however_long_the_key_is_held(se
         client, started = await _start(server)
         await client.close()
         pcm = await asyncio.to_thread(espeak_pcm, started["expected_pilot"][0])  # heard less surely than piper
-        holds = ((0.6, True), (1.0, False), (2.2, False))
+        holds = ((0.6, True), (2.2, False))
         return [await once(pcm, hold, realtime) for hold, realtime in holds]
 
     heard = run(scenario())
