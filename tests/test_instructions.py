@@ -138,3 +138,17 @@ def test_a_climb_or_descent_counts_only_with_its_altitude_after_it() -> None:
     for said in ("climb FL100", "climbing to flight level one zero zero", "climb and maintain 5000 feet"):
         assert "instruction:vertical" in contradictions(tokenize(said).words, issued), said
 
+
+def test_after_a_missed_approach_a_landing_clearance_read_back_is_wrong() -> None:
+    """The go-around message ("follow the published missed approach, climb ...") gives a
+    go-around: "cleared to land" read back after it is wrong; "going around" is fine."""
+    session, now = rb.at_state("tower_arrival", "TA_GO_AROUND_RB", 0)
+    callsign = session.variables["callsign_spoken"]
+    altitude = session.variables["arrival_altitude_ft"]
+    decision, forward = rb.transmit("tower_arrival", "TA_GO_AROUND_RB", session, now, f"cleared to land, climb {altitude} feet, {callsign}")
+    assert decision.readback is not None and decision.readback.fields.get("instruction:runway") == "wrong"
+    assert not forward
+    session, now = rb.at_state("tower_arrival", "TA_GO_AROUND_RB", 0)
+    decision, _ = rb.transmit("tower_arrival", "TA_GO_AROUND_RB", session, now, f"going around, climb {altitude} feet, {callsign}")
+    assert decision.readback is None or "instruction:runway" not in decision.readback.fields
+

@@ -13,7 +13,8 @@ that the controller's latest instruction of that group did not give is wrong.
   Checked in every readback, given or not: a runway clearance nobody gave is wrong anywhere
   ("taxi to holding point T14 ..., cleared for takeoff"). A takeoff clearance includes lining up.
   Holding short and going around, said by a pilot, are never wrong: they are never less safe
-  than what was cleared, and a pilot may always go around.
+  than what was cleared, and a pilot may always go around. "Follow the published missed
+  approach" is a go-around given: the landing clearance before it no longer stands.
 
 A word the pilot asks for ("request climb", "requesting line up") is no readback of it.
 """
@@ -42,7 +43,7 @@ GROUPS: dict[str, dict[str, tuple[tuple[str, ...], ...]]] = {
         "touch_and_go": (("touch", "and", "go"),),
         "cross": (("cross", "runway"), ("crossing", "runway")),
         "hold_short": (("hold", "short"), ("holding", "short")),
-        "go_around": (("go", "around"), ("going", "around")),
+        "go_around": (("go", "around"), ("going", "around"), ("missed", "approach")),
     },
 }
 # How the controller says each again in a correction.
