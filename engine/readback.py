@@ -226,8 +226,10 @@ class ReadbackEvaluator:
         `engine.readback_voice`, with the radio's words and this session's as the words it knows."""
         t = tokenize(transcript, callsign=callsign_hint(variables))  # numbers after our callsign
         masked = _callsign_words(t, variables, traffic)
-        for at in corrections(t):  # last first: "squawk 3553, correction, 3535" reads "squawk 3535"
-            hits = [h.index for _n, handler, ctx in _finders(required, variables, issued) for h in handler.find(t, ctx)]
+        said_at = corrections(t)  # last first: "squawk 3553, correction, 3535" reads "squawk 3535"
+        finders = _finders(required, variables, issued) if said_at else []
+        for at in said_at:
+            hits = [h.index for _n, handler, ctx in finders for h in handler.find(t, ctx)]
             spliced = splice_bare(t, at, masked, hits)
             if spliced is not None:
                 t, masked = spliced, _callsign_words(spliced, variables, traffic)

@@ -229,7 +229,7 @@ export class MessageLog {
     if (text && text.textContent === "…") text.textContent = "recognizing…";
   }
 
-  /** Drops a live placeholder the server never claimed (no speech in the transmission). */
+  /** Removes the entry shown while the key was held when the server never claimed it (no speech in the transmission). */
   dropLive() {
     if (this.live && !this.live.dataset.tid) this.live.remove();
     this.live = null;
