@@ -34,6 +34,7 @@ _LEAD: dict[str, str] = {
     "callsign": "callsign",
     "wind": "wind",
 }
+_LEVELS = ("altitude", "flight_level")
 _AFTER: dict[str, str] = {"altitude": " feet", "sid": " departure", "speed": " knots", "circuit": " downwind"}
 
 
@@ -48,11 +49,16 @@ def correction_items(
     for name in names:
         if result.fields.get(name, "ok") == "ok" and not (everything and name in required):
             continue
-        if name.startswith(INSTRUCTION_PREFIX):  # "line up and wait", "descend": as given
+        kind = phraseology.kind_for_variable(name)
+        vertical = _vertical_item(name, kind, names, variables, given)
+        if vertical is not None:  # "descend 5000 feet": the verb with its level, said once
+            if vertical not in items:
+                items.append(vertical)
+            continue
+        if name.startswith(INSTRUCTION_PREFIX):  # "line up and wait", "cleared to land": as given
             if name in given and given[name] not in items:
                 items.append(given[name])
             continue
-        kind = phraseology.kind_for_variable(name)
         value = variables.get(f"{name}_name") if kind == "airport" and variables.get(f"{name}_name") else None
         shown = value or phraseology.display_value(kind, variables.get(name, ""))
         lead = _LEAD.get(kind, name.replace("_", " "))
@@ -76,6 +82,20 @@ def _turn_item(name: str, kind: str, variables: dict[str, Any], result: Readback
     if not turn_wrong or kind not in ("turn", "heading") or not variables.get("turn") or not variables.get("heading"):
         return None
     return f"turn {variables['turn']} heading {phraseology.display_value('heading', variables['heading'])}"
+
+
+def _vertical_item(
+    name: str, kind: str, names: list[str], variables: dict[str, Any], given: dict[str, str]
+) -> str | None:
+    """A wrong climb or descend is repeated with its level, where the level's own item (or,
+    with the level read back right, the verb's) would stand: "descend 5000 feet", as a
+    controller says it; None for any other item, or with no level to say."""
+    verb = given.get(f"{INSTRUCTION_PREFIX}vertical")
+    level = next((n for n in names if phraseology.kind_for_variable(n) in _LEVELS and variables.get(n)), None)
+    if verb is None or level is None or (name != level and name != f"{INSTRUCTION_PREFIX}vertical"):
+        return None
+    level_kind = phraseology.kind_for_variable(level)
+    return f"{verb} {phraseology.display_value(level_kind, variables[level])}{_AFTER.get(level_kind, '')}"
 
 
 def correction_text(

@@ -43,6 +43,11 @@ def test_a_readback_climbing_where_told_to_descend_is_never_accepted(flow: str, 
     assert decision.readback is not None and not decision.readback.ok, (told, swapped)
     assert decision.readback.fields.get("instruction:vertical") == "wrong", (told, swapped, decision.readback.fields)
     assert not forward, (told, swapped)
+    # the correction says the verb as a controller does, with its level, once: "descend 5000 feet"
+    correction = " ".join(m.text for m in decision.messages).lower()
+    verb, level = re.findall(r"\b(climb|descend) (\S+(?: feet)?)", told)[-1]
+    assert f"{verb} {level.rstrip('.,')}" in correction, (told, swapped, correction)
+    assert len(re.findall(rf"\b{verb}\b", correction)) == 1 and _SWAP[verb] not in correction, correction
 
 
 def test_some_states_tell_to_climb_or_descend() -> None:
