@@ -1,5 +1,6 @@
 # livefreq: `make run` installs into .venv and starts the gateway; `make test` installs and runs the tests
-# (every tier); `make test-fast` runs the unit tier only (under a minute; tests/conftest.py TIERS).
+# (every tier, on $(JOBS) workers); `make test-fast` runs the unit tier only (under a minute;
+# tests/conftest.py TIERS).
 PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
@@ -8,6 +9,9 @@ PORT ?= 8765
 # make llm-server's model: qwen2.5-coder-1.5b, qwen2.5-coder-0.5b or smollm2-135m
 LLM ?= qwen2.5-coder-1.5b
 LLM_PORT ?= 8089
+# test workers (pytest-xdist): most tests wait on real-time audio or a loopback server, so two
+# workers halve the wall time on the 2-core CI machine; JOBS=0 runs in one process
+JOBS ?= 2
 
 .PHONY: install run test test-fast lint bench clean airports system-deps llm-server
 
@@ -33,7 +37,7 @@ system-deps:
 
 test: install system-deps
 	$(BIN)/livefreq flows lint
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n $(JOBS) --dist worksteal
 
 test-fast: install
 	$(BIN)/python -m pytest -q -m unit

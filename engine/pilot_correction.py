@@ -69,6 +69,7 @@ def splice_bare(t: Transcript, correction: int, masked: Iterable[int], hits: Ite
         t.words[:start] + t.words[correction + 1 :],
         frozenset(i for i in t.multiplied if i < start) | frozenset(i - cut for i in t.multiplied if i > correction),
         t.letters[:start] + t.letters[correction + 1 :],
+        t.doubted,
     )
 
 

@@ -5,8 +5,9 @@ Speech: "five thousand", "four thousand five hundred", "flight level zero seven 
 hundreds of levels with "hundred" ("flight level one hundred").
 
 In a transcript a number is an altitude when it is said with "feet", with "hundred"/"thousand"
-(not right after "squawk"), after "flight level", or shortly after climb/descend/maintain/
-altitude (filler words such as "to", "and", "via sid" may come between).
+(not right after "squawk"), after "flight level" (or "level"), or shortly after climb/descend/
+maintain/altitude (filler words such as "to", "and", "via sid" may come between); one verb
+introduces one altitude, so a QNH said bare after it ("descend 3000, ten oh four") is not one.
 """
 
 from __future__ import annotations
@@ -83,6 +84,10 @@ def speak(canon: str) -> str:
 
 
 def find(t: Transcript, ctx: Context) -> Found:
+    """Altitudes and levels in order. Where a level was issued (`ctx.expected` "FL330"), a
+    number of up to three digits after a climb or descend without "feet" is that level, as
+    pilots say it ("climbing three three zero"); no altitude in feet is that low."""
+    levels = bool(ctx.expected and ctx.expected.startswith("FL"))
     words = t.words
     found: Found = []
     anchor_until = -1  # index up to which an altitude anchor is still in force
@@ -97,14 +102,22 @@ def find(t: Transcript, ctx: Context) -> Found:
             if i <= anchor_until and word not in ("flight", "level"):
                 anchor_until = -1
             continue
-        if t.word(i - 1) == "level" and t.word(i - 2) == "flight":
+        if t.word(i - 1) == "level":  # "flight level one two zero", "descend level one hundred"
             if len(word) <= 3 and int(word) > 0:
                 found.append(Hit(i, level(int(word))))
+                anchor_until = -1
             continue
         n = int(word)
         after, before = t.word(i + 1), t.word(i - 1)
         if after in _NOT_ALTITUDE_AFTER or before in _NOT_ALTITUDE_BEFORE or n > MAX_FEET:
             continue
-        if after == "feet" or (i in t.multiplied and n >= 500) or (i <= anchor_until and n >= 100):
+        anchored = i <= anchor_until and n >= 100
+        said_as_level = levels and len(word) == 3 and 0 < n < 1000 and after != "feet" and i not in t.multiplied
+        if i <= anchor_until and said_as_level:
+            found.append(Hit(i, level(n)))  # "climbing three three zero": a level said without its words
+        elif after == "feet" or (i in t.multiplied and n >= 500) or anchored:
             found.append(Hit(i, str(n)))
+        else:
+            continue
+        anchor_until = -1  # one verb, one altitude: "descend 3000, ten oh four" has a QNH after it
     return found

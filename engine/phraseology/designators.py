@@ -220,6 +220,7 @@ _POSITION_ANCHORS: dict[str, frozenset[str]] = {
     "vacate": frozenset({"via"}),
     "vacating": frozenset({"via"}),
 }
+_FOLLOW_OPTIONAL = frozenset({"vacate", "vacating"})  # "vacate bravo one three", "vacate via B13"
 
 
 def position_canonical(value: Any) -> str | None:
@@ -237,17 +238,26 @@ def position_speak(canon: str) -> str:
 
 
 def position_find(t: Transcript, ctx: Context) -> Found:
+    """Holding points and stands after their words ("holding point", "stand", "vacate via"),
+    and after "to" as pilots say a taxi clearance ("via delta two golf two to tango two"):
+    there only a lettered designator of up to two digits (not "to 6000", not "to A320")."""
     found: Found = []
+    suffix = bool(ctx.expected and ctx.expected[-1:].isalpha())
     for i, word in enumerate(t.words):
+        if word == "to":
+            value = _position_at(t, i + 1, suffix=suffix)
+            if value and value[0].isalpha() and 1 <= sum(c.isdigit() for c in value) <= 2:
+                found.append(Hit(i + 1, value))
+            continue
         follow = _POSITION_ANCHORS.get(word)
         if follow is None:
             continue
         j = i + 1
-        if follow:
-            if t.word(j) not in follow:
-                continue
+        if follow and t.word(j) in follow:
             j += 1
-        value = _position_at(t, j, suffix=bool(ctx.expected and ctx.expected[-1:].isalpha()))
+        elif follow and word not in _FOLLOW_OPTIONAL:
+            continue
+        value = _position_at(t, j, suffix=suffix)
         if value:
             found.append(Hit(j, value))
     return found

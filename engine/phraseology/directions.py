@@ -6,8 +6,9 @@ against the traffic; "facing west" for east pushes the tail the wrong way. Each 
 own kind (`turn`, `circuit`, `facing`), checked whenever said against the one issued
 (`engine.readback`).
 
-**Turn.** Only a side said as a turn counts: right after "turn" ("turn left", "turning right"), or right
-before "heading" ("left heading 070"). The side of a runway ("runway two five right, heading
+**Turn.** Only a side said as a turn counts: right after "turn" ("turn left", "turning right"), right
+before "heading" ("left heading 070"), or right before the three digits of a heading said without
+its word ("left zero seven zero"). The side of a runway ("runway two five right, heading
 070": the comma is gone once tokenized) follows "runway" and its number, so it is never a turn;
 a flight number before a side ("Lufthansa three five niner, left heading ...") is no runway.
 
@@ -34,16 +35,23 @@ def canonical(value: Any) -> str | None:
 
 
 def find(t: Transcript, ctx: Context) -> Found:
-    """Each side said as a turn: after "turn"/"turning", or before "heading" unless "runway" is
-    among the three words before it (then it is that runway's side)."""
-    out: Found = []
-    for i, word in enumerate(t.words):
-        if word not in SIDES:
-            continue
-        runway_side = any(t.word(j) == "runway" for j in range(max(0, i - 3), i))
-        if t.word(i - 1) in _TURN_WORDS or (t.word(i + 1) == "heading" and not runway_side):
-            out.append(Hit(i, word))
-    return out
+    """Each side said as a turn (`is_turn`)."""
+    return [Hit(i, word) for i, word in enumerate(t.words) if is_turn(t, i)]
+
+
+def is_turn(t: Transcript, i: int) -> bool:
+    """Whether the word at i is a side said as a turn: after "turn"/"turning"; before "heading"
+    unless "runway" is among the three words before it; before a heading said without its word
+    ("left three six zero", `numeric.heading_find`) unless it follows "runway" and its number."""
+    if t.word(i) not in SIDES:
+        return False
+    if t.word(i - 1) in _TURN_WORDS:
+        return True
+    runway_side = any(t.word(j) == "runway" for j in range(max(0, i - 3), i))
+    if t.word(i + 1) == "heading":
+        return not runway_side
+    number = t.integer(i + 1)
+    return number is not None and len(number) == 3 and 0 < int(number) <= 360 and not runway_side
 
 
 _CIRCUIT_AFTER = frozenset({"downwind", "base", "crosswind", "hand", "circuit", "traffic"})

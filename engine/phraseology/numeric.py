@@ -1,7 +1,10 @@
 """Values spoken digit by digit after their keyword: heading, squawk, QNH, speed, wind.
 
-A bare number in a transcript is ambiguous, so each of these is only read after its keyword
-("heading", "squawk"/"transponder"/"code", "qnh"/"altimeter", "speed"/"knots", "wind").
+A bare number in a transcript is ambiguous, so each of these is read after its keyword
+("heading", "squawk"/"transponder"/"code", "qnh"/"altimeter", "speed"/"knots", "wind"), with
+two forms pilots use where nothing else can be meant: a heading after the direction of turn
+("left three six zero"), and a QNH in hectopascals said bare where the state asks for one
+("descend 3000 feet, one zero zero four"; never in a recognizer alternative with doubted words).
 Whatever number follows the keyword is reported, valid or not, so "squawk 472" reads back as
 wrong rather than missing.
 """
@@ -12,6 +15,7 @@ import re
 from typing import Any
 
 from engine.phraseology.context import Context
+from engine.phraseology.directions import is_turn
 from engine.phraseology.hits import Found, Hit
 from engine.phraseology.numbers import speak_digits
 from engine.phraseology.transcript import Transcript
@@ -72,12 +76,25 @@ def heading_find(t: Transcript, ctx: Context) -> Found:
     """Headings heard after "heading". A heard "zero" (or "zero zero") is garbled, shown "000",
     never 360: seen by voice, "heading zero tree zero" cut to "heading zero" read back an issued 360."""
     anchors = frozenset({"heading"})
-    return [
+    found = [
         Hit(h.index, "000", garbled=True)
         if h.value.isdigit() and int(h.value) == 0
         else Hit(h.index, heading_canonical(h.value) or h.value)
         for h in _after(t, anchors, frozenset({"to"}), length=3)
     ]
+    return found or _turn_headings(t)
+
+
+def _turn_headings(t: Transcript) -> Found:
+    """ "Left three six zero", "turn right zero niner zero": a heading said after the direction
+    of turn without its word, as pilots read it back: three digits that make a heading, after a
+    side said as a turn (`directions.is_turn`: never a runway's side)."""
+    found: Found = []
+    for i in range(len(t.words)):
+        number = t.integer(i + 1)
+        if is_turn(t, i) and number is not None and len(number) == 3 and heading_canonical(number) and int(number):
+            found.append(Hit(i + 1, heading_canonical(number) or number))
+    return found
 
 
 # --------------------------------------------------------------------------- squawk
@@ -109,11 +126,39 @@ def qnh_canonical(value: Any) -> str | None:
     return text if text.isdigit() and 3 <= len(text) <= 4 else None
 
 
+# A bare number is a QNH only in hectopascals, and never right after another value's word.
+_HPA = range(900, 1100)
+_NOT_QNH_BEFORE = frozenset(
+    """
+    squawk squawking code transponder heading runway stand gate level flight climb climbing descend
+    descending maintain maintaining altitude to speed decimal point wind frequency contact tower
+    ground approach departure radar
+""".split()
+)
+_NOT_QNH_AFTER = frozenset({"feet", "ft", "knots", "degrees", "decimal", "point", "hundred", "thousand"})
+
+
 def qnh_find(t: Transcript, ctx: Context) -> Found:
+    """QNH after "qnh"/"altimeter"; where the state asks for a QNH in hectopascals, also a
+    bare number of that range said alone ("descend 3000 feet, one zero zero four"),
+    as pilots read it back: one that is not the issued QNH is then a wrong QNH, not a missing one."""
     anchors = frozenset({"qnh", "altimeter"})
-    return [
+    found = [
         Hit(h.index, qnh_canonical(h.value) or h.value)
         for h in _after(t, anchors, frozenset({"is", "of", "setting"}), length=4)
+    ]
+    hpa = (ctx.expected or "").isdigit() and int(ctx.expected or 0) in _HPA
+    if found or not ctx.required or not hpa or t.doubted:
+        return found
+    return [
+        Hit(i, word)
+        for i, word in enumerate(t.words)
+        if len(word) in (3, 4)
+        and word.isdigit()
+        and int(word) in _HPA
+        and i not in t.multiplied
+        and t.word(i - 1) not in _NOT_QNH_BEFORE
+        and t.word(i + 1) not in _NOT_QNH_AFTER
     ]
 
 

@@ -100,6 +100,9 @@ class Transcript:
     words: tuple[str, ...]
     multiplied: frozenset[int]
     letters: tuple[str | None, ...]  # the letter each word spells ("foxtrot", "f" -> "F"), else None
+    # words the recognizer doubted were masked ("???", engine.hearing): a value read without its
+    # keyword (a bare QNH) may have lost that keyword there, so none is read
+    doubted: bool = False
 
     @property
     def text(self) -> str:
@@ -281,7 +284,8 @@ def _tokenize(text: str, callsign: str | None) -> Transcript:
         if raw[start] == "too":
             raw[start] = "two"  # "american too": the flight number, not "also"
     words, multiplied = collapse_numbers(raw, flights)
-    return Transcript(tuple(words), multiplied, tuple(map(LOWER_LETTERS.get, words)))
+    doubted = "???" in text  # engine.hearing.UNSURE_WORD (phraseology imports nothing of the engine)
+    return Transcript(tuple(words), multiplied, tuple(map(LOWER_LETTERS.get, words)), doubted)
 
 
 def callsign_hint(variables: Mapping[str, Any] | None) -> str | None:

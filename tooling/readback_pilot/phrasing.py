@@ -41,6 +41,7 @@ from tooling.readback_pilot.words import (
     FORMS,
     HEARD,
     SPOKEN_ONLY,
+    Paused,
     kind_of,
 )
 from tooling.readback_pilot.wrong import wrong_value
@@ -145,12 +146,13 @@ def _phrase(
     sep = ", " if comma else " "
     body = ""
     for i, part in enumerate(parts):
+        paused = isinstance(part, Paused) or (i > 0 and isinstance(parts[i - 1], Paused))
         if i == 0:
             body = part
         elif i == len(parts) - 1 and rng.random() < 0.25:
-            body += f"{',' if comma else ''} and {part}"
+            body += f"{',' if comma or paused else ''} and {part}"
         else:
-            body += sep + part
+            body += (", " if paused else sep) + part
     callsign = say_callsign(str(variables.get("callsign_spoken") or variables.get("callsign") or ""), rng)
     front = rng.choice(FILLERS_FRONT) if fillers else ""
     back = rng.choice(FILLERS_BACK) if fillers else ""
@@ -160,7 +162,7 @@ def _phrase(
         pieces.insert(0, callsign)
     else:
         pieces.append(callsign)
-    text = sep.join(pieces)
+    text = (", " if any(isinstance(p, Paused) for p in parts) else sep).join(pieces)
     if rng.random() < 0.5:
         text = text[:1].upper() + text[1:]
     return Readback(text, mode, field, expected, issued, said, {n: kind_of(n) for n in names})

@@ -16,6 +16,7 @@ from tooling.readback_pilot.words import (
     HEARD,
     SIDES,
     SPOKEN_ONLY,
+    Paused,
     capitalize_some,
     digit_words,
     group_words,
@@ -75,6 +76,11 @@ def _say_level(value: Any, name: str, rng: random.Random) -> str:
         said = f"flight level {digit_words(level, rng, rng.choice(('icao', 'plain', 'hyphen', 'mixed')))}"
     verb = _verb(name)
     prefix = rng.choice((verb, f"{verb}ing", f"{verb} to", "maintain", "") if verb else ("maintain", ""))
+    bare = pick(rng, ("full", "full", "full", "bare", "level"), ("bare", "level"))
+    if bare == "bare" and verb:  # "climbing three three zero": the verb says it is a level
+        return f"{rng.choice((verb, f'{verb}ing'))} {digit_words(level, rng, rng.choice(('icao', 'plain')))}"
+    if bare == "level" and said.startswith("flight level"):  # "descend level one hundred"
+        said = said.removeprefix("flight ")
     return f"{prefix} {said}".strip()
 
 
@@ -82,6 +88,9 @@ def _say_heading(value: Any, name: str, rng: random.Random) -> str:
     digits = f"{int(value):03d}"
     form = pick(rng, ("digits", "digits", "numeric"))
     num = digits if form == "numeric" else digit_words(digits, rng, rng.choice(("icao", "plain", "hyphen", "mixed")))
+    turn = re.search(r"\bturn (left|right)\b", HEARD.get().lower())
+    if turn and pick(rng, ("heading", "turn"), ("turn",)) == "turn":  # "left three six zero"
+        return f"{rng.choice(('', 'turn '))}{turn.group(1)} {num}"
     return f"{rng.choice(('heading', 'heading', 'fly heading'))} {num}"
 
 
@@ -158,6 +167,8 @@ def _say_qnh(value: Any, name: str, rng: random.Random) -> str:
         num = group_words(digits, rng)
     else:
         num = digit_words(digits, rng, rng.choice(("icao", "plain", "hyphen", "mixed")))
+    if len(digits) == 4 and pick(rng, ("keyword", "keyword", "bare"), ("bare",)) == "bare":
+        return Paused(num)  # "one zero one three": pilots often read a QNH back without its word
     return f"{rng.choice(('QNH', 'qnh', 'QNH'))} {num}{rng.choice(('', '', ' hectopascals'))}"
 
 
@@ -199,7 +210,11 @@ def _say_designator(value: str, rng: random.Random) -> str:  # noqa: D103
 
 
 def _say_holding_point(value: Any, name: str, rng: random.Random) -> str:
-    return f"{rng.choice(('holding point', 'holding point', 'to holding point'))} {_say_designator(str(value), rng)}"
+    said = _say_designator(str(value), rng)
+    if "vacate" in HEARD.get().lower():  # "vacate via bravo one three", "vacate B13"
+        return f"{rng.choice(('vacate via', 'vacate via', 'vacate', 'vacating'))} {said}"
+    lead = pick(rng, ("holding point", "holding point", "to holding point", "to"), ("to",))
+    return f"{lead} {said}"
 
 
 def _say_stand(value: Any, name: str, rng: random.Random) -> str:

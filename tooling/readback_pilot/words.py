@@ -96,6 +96,12 @@ def kind_of(name: str) -> str:
     return "text"
 
 
+class Paused(str):
+    """A part said with a pause before and after it (a comma in text): a QNH read back bare
+    ("romeo five, one zero one three") runs into the digits before it without one, for a
+    listener as for the tokenizer."""
+
+
 # --------------------------------------------------------------------------- numbers in words
 
 
