@@ -1,16 +1,18 @@
 """Values pilots read back without their keyword, read as the issued value only where nothing else
 can be meant (`engine.phraseology.numeric`, `altitudes`, `designators`), as properties:
 
-- a QNH said bare ("descend 3000 feet, one zero zero four") is the QNH where the state asks for
-  one in hectopascals: accepted exactly when it is the issued one, wrong otherwise, and never read
-  from another value's number (a squawk, our flight number) nor from an alternative with doubted
-  words;
+- a QNH of four digits said bare ("descend 3000 feet, one zero zero four") is the QNH where the
+  state asks for one in hectopascals: accepted exactly when it is the issued one, wrong otherwise,
+  and never read from another value's number (a squawk, our flight number) nor from an
+  alternative with doubted words; three digits said bare are never read as one;
 - a heading said after the direction of turn ("left three six zero") is the heading, never the
   number after a runway's side;
 - a level said after climb or descend without "flight level" ("climbing three three zero") is the
   level where a level was issued, and said with "feet" it never is;
 - a holding point after "to" ("via delta two golf two to tango two") and after "vacate" without
-  "via" is the holding point, and an aircraft type after "to" ("give way to A320") is none.
+  "via" is the holding point, and an aircraft type after "to" ("give way to A320") is none;
+- a runway after the last words of its instruction ("cleared to land two five left", "line up and
+  wait three six") is the runway, and a number after any other words of one is none.
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ def _evaluate(required: list[str], variables: dict[str, Any], text: str, **kwarg
 STYLE = st.sampled_from(["icao", "plain", "written"])
 
 
-@given(issued=st.integers(950, 1050), said=st.integers(900, 1099), style=STYLE, first=st.booleans(), last=st.booleans())
+@given(issued=st.integers(1000, 1050), said=st.integers(1000, 1099), style=STYLE, first=st.booleans(), last=st.booleans())
 @settings(max_examples=300, deadline=None, derandomize=True)
 def test_a_bare_qnh_is_accepted_exactly_when_it_is_the_issued_one(
     issued: int, said: int, style: str, first: bool, last: bool
@@ -60,7 +62,9 @@ def test_a_bare_qnh_is_accepted_exactly_when_it_is_the_issued_one(
 @given(qnh=st.integers(950, 1050), word=st.sampled_from(["squawk", "heading", "runway", "stand", "speed", "level"]), style=STYLE)
 @settings(max_examples=150, deadline=None, derandomize=True)
 def test_a_number_after_another_values_word_is_never_a_qnh(qnh: int, word: str, style: str) -> None:
-    text = f"descend 3000 feet, {word} {_said(str(qnh), style)}, {CALLSIGN}"
+    """Nor are three digits said bare ("descend 3000 feet, niner niner eight"): missing, not read."""
+    said = f"{word} {_said(str(qnh), style)}" if qnh >= 1000 else _said(str(qnh), style)
+    text = f"descend 3000 feet, {said}, {CALLSIGN}"
     result = _evaluate(["arrival_altitude_ft", "arrival_qnh"], {"arrival_altitude_ft": 3000, "arrival_qnh": qnh}, text)
     assert result.fields["arrival_qnh"] == "missing" and not result.ok, (text, result)
 
@@ -152,3 +156,56 @@ def test_an_aircraft_type_after_to_is_no_holding_point(model: str, point: tuple[
     text = f"give way to {model}, {CALLSIGN}"
     result = _evaluate(["holding_point"], {"holding_point": f"{point[0]}{point[1]}"}, text)
     assert result.fields["holding_point"] == "missing", (text, result)
+
+
+RUNWAY_LEADS = {  # how the pilot reads the instruction back -> what the controller said
+    "cleared to land": "runway {rwy}, cleared to land",
+    "cleared for takeoff": "runway {rwy}, cleared for takeoff",
+    "cleared for take off": "runway {rwy}, cleared for takeoff",
+    "line up and wait": "line up runway {rwy} and wait",
+    "lining up": "line up runway {rwy} and wait",
+    "holding short": "hold short of runway {rwy}",
+    "hold short of": "hold short of runway {rwy}",
+    "cleared touch and go": "runway {rwy}, cleared touch and go",
+    "cleared ILS": "cleared ILS approach runway {rwy}",
+    "cleared ILS approach": "cleared ILS approach runway {rwy}",
+}
+SIDE_WORDS = {"": "", "L": " left", "R": " right", "C": " center"}
+
+
+@given(lead=st.sampled_from(sorted(RUNWAY_LEADS)), issued=st.tuples(st.integers(1, 36), st.sampled_from(sorted(SIDE_WORDS))),
+       said=st.tuples(st.integers(1, 36), st.sampled_from(sorted(SIDE_WORDS))), style=STYLE)
+@settings(max_examples=400, deadline=None, derandomize=True)
+def test_a_runway_after_its_instruction_is_accepted_exactly_when_it_is_the_issued_one(
+    lead: str, issued: tuple[int, str], said: tuple[int, str], style: str
+) -> None:
+    from engine.phraseology.instructions import record_instructions
+
+    runway = f"{issued[0]:02d}{issued[1]}"
+    given_by: dict[str, Any] = {"runway": runway}
+    record_instructions(given_by, RUNWAY_LEADS[lead].format(rwy=runway))
+    text = f"{lead} {_said(f'{said[0]:02d}', style)}{SIDE_WORDS[said[1]]}, {CALLSIGN}"
+    result = _evaluate(["runway"], {"runway": runway}, text, issued=given_by)
+    assert result.ok == (said == issued), (text, result)
+    assert result.fields["runway"] == ("ok" if said == issued else "wrong"), (text, result)
+
+
+@given(number=st.integers(1, 36), words=st.sampled_from(["wait", "up", "go", "short", "take", "of", "lining"]))
+@settings(max_examples=100, deadline=None, derandomize=True)
+def test_a_number_after_other_words_of_an_instruction_is_no_runway(number: int, words: str) -> None:
+    """Only the last words of a runway instruction read a bare number as a runway: "hold position,
+    wait two minutes" names none."""
+    text = f"hold position, {words} {_said(str(number), 'plain')} minutes, {CALLSIGN}"
+    result = _evaluate(["runway"], {"runway": "36"}, text)
+    assert result.fields["runway"] == "missing", (text, result)
+
+
+@given(point=st.tuples(LETTERS, st.integers(1, 19)), said=st.tuples(LETTERS, st.integers(1, 19)))
+@settings(max_examples=50, deadline=None, derandomize=True)
+def test_a_position_after_to_is_read_only_where_the_state_asks_for_one(point: tuple[str, int], said: tuple[str, int]) -> None:
+    """By voice a taxi route's "tango two, juliett six" is written "tango a to juliett six": where
+    only the route is asked for, "to" names no holding point to contradict the issued one."""
+    issued = {"holding_point": f"{point[0]}{point[1]}", "taxi_route": "T2 J6"}
+    text = f"taxi via tango two to {LETTER_WORDS[said[0]]} {_plain(str(said[1]))}, {CALLSIGN}"
+    result = _evaluate(["taxi_route"], issued, text, issued=issued)
+    assert "holding_point" not in result.fields, (text, result)

@@ -240,11 +240,15 @@ def position_speak(canon: str) -> str:
 def position_find(t: Transcript, ctx: Context) -> Found:
     """Holding points and stands after their words ("holding point", "stand", "vacate via"),
     and after "to" as pilots say a taxi clearance ("via delta two golf two to tango two"):
-    there only a lettered designator of up to two digits (not "to 6000", not "to A320")."""
+    there only a lettered designator of up to two digits (not "to 6000", not "to A320"), and
+    only where the state asks for a position (by voice, "tango two, juliett six" of a taxi route
+    is written "tango a to juliett six")."""
     found: Found = []
     suffix = bool(ctx.expected and ctx.expected[-1:].isalpha())
     for i, word in enumerate(t.words):
         if word == "to":
+            if not ctx.required:  # only where the state asks for it: "to" is no sure sign of a position
+                continue
             value = _position_at(t, i + 1, suffix=suffix)
             if value and value[0].isalpha() and 1 <= sum(c.isdigit() for c in value) <= 2:
                 found.append(Hit(i + 1, value))

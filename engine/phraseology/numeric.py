@@ -140,8 +140,10 @@ _NOT_QNH_AFTER = frozenset({"feet", "ft", "knots", "degrees", "decimal", "point"
 
 def qnh_find(t: Transcript, ctx: Context) -> Found:
     """QNH after "qnh"/"altimeter"; where the state asks for a QNH in hectopascals, also a
-    bare number of that range said alone ("descend 3000 feet, one zero zero four"),
-    as pilots read it back: one that is not the issued QNH is then a wrong QNH, not a missing one."""
+    bare four-digit number of that range said alone ("descend 3000 feet, one zero zero four"),
+    as pilots read it back: one that is not the issued QNH is then a wrong QNH, not a missing one.
+    Three digits ("niner niner eight") stay unread: by voice a garbled callsign's flight number
+    ("a nine a five two") is one."""
     anchors = frozenset({"qnh", "altimeter"})
     found = [
         Hit(h.index, qnh_canonical(h.value) or h.value)
@@ -153,7 +155,7 @@ def qnh_find(t: Transcript, ctx: Context) -> Found:
     return [
         Hit(i, word)
         for i, word in enumerate(t.words)
-        if len(word) in (3, 4)
+        if len(word) == 4
         and word.isdigit()
         and int(word) in _HPA
         and i not in t.multiplied

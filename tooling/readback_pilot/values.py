@@ -101,11 +101,33 @@ def split_runway(value: str) -> tuple[str, str]:
     return m.group(1).zfill(2), m.group(2)
 
 
+# A runway instruction as pilots read it back with the runway's number and no "runway", by what
+# the controller said ("cleared to land two five left").
+_RUNWAY_INSTRUCTIONS = (
+    ("cleared to land", ("cleared to land",)),
+    ("cleared for takeoff", ("cleared for takeoff", "cleared for take off")),
+    ("line up", ("line up and wait", "lining up")),
+    ("hold short", ("holding short", "hold short of")),
+    ("cleared ils", ("cleared ILS", "cleared ILS approach")),
+    ("touch and go", ("cleared touch and go",)),
+)
+
+
+def _instruction_lead(rng: random.Random) -> str:
+    """"runway", or in some readbacks the instruction the controller gave, said instead."""
+    heard = HEARD.get().lower()
+    said = [forms for words, forms in _RUNWAY_INSTRUCTIONS if words in heard]
+    if said and pick(rng, ("runway", "runway", "instruction"), ("instruction",)) == "instruction":
+        return rng.choice(said[0])
+    return "runway"
+
+
 def _say_runway(value: Any, name: str, rng: random.Random) -> str:
     number, side = split_runway(str(value))
     form = pick(rng, ("digits", "digits", "numeric", "numeric_side", "group"))
+    lead = _instruction_lead(rng)
     if form == "numeric":
-        return f"runway {number}{side}"
+        return f"{lead} {number}{side}"
     if form == "group" and number[0] != "0":
         num = number_words(int(number))
     elif form == "numeric_side":
@@ -113,7 +135,7 @@ def _say_runway(value: Any, name: str, rng: random.Random) -> str:
     else:
         num = digit_words(number, rng, rng.choice(("icao", "plain", "hyphen")))
     side_word = rng.choice(SIDES[side]) if side else ""
-    return f"runway {num} {side_word}".strip()
+    return f"{lead} {num} {side_word}".strip()
 
 
 def _freq_parts(value: Any) -> tuple[str, str]:
