@@ -126,8 +126,8 @@ def qnh_canonical(value: Any) -> str | None:
     return text if text.isdigit() and 3 <= len(text) <= 4 else None
 
 
-# A bare number is a QNH only in hectopascals, and never right after another value's word.
-_HPA = range(900, 1100)
+# A bare number is a QNH only of four digits in hectopascals, never right after another value's word.
+_HPA = range(1000, 1100)
 _NOT_QNH_BEFORE = frozenset(
     """
     squawk squawking code transponder heading runway stand gate level flight climb climbing descend
@@ -155,8 +155,7 @@ def qnh_find(t: Transcript, ctx: Context) -> Found:
     return [
         Hit(i, word)
         for i, word in enumerate(t.words)
-        if len(word) == 4
-        and word.isdigit()
+        if word.isdigit()
         and int(word) in _HPA
         and i not in t.multiplied
         and t.word(i - 1) not in _NOT_QNH_BEFORE
