@@ -12,8 +12,10 @@ hyphenated "fow-er", plain English, group forms "one twenty one decimal eight", 
 "hundred" for altitudes, "flight level one two zero", runway "two five left", frequencies with
 "decimal" or "point", squawk, QNH, SID names with their digit and letter, taxi routes "via
 november three, uniform four", holding points and stands, airports by name or spelled code, ATIS
-letters), in random order, the callsign first or last, with optional fillers, "and", "roger" or
-"wilco" and optional commas. Modes: ``correct``; ``wrong`` changes exactly one issued value to
+letters; and, outside the textbook forms, values without their keyword as pilots shorten them:
+a bare QNH "one zero one three", "left three six zero", "climbing three three zero", "to tango
+two", "vacate bravo one three", "cleared to land two five left"), in random order, the
+callsign first or last, with optional fillers, "and", "roger" or "wilco" and optional commas. Modes: ``correct``; ``wrong`` changes exactly one issued value to
 another plausible value of its kind (25L for 25R, one squawk digit, 5000 -> 6000, another
 destination, another letter); ``drop`` leaves one value out. Every choice is drawn from the
 `random.Random` given, so hypothesis can drive it and a benchmark can replay it.
