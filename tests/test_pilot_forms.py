@@ -209,3 +209,19 @@ def test_a_position_after_to_is_read_only_where_the_state_asks_for_one(point: tu
     text = f"taxi via tango two to {LETTER_WORDS[said[0]]} {_plain(str(said[1]))}, {CALLSIGN}"
     result = _evaluate(["taxi_route"], issued, text, issued=issued)
     assert "holding_point" not in result.fields, (text, result)
+
+
+@given(issued=st.tuples(LETTERS, st.integers(1, 19)), said=st.tuples(LETTERS, st.integers(1, 19)),
+       kind=st.sampled_from(["holding_point", "stand"]), route_said=st.booleans())
+@settings(max_examples=200, deadline=None, derandomize=True)
+def test_a_position_right_after_taxi_is_where_to_and_the_route_follows_via(
+    issued: tuple[str, int], said: tuple[str, int], kind: str, route_said: bool
+) -> None:
+    """ "Taxi kilo two four via yankee four, hotel eight": the stand or holding point, accepted
+    exactly when it is the issued one; the route after "via" is still the route."""
+    position = f"{issued[0]}{issued[1]}"
+    route = "D2 G2" if route_said else "D2 G3"
+    text = f"taxi {LETTER_WORDS[said[0]]} {_plain(str(said[1]))} via delta two golf two, {CALLSIGN}"
+    result = _evaluate([kind, "taxi_route"], {kind: position, "taxi_route": route}, text)
+    assert result.fields[kind] == ("ok" if said == issued else "wrong"), (text, result)
+    assert result.fields["taxi_route"] == ("ok" if route_said else "wrong"), (text, result)

@@ -193,6 +193,8 @@ def route_find(t: Transcript, ctx: Context) -> Found:
         while t.word(j) in _ROUTE_SKIP:
             j += 1
         parts, end = _route_at(t, j, stops)
+        if parts and word == "taxi" and t.word(end) == "via":
+            continue  # "taxi tango two via delta two": where to, then the route (`position_find`)
         if parts:
             found.append(Hit(j, " ".join(parts)))
             covered = end
@@ -239,7 +241,8 @@ def position_speak(canon: str) -> str:
 
 def position_find(t: Transcript, ctx: Context) -> Found:
     """Holding points and stands after their words ("holding point", "stand", "vacate via"),
-    and after "to" as pilots say a taxi clearance ("via delta two golf two to tango two"):
+    right after "taxi" when "via" and the route follow ("taxi kilo two four via ..."), and
+    after "to" as pilots say a taxi clearance ("via delta two golf two to tango two"):
     there only a lettered designator of up to two digits (not "to 6000", not "to A320"), and
     only where the state asks for a position (by voice, "tango two, juliett six" of a taxi route
     is written "tango a to juliett six")."""
@@ -252,6 +255,11 @@ def position_find(t: Transcript, ctx: Context) -> Found:
             value = _position_at(t, i + 1, suffix=suffix)
             if value and value[0].isalpha() and 1 <= sum(c.isdigit() for c in value) <= 2:
                 found.append(Hit(i + 1, value))
+            continue
+        if word == "taxi" and ctx.required:  # "taxi kilo two four via yankee four ...": where to
+            parts, end = _route_at(t, i + 1, frozenset())
+            if len(parts) == 1 and t.word(end) == "via" and any(c.isdigit() for c in parts[0]):
+                found.append(Hit(i + 1, parts[0]))
             continue
         follow = _POSITION_ANCHORS.get(word)
         if follow is None:
