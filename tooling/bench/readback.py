@@ -96,16 +96,24 @@ class Bench:
             raise ReadbackBenchError(f"no readback state holds any of {', '.join(fields)}")
         self.states, self.fields = states, fields
 
-    def cases(self, n: int, seed: int, wrong: float, forms: str = "all") -> list[Case]:
-        """`n` readbacks over every readback state (round robin, shuffled), `wrong` of them bad."""
+    def draws(self, n: int, seed: int, wrong: float) -> list[tuple[str, str, int, str]]:
+        """(flow, state, scenario seed, mode) of each of `n` readbacks: every readback state round
+        robin, shuffled, `wrong` of them bad (half changed, half dropped). What `cases` phrases,
+        and what `readback_replay` finds a recorded transmission's session by."""
         rng = random.Random(f"bench-readback:{seed}")
         order = [self.states[i % len(self.states)] for i in range(n)]
         rng.shuffle(order)
-        out: list[Case] = []
-        for i, (flow, state) in enumerate(order):
+        out: list[tuple[str, str, int, str]] = []
+        for flow, state in order:
             scen = rng.randrange(SCENARIO_SEEDS)
             r = rng.random()
-            mode = "correct" if r >= wrong else ("wrong" if r < wrong / 2 else "drop")
+            out.append((flow, state, scen, "correct" if r >= wrong else ("wrong" if r < wrong / 2 else "drop")))
+        return out
+
+    def cases(self, n: int, seed: int, wrong: float, forms: str = "all") -> list[Case]:
+        """`n` readbacks over every readback state (`draws`), each phrased by the independent pilot."""
+        out: list[Case] = []
+        for i, (flow, state, scen, mode) in enumerate(self.draws(n, seed, wrong)):
             session, _ = self.at_state(flow, state, scen)
             required = self.registry.get(flow).states[state].readback_required
             phrase_rng = random.Random(f"{seed}:{i}")

@@ -191,6 +191,8 @@ def cmd_bench_readback(args: argparse.Namespace) -> int:
 
     if not 0.0 <= args.wrong <= 1.0:
         raise CliError("--wrong must be between 0 and 1")
+    if args.mode == "replay":
+        return _bench_readback_replay(args)
     n = args.n or (2000 if args.mode == "text" else 300)
     settings = load_settings(flows_dir=args.flows_dir, stt_engine=args.stt)
     try:
@@ -221,6 +223,44 @@ def cmd_bench_readback(args: argparse.Namespace) -> int:
     for line in headline(report):
         print(line)
     path = write_report(args.json_path or f"reports/bench-readback-{args.mode}.json", report)
+    print(f"wrote {path}")
+    return EXIT_OK
+
+
+def _bench_readback_replay(args: argparse.Namespace) -> int:
+    """Decide every transmission of recorded voice runs again, print what changed, write JSON."""
+    from tooling.bench.readback import default_bench
+    from tooling.bench.readback_replay import LEFT_OUT, default_reports, replay_reports, summary
+
+    paths = [Path(p) for p in args.reports] if args.reports else default_reports(Path.cwd())
+    missing = [str(p) for p in paths if not p.is_file()]
+    if missing or not paths:
+        raise CliError(f"no such report: {', '.join(missing)}" if missing else "no voice reports to replay (reports/bench-readback-voice-seed*.json)")
+    print(f"readback replay: deciding {len(paths)} recorded voice runs again", file=sys.stderr)
+    result = replay_reports(default_bench(load_settings(flows_dir=args.flows_dir)), paths)
+    for name, why in result["skipped"].items():
+        print(f"  skipped {name}: {why}", file=sys.stderr)
+    if not args.reports:
+        for name, why in LEFT_OUT.items():
+            print(f"  left out {name}: {why}", file=sys.stderr)
+    figures = summary(result["rows"])
+    head = ("readbacks", "accepted", "wrong", "missing", "say again")
+    rows = [
+        (mode, *(str(figures["by_mode"][mode].get(v, 0)) for v in ("accepted", "wrong", "missing", "say_again")))
+        for mode in ("correct", "wrong", "drop")
+    ]
+    print(f"{figures['transmissions']} transmissions of {len(result['files'])} runs, decided again:")
+    print_table(head, rows, sys.stdout, right=(1, 2, 3, 4))
+    print()
+    print("changed from the recorded verdict:" if figures["changes"] else "no verdict changed from the recorded one")
+    for change, count in figures["changes"].items():
+        print(f"  {count:5d}  {change}")
+    c = figures["correct"] or 1
+    print(f"wrong readbacks accepted: {figures['wrong_accepted']} of {figures['bad']} (should be 0)")
+    print(f"correct readbacks refused: {figures['correct_refused']} of {figures['correct']} ({100 * figures['correct_refused'] / c:.2f}%)")
+    print(f"correct readbacks asked again: {figures['correct_said_again']} of {figures['correct']} ({100 * figures['correct_said_again'] / c:.2f}%)")
+    report = {"benchmark": "readback", "mode": "replay", "files": result["files"], "skipped": result["skipped"], **figures, "rows": result["rows"]}
+    path = write_report(args.json_path or "reports/bench-readback-replay.json", report)
     print(f"wrote {path}")
     return EXIT_OK
 

@@ -176,7 +176,14 @@ def build_parser() -> argparse.ArgumentParser:
             "wrong values accepted / correct readbacks refused."
         ),
     )
-    readback.add_argument("--mode", choices=("text", "voice"), default="text", help="typed or spoken readbacks (default: text)")
+    readback.add_argument(
+        "--mode", choices=("text", "voice", "replay"), default="text",
+        help="typed or spoken readbacks, or recorded voice runs decided again by today's engine (default: text)",
+    )
+    readback.add_argument(
+        "--reports", nargs="+", default=None, metavar="PATH",
+        help="replay: voice reports to decide again (default: every reports/bench-readback-voice-seed*.json)",
+    )
     readback.add_argument("--n", type=_positive_int, default=None, help="readbacks (default: 2000 text, 300 voice)")
     readback.add_argument("--seed", type=int, default=0, help="seed of the readbacks (default: 0)")
     readback.add_argument("--wrong", type=float, default=0.3, help="share of readbacks with a value changed or dropped (default: 0.3)")

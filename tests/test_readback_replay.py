@@ -1,0 +1,48 @@
+"""Every recorded voice run decided again by today's engine (`livefreq bench readback --mode replay`,
+tooling/bench/readback_replay.py): the safety gate by voice that needs no recognizer.
+
+The reports in reports/ hold what whisper wrote for thousands of spoken readbacks (right, changed
+and dropped values, pilot voices the product never speaks with), and what it was unsure of. A rule
+the readback check gains is run here over all of them: it must never accept a wrong readback, nor
+let one move the state on. Seed runs recorded at other flow states cannot be matched and are
+skipped, so the test also holds that most of them still are matched.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tooling.bench.readback_replay import LEFT_OUT, default_reports
+from tooling.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_no_recorded_wrong_readback_is_accepted_by_todays_engine(tmp_path, capsys, monkeypatch) -> None:
+    monkeypatch.chdir(ROOT)
+    out = tmp_path / "replay.json"
+    assert main(["bench", "readback", "--mode", "replay", "--out", str(out)]) == 0
+    printed, err = capsys.readouterr()
+    report = json.loads(out.read_text())
+    runs = default_reports(ROOT)
+    assert len(report["files"]) >= 0.9 * len(runs) >= 30, report["skipped"]
+    assert not set(report["files"]) & set(LEFT_OUT)
+    assert report["transmissions"] >= 15_000 and report["bad"] >= 5_000
+    accepted = [r for r in report["rows"] if r["mode"] != "correct" and (r["verdict"] == "accepted" or r["forward"])]
+    assert report["wrong_accepted"] == len(accepted) == 0, accepted[:5]
+    assert "wrong readbacks accepted: 0 of" in printed and "left out" in err
+    # the replay is the engine's own verdict: a correct readback accepted moves its state on
+    assert all(r["forward"] for r in report["rows"] if r["verdict"] == "accepted" and r["fields"])
+
+
+def test_replay_names_a_report_it_cannot_read(tmp_path, capsys) -> None:
+    bad = tmp_path / "bench-readback-voice-seed99.json"
+    bad.write_text("{not json", encoding="utf-8")
+    other = tmp_path / "bench-readback-text.json"
+    other.write_text(json.dumps({"benchmark": "readback", "mode": "text"}), encoding="utf-8")
+    assert main(["bench", "readback", "--mode", "replay", "--reports", str(bad), str(other), "--out", str(tmp_path / "r.json")]) == 0
+    err = capsys.readouterr().err
+    assert f"skipped {bad.name}: not readable" in err and f"skipped {other.name}: not a voice readback report" in err
+    assert main(["bench", "readback", "--mode", "replay", "--reports", str(tmp_path / "nope.json")]) != 0
+    assert "no such report" in capsys.readouterr().err

@@ -1,0 +1,122 @@
+"""Recorded voice readbacks decided again by today's engine (`livefreq bench readback --mode replay`).
+
+A voice run (`--mode voice`) records, for every transmission, what the recognizer wrote and what
+it was unsure of: the transcript, its alternatives, its confidence, the open transcript a second
+hearing replaced, and the issued values checked in the audio. Fed to the engine again at the same
+flow state (found from the report's seed, as the bench drew it: `Bench.draws`), they show what a
+change to the readback check does to thousands of real recognitions in seconds, without speaking
+or decoding anything: every readback it turns from asked again to accepted, and, the point, any
+wrong one it would accept.
+
+What is not replayed: the recognizer's own part of a change. A second hearing or a check in the
+audio the new code would ask for and the old did not was never recorded, so a field left unsure
+without a recorded check stays unsure. Reports whose state list differs from today's flows (a
+state added since) cannot be matched to their sessions and are skipped, and said so.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from engine.hearing import Hearing, ValueCheck
+from tooling.bench.readback import Bench, verdict
+from tooling.readback_pilot.driver import moved_forward
+
+__all__ = ["DEFAULT_REPORTS", "LEFT_OUT", "default_reports", "replay_reports", "summary"]
+
+DEFAULT_REPORTS = "reports/bench-readback-voice-seed*.json"
+# Runs of a recognizer set-up since fixed, whose transcripts no check of the words can judge.
+LEFT_OUT = {
+    "bench-readback-voice-seed7-leaky-prompt.json": (
+        "the recognizer's prompt of that day held the issued holding point, and whisper wrote a "
+        "wrong one read back as the issued one (fixed: the prompt names no issued value)"
+    ),
+}
+
+
+def default_reports(root: Path) -> list[Path]:
+    """Every recorded voice run under `root` (`DEFAULT_REPORTS`), but those `LEFT_OUT`."""
+    return [p for p in sorted(root.glob(DEFAULT_REPORTS)) if p.name not in LEFT_OUT]
+
+
+def replay_reports(bench: Bench, paths: Iterable[Path]) -> dict[str, Any]:
+    """Every transmission of every voice report in `paths`, decided again: {"files": [...],
+    "skipped": {name: why}, "rows": [...]}, a row per transmission with its mode, the recorded
+    verdict (`recorded`), today's (`verdict`), whether it moved the state on, and the fields."""
+    states = [f"{flow}:{state}" for flow, state in bench.states]
+    files: list[str] = []
+    skipped: dict[str, str] = {}
+    rows: list[dict[str, Any]] = []
+    for path in sorted(paths):
+        try:
+            report = json.loads(Path(path).read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            skipped[Path(path).name] = f"not readable: {exc}"
+            continue
+        why = _unmatched(report, states)
+        if why:
+            skipped[Path(path).name] = why
+            continue
+        files.append(Path(path).name)
+        draws = bench.draws(report["n"], report["seed"], report["wrong_share"])
+        for bias in ("bias_on", "bias_off"):
+            for row in report.get(bias, {}).get("transmissions", []):
+                flow, state, scenario, mode = draws[row["index"]]
+                if mode != row["mode"]:
+                    raise ValueError(f"{Path(path).name}: transmission {row['index']} was {row['mode']}, drawn {mode}")
+                rows.append({"file": Path(path).name, "bias": bias.removeprefix("bias_"), "flow": flow, "state": state,
+                             **_decide(bench, flow, state, scenario, row)})
+    return {"files": files, "skipped": skipped, "rows": rows}
+
+
+def _unmatched(report: dict[str, Any], states: list[str]) -> str | None:
+    if report.get("benchmark") != "readback" or report.get("mode") != "voice":
+        return "not a voice readback report"
+    if report.get("fields"):
+        return "a run focused on some fields (--fields): its draws differ"
+    if report.get("states") != states:
+        return "its flow states differ from today's flows"
+    return None
+
+
+def _decide(bench: Bench, flow: str, state: str, scenario: int, row: dict[str, Any]) -> dict[str, Any]:
+    session, now = bench.at_state(flow, state, scenario)
+    heard = row["heard"].strip()
+    first = row.get("first_heard")
+    hearing = Hearing(
+        alternatives=list(row.get("alternatives") or []),
+        confidence=row.get("confidence"),
+        open_transcript=first if first and first != row["heard"] else None,
+        checks=[ValueCheck(**check) for check in row.get("checks") or []],
+    )
+    decision = bench.engine.transmit(session, heard, now + 5.0, hearing=hearing)
+    return {
+        "index": row["index"], "mode": row["mode"], "recorded": row["verdict"], "verdict": verdict(decision),
+        "forward": moved_forward(decision, flow, state, session), "heard": heard,
+        "fields": dict(decision.readback.fields) if decision.readback else None,
+    }
+
+
+def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Counts by mode and verdict, today's and as recorded, the changes between them, and the
+    headline figures: wrong readbacks accepted (or moving the state on), right ones refused or
+    asked again."""
+    correct = [r for r in rows if r["mode"] == "correct"]
+    bad = [r for r in rows if r["mode"] != "correct"]
+    changes = Counter(f"{r['mode']}: {r['recorded']} -> {r['verdict']}" for r in rows if r["recorded"] != r["verdict"])
+    modes = ("correct", "wrong", "drop")
+    return {
+        "transmissions": len(rows),
+        "by_mode": {m: dict(Counter(r["verdict"] for r in rows if r["mode"] == m)) for m in modes},
+        "recorded_by_mode": {m: dict(Counter(r["recorded"] for r in rows if r["mode"] == m)) for m in modes},
+        "changes": dict(changes.most_common()),
+        "wrong_accepted": sum(1 for r in bad if r["verdict"] == "accepted" or r["forward"]),
+        "bad": len(bad),
+        "correct": len(correct),
+        "correct_refused": sum(1 for r in correct if r["verdict"] in ("wrong", "missing")),
+        "correct_said_again": sum(1 for r in correct if r["verdict"] == "say_again"),
+    }
