@@ -46,7 +46,8 @@ def default_reports(root: Path) -> list[Path]:
 def replay_reports(bench: Bench, paths: Iterable[Path]) -> dict[str, Any]:
     """Every transmission of every voice report in `paths`, decided again: {"files": [...],
     "skipped": {name: why}, "rows": [...]}, a row per transmission with its mode, the recorded
-    verdict (`recorded`), today's (`verdict`), whether it moved the state on, and the fields."""
+    verdict (`recorded`), today's (`verdict`), whether it moved the state on, the fields, and
+    today's verdict on the words the pilot said, typed (`said_typed`)."""
     states = [f"{flow}:{state}" for flow, state in bench.states]
     files: list[str] = []
     skipped: dict[str, str] = {}
@@ -94,18 +95,25 @@ def _decide(bench: Bench, flow: str, state: str, scenario: int, row: dict[str, A
         checks=[ValueCheck(**check) for check in row.get("checks") or []],
     )
     decision = bench.engine.transmit(session, heard, now + 5.0, hearing=hearing)
+    typed, typed_at = bench.at_state(flow, state, scenario)
+    said = verdict(bench.engine.transmit(typed, row["said"], typed_at + 5.0)) if row.get("said") else None
     return {
         "index": row["index"], "mode": row["mode"], "recorded": row["verdict"], "verdict": verdict(decision),
+        "said_typed": said,
         "forward": moved_forward(decision, flow, state, session), "heard": heard,
         "fields": dict(decision.readback.fields) if decision.readback else None,
+        "wrong": [dict(w) for w in decision.readback.wrong] if decision.readback else [],
     }
 
 
 def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """Counts by mode and verdict, today's and as recorded, the changes between them, and the
     headline figures: wrong readbacks accepted (or moving the state on), right ones refused or
-    asked again."""
-    correct = [r for r in rows if r["mode"] == "correct"]
+    asked again. A right readback whose words, typed, today's engine does not accept (`stale`: the
+    scenario or the bench's pilot has changed since it was recorded, a SID drawn otherwise, a
+    "descend" said for a climb) counts in none of the right ones' figures."""
+    stale = [r for r in rows if r["mode"] == "correct" and r.get("said_typed") not in (None, "accepted")]
+    correct = [r for r in rows if r["mode"] == "correct" and r not in stale]
     bad = [r for r in rows if r["mode"] != "correct"]
     changes = Counter(f"{r['mode']}: {r['recorded']} -> {r['verdict']}" for r in rows if r["recorded"] != r["verdict"])
     modes = ("correct", "wrong", "drop")
@@ -117,6 +125,7 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "wrong_accepted": sum(1 for r in bad if r["verdict"] == "accepted" or r["forward"]),
         "bad": len(bad),
         "correct": len(correct),
+        "correct_stale": len(stale),
         "correct_refused": sum(1 for r in correct if r["verdict"] in ("wrong", "missing")),
         "correct_said_again": sum(1 for r in correct if r["verdict"] == "say_again"),
     }

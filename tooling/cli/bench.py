@@ -257,8 +257,19 @@ def _bench_readback_replay(args: argparse.Namespace) -> int:
         print(f"  {count:5d}  {change}")
     c = figures["correct"] or 1
     print(f"wrong readbacks accepted: {figures['wrong_accepted']} of {figures['bad']} (should be 0)")
+    if figures["correct_stale"]:
+        print(f"right readbacks left out: {figures['correct_stale']}, whose words typed are not accepted today (the scenario or the bench's pilot changed since)")
     print(f"correct readbacks refused: {figures['correct_refused']} of {figures['correct']} ({100 * figures['correct_refused'] / c:.2f}%)")
     print(f"correct readbacks asked again: {figures['correct_said_again']} of {figures['correct']} ({100 * figures['correct_said_again'] / c:.2f}%)")
+    by_bias = {b: summary([r for r in result["rows"] if r["bias"] == b]) for b in ("on", "off")}
+    for b, f in by_bias.items():
+        if f["transmissions"]:
+            n = f["correct"] or 1
+            print(
+                f"  bias {b}: wrong accepted {f['wrong_accepted']} of {f['bad']}, correct refused {f['correct_refused']} "
+                f"({100 * f['correct_refused'] / n:.2f}%), asked again {f['correct_said_again']} ({100 * f['correct_said_again'] / n:.2f}%) of {f['correct']}"
+            )
+    figures["by_bias"] = by_bias
     report = {"benchmark": "readback", "mode": "replay", "files": result["files"], "skipped": result["skipped"], **figures, "rows": result["rows"]}
     path = write_report(args.json_path or "reports/bench-readback-replay.json", report)
     print(f"wrote {path}")
