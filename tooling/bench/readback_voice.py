@@ -180,8 +180,11 @@ def run_voice_bench(
     engines: tuple[str, ...] = VOICE_ENGINES,
     checks: bool = True,
     mic_level_db: float = 0.0,
+    forms: str = "speech",
 ) -> dict[str, Any]:
     """Speak, recognize and decide `n` readbacks; `bias`: on, off or both (see the module doc);
+    `forms`: "speech", the textbook forms in words, or "spoken", every form the independent pilot
+    says in words (grouped numbers, hyphenated ICAO digits, values without their keyword);
     `channel`: band (VHF band-pass) or radio (the full readability effect); `engines`: which
     pilot voice engines speak (default: every one installed); `checks`: unsure values checked in
     the audio before "say again", as the radio does (gateway/speech/checking.py); `mic_level_db`:
@@ -194,7 +197,9 @@ def run_voice_bench(
     if bias not in ("on", "off", "both"):
         raise ReadbackBenchError(f"--bias must be on, off or both, not {bias!r}")
     started = time.monotonic()
-    cases = bench.cases(n, seed, wrong, forms="speech")
+    if forms not in ("speech", "spoken"):
+        raise ReadbackBenchError(f"--forms must be speech or spoken, not {forms!r}")
+    cases = bench.cases(n, seed, wrong, forms=forms)
     voices = pilot_voices(engines)
     settings_list = ["on", "off"] if bias == "both" else [bias]
     tallies = {b: Tally() for b in settings_list}
@@ -254,6 +259,7 @@ def run_voice_bench(
     report["stt"] = {"engine": settings.stt_engine, "name": getattr(stt, "name", None), "repr": repr(stt)}
     report["voices"] = {"engines": sorted({v.partition(":")[0] for v in voices}), "pilot_voices": voices, "espeak_variants": list(ESPEAK_VARIANTS), "wpm": [150, 190], "snr_db": list(SNR_DB), "channel": channel, "mic_level_db": mic_level_db}
     report["bias"] = bias
+    report["forms"] = forms
     report["value_checks"] = checks
     report["words"] = words
     for b in settings_list:

@@ -207,7 +207,7 @@ def cmd_bench_readback(args: argparse.Namespace) -> int:
             engines = tuple(e.strip() for e in args.voices.split(",") if e.strip()) if args.voices else None
             report = run_voice_bench(
                 bench, settings, n, args.seed, args.wrong, Progress("readback voice", n, unit="readbacks"), bias=args.bias, channel=args.channel,
-                checks=args.value_checks, mic_level_db=args.mic_level, **({"engines": engines} if engines else {}),
+                checks=args.value_checks, mic_level_db=args.mic_level, forms=args.forms, **({"engines": engines} if engines else {}),
             )
     except (ReadbackBenchError, DriveError, SttError) as exc:
         raise CliError(str(exc)) from None

@@ -204,6 +204,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="voice: pilot voice engines, comma-separated among kokoro (neural, accented), espeak, flite (default: every one installed)",
     )
     readback.add_argument(
+        "--forms", choices=("speech", "spoken"), default="speech",
+        help="voice: the textbook forms said in words (speech), or every form the pilot says in words: grouped numbers, "
+        "hyphenated ICAO digits, values without their keyword (spoken) (default: speech)",
+    )
+    readback.add_argument(
         "--no-value-checks", dest="value_checks", action="store_false",
         help="voice: ask again where a value is unsure without checking it in the audio first (gateway/speech/checking.py)",
     )
