@@ -98,14 +98,14 @@ def test_voice_bench_runs_with_and_without_bias(tmp_path):
     """In a process of its own: the speech models it loads are shared process-wide and would make
     later tests' gateways report voice as ready."""
     out = tmp_path / "voice.json"
-    args = ["bench", "readback", "--mode", "voice", "--n", "2", "--bias", "both", "--wrong", "0.5", "--out", str(out)]
+    args = ["bench", "readback", "--mode", "voice", "--n", "2", "--bias", "both", "--wrong", "0.5", "--forms", "spoken", "--out", str(out)]
     done = subprocess.run(
         [sys.executable, "-c", "from tooling.cli import main; raise SystemExit(main())", *args],
         cwd=Path(__file__).resolve().parents[1], capture_output=True, text=True, timeout=230, check=False,
     )
     assert done.returncode == 0, done.stderr[-2000:]
     report = json.loads(out.read_text())
-    assert report["mode"] == "voice" and report["bias"] == "both"
+    assert report["mode"] == "voice" and report["bias"] == "both" and report["forms"] == "spoken"
     for b in ("bias_on", "bias_off"):
         _check_counts(report[b], 2)
         assert report[b]["correct"] == 1 and report[b]["bad"] == 1  # one of each kind (see the module docstring)
