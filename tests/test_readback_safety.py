@@ -903,6 +903,24 @@ def test_an_altitude_above_every_transition_altitude_by_voice_is_asked_again(tho
     assert evaluate(["cleared_altitude_ft"], high, readback, spoken=True).ok
 
 
+@given(thousands=st.integers(2, 15), tail=st.integers(1, 9), spoken=st.booleans(), keep=st.booleans())
+@settings(max_examples=150, deadline=None)
+def test_an_altitude_off_the_hundreds_is_asked_again_never_judged(thousands: int, tail: int, spoken: bool, keep: bool) -> None:
+    """Clearances give altitudes in hundreds of feet: "three thousand eight" (whisper's "eight" for
+    "feet", the most frequent such garble in the recorded voice runs) is a value misheard, asked
+    again, typed or by voice, whether the issued altitude or another was meant; and
+    a recognizer alternative hearing one contradicts nothing the best transcript heard right."""
+    issued = thousands * 1000
+    variables = {**SCRIPT_SCENARIO, "cleared_altitude_ft": issued}
+    heard = f"climb {speak_digits(str(thousands if keep else thousands + 1))} thousand {speak_digits(str(tail))}"
+    said = f"{heard}, Lufthansa three five niner"
+    evaluate = ReadbackEvaluator().evaluate
+    result = evaluate(["cleared_altitude_ft"], variables, said, spoken=spoken)
+    assert result.fields["cleared_altitude_ft"] == "unsure" and not result.ok, (said, result)
+    best = f"climb {speak_digits(str(thousands))} thousand feet, Lufthansa three five niner"
+    assert evaluate(["cleared_altitude_ft"], variables, best, spoken=True, alternatives=[said]).ok
+
+
 @given(
     route=st.lists(st.tuples(st.sampled_from(ROUTE_LETTERS), st.integers(1, 9)), min_size=2, max_size=4, unique_by=lambda p: p[0]),
     lost=st.sets(st.integers(0, 3), min_size=1),

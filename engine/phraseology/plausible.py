@@ -35,9 +35,13 @@ def _flight_level(value: str) -> bool:
 
 
 def _altitude(value: str) -> bool:
-    """An altitude in feet, or a level its finder heard for it ("flight level one eight" for a
-    cleared 4000 ft, FL018), held to the flight level's rule."""
-    return not value.startswith("FL") or _flight_level(value)
+    """An altitude in feet, in hundreds as every clearance gives one: "three thousand eight" (3008,
+    whisper's "eight" for "feet", the most frequent such garble in the recorded voice runs) or a
+    lone "five" is a value misheard, not a wrong readback; or a level its finder heard for it
+    ("flight level one eight" for a cleared 4000 ft, FL018), held to the flight level's rule."""
+    if value.startswith("FL"):
+        return _flight_level(value)
+    return not value.isdigit() or (int(value) >= 100 and int(value) % 100 == 0)
 
 
 def _speed(value: str) -> bool:
