@@ -563,11 +563,11 @@ def test_a_finder_flags_a_value_it_heard_garbled(kind: str, heard: str, hit: Hit
 
 @given(level=st.integers(0, 999), speed=st.integers(0, 999), heading=st.integers(0, 999))
 def test_levels_speeds_and_headings_a_controller_never_assigns_are_not_values(level: int, speed: int, heading: int) -> None:
-    """A flight level under FL020 or not in steps of 5 (FL389 for "tree eight zero"), a speed
+    """A flight level under FL030 or not in steps of 5 (FL389 for "tree eight zero"), a speed
     outside 60-450 kt or a heading past 360 ("three six niner" for "tree six zero") is a cut or
     misheard value (asked again); every other one is a
     value (so a wrong one is corrected)."""
-    assert plausible("flight_level", f"FL{level:03d}") == (level >= 20 and level % 5 == 0)
+    assert plausible("flight_level", f"FL{level:03d}") == (level >= 30 and level % 5 == 0)
     assert plausible("speed", str(speed)) == (60 <= speed <= 450)
     assert plausible("heading", f"{heading:03d}") == (heading <= 360)
 

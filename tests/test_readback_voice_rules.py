@@ -155,7 +155,7 @@ def test_a_number_heard_as_the_issued_ones_last_digits_is_asked_again(name: str,
         assert ReadbackEvaluator().evaluate([name], variables, zero, spoken=True).fields[name] == "wrong", zero
 
 
-@given(level=st.integers(1, 19), issued=st.integers(2, 9))
+@given(level=st.integers(1, 29), issued=st.integers(2, 9))
 @settings(max_examples=60, deadline=None)
 def test_a_flight_level_no_controller_assigns_for_an_altitude_is_asked_again(level: int, issued: int) -> None:
     """"fly heading one eight zero" heard as "flight level, one eight, zero" (seed 11): FL018 for

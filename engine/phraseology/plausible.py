@@ -25,13 +25,14 @@ def _squawk(value: str) -> bool:
 
 
 def _flight_level(value: str) -> bool:
-    """FL020 and up, in steps of 5: no transition level lies below 2,000 ft, so a lower one is a
-    level cut short ("flight level one" of "one zero zero") or misheard, and levels go by tens
-    (by fives for VFR), so "flight level three eight niner" is a misheard "tree eight zero". A
-    level said as feet ("7000 feet" for FL070) is heard as FL7000 and stays a wrong readback,
-    corrected."""
+    """FL030 and up, in steps of 5: no transition level lies below 3,000 ft (the lowest transition
+    altitudes are 3,000 ft, and the level above them higher still), so a lower one is a level cut
+    short ("flight level one" of "one zero zero"; "two, zero" of "two eight zero", seed 42) or
+    misheard, and levels go by tens (by fives for VFR), so "flight level three eight niner" is a
+    misheard "tree eight zero". A level said as feet ("7000 feet" for FL070) is heard as FL7000
+    and stays a wrong readback, corrected."""
     digits = value.removeprefix("FL")
-    return digits.isdigit() and int(digits) >= 20 and int(digits) % 5 == 0
+    return digits.isdigit() and int(digits) >= 30 and int(digits) % 5 == 0
 
 
 def _altitude(value: str) -> bool:
