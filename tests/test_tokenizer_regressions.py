@@ -12,6 +12,7 @@ REGRESSIONS = [
     ("squawk ze-ro, ze-ro, ze-ro, too", "squawk", ["0002"]),  # "too" looks past a pause
     ("runway too", "runway", ["02"]),  # "too" right after a value keyword
     ("squawk uh too uh oh ten", "squawk", ["2010"]),  # homophone runs resolve together
+    ("AAL too oh oh, flight level wun zero", "callsign", ["AAL200"]),  # "too" before "oh" (hypothesis, 2026-11-29)
     ("runway uh oh, too", "runway", ["02"]),
     ("too uh left", "runway", ["02L"]),  # "too" before a side word
     ("q uh n uh h uh nin-er, uh, fife, ze-ro", "qnh", ["950"]),  # fillers dropped before "q n h" merges

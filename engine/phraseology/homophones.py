@@ -65,7 +65,7 @@ def resolve_homophones(
     - "too" and "oh" next to a number, right after a value keyword ("runway too", "squawk oh",
       also across "to": "speed to too oh too") or a number's decimal word ("decimal too") or
       "hundred and", or right before a unit ("too left", "too knots");
-      "too too" is 22;
+      "too too" is 22, "too oh oh" 200;
     - "to"/"for"/"fo" (and whisper's "fall"/"full" for four) between two single digits, or after a
       phonetic letter where a route goes on, our callsign follows (`callsign_starts`: its first
       word, "holding point kilo for Egyptair tree two") or the words pause or end ("bravo fo, lima
@@ -85,7 +85,8 @@ def resolve_homophones(
             keyword = keyword or (i > 1 and words[i - 1] == "and" and beside(i - 1, -1) == "M")  # "hundred and too"
             keyword = keyword or (i > 1 and words[i - 1] == "to" and words[i - 2] in _VALUE_WORDS)  # "speed to too"
             if word == "too":
-                twice = "too" in (words[i - 1] if i else "", words[i + 1] if i + 1 < len(words) else "")
+                after = words[i + 1] if i + 1 < len(words) else ""
+                twice = "too" in (words[i - 1] if i else "", after) or after == "oh"  # "too oh oh": 200
                 # after a phonetic letter: a taxiway or holding point ("tango too", "golf too")
                 lettered = i > 0 and words[i - 1] in _PHONETIC
                 digit = prev in NUMERIC or nxt in NUMERIC or keyword or twice or lettered
