@@ -62,15 +62,16 @@ def replay_reports(bench: Bench, paths: Iterable[Path]) -> dict[str, Any]:
         if why:
             skipped[Path(path).name] = why
             continue
-        files.append(Path(path).name)
         draws = bench.draws(report["n"], report["seed"], report["wrong_share"])
-        for bias in ("bias_on", "bias_off"):
-            for row in report.get(bias, {}).get("transmissions", []):
-                flow, state, scenario, mode = draws[row["index"]]
-                if mode != row["mode"]:
-                    raise ValueError(f"{Path(path).name}: transmission {row['index']} was {row['mode']}, drawn {mode}")
-                rows.append({"file": Path(path).name, "bias": bias.removeprefix("bias_"), "flow": flow, "state": state,
-                             **_decide(bench, flow, state, scenario, row)})
+        recorded = [(b, row) for b in ("bias_on", "bias_off") for row in report.get(b, {}).get("transmissions", [])]
+        if any(row["index"] >= len(draws) or draws[row["index"]][3] != row["mode"] for _b, row in recorded):
+            skipped[Path(path).name] = "its readbacks were drawn otherwise than today's bench draws them"
+            continue
+        files.append(Path(path).name)
+        for bias, row in recorded:
+            flow, state, scenario, _mode = draws[row["index"]]
+            rows.append({"file": Path(path).name, "bias": bias.removeprefix("bias_"), "flow": flow, "state": state,
+                         **_decide(bench, flow, state, scenario, row)})
     return {"files": files, "skipped": skipped, "rows": rows}
 
 
@@ -112,8 +113,9 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
     asked again. A right readback whose words, typed, today's engine does not accept (`stale`: the
     scenario or the bench's pilot has changed since it was recorded, a SID drawn otherwise, a
     "descend" said for a climb) counts in none of the right ones' figures."""
-    stale = [r for r in rows if r["mode"] == "correct" and r.get("said_typed") not in (None, "accepted")]
-    correct = [r for r in rows if r["mode"] == "correct" and r not in stale]
+    right = [r for r in rows if r["mode"] == "correct"]
+    stale = [r for r in right if r.get("said_typed") not in (None, "accepted")]
+    correct = [r for r in right if r.get("said_typed") in (None, "accepted")]
     bad = [r for r in rows if r["mode"] != "correct"]
     changes = Counter(f"{r['mode']}: {r['recorded']} -> {r['verdict']}" for r in rows if r["recorded"] != r["verdict"])
     modes = ("correct", "wrong", "drop")
