@@ -46,14 +46,14 @@ def correction_items(
     items: list[str] = []
     names = [*required, *(n for n in result.fields if n not in required)]
     given = {w["field"]: w["expected"] for w in result.wrong}
+    vertical = _vertical_item(names, variables, given)
     for name in names:
         if result.fields.get(name, "ok") == "ok" and not (everything and name in required):
             continue
         kind = phraseology.kind_for_variable(name)
-        vertical = _vertical_item(name, kind, names, variables, given)
-        if vertical is not None:  # "descend 5000 feet": the verb with its level, said once
-            if vertical not in items:
-                items.append(vertical)
+        if vertical is not None and name in vertical[1]:  # "descend 5000 feet": verb and level, said once
+            if vertical[0] not in items:
+                items.append(vertical[0])
             continue
         if name.startswith(INSTRUCTION_PREFIX):  # "line up and wait", "cleared to land": as given
             if name in given and given[name] not in items:
@@ -85,17 +85,18 @@ def _turn_item(name: str, kind: str, variables: dict[str, Any], result: Readback
 
 
 def _vertical_item(
-    name: str, kind: str, names: list[str], variables: dict[str, Any], given: dict[str, str]
-) -> str | None:
-    """A wrong climb or descend is repeated with its level, where the level's own item (or,
-    with the level read back right, the verb's) would stand: "descend 5000 feet", as a
-    controller says it; None for any other item, or with no level to say."""
+    names: list[str], variables: dict[str, Any], given: dict[str, str]
+) -> tuple[str, tuple[str, str]] | None:
+    """A wrong climb or descend, repeated with its level ("descend 5000 feet", as a controller
+    says it) where the level's own item (or, with the level read back right, the verb's) would
+    stand: (the item, the two names it stands for); None with no wrong verb or no level to say."""
     verb = given.get(f"{INSTRUCTION_PREFIX}vertical")
     level = next((n for n in names if phraseology.kind_for_variable(n) in _LEVELS and variables.get(n)), None)
-    if verb is None or level is None or (name != level and name != f"{INSTRUCTION_PREFIX}vertical"):
+    if verb is None or level is None:
         return None
-    level_kind = phraseology.kind_for_variable(level)
-    return f"{verb} {phraseology.display_value(level_kind, variables[level])}{_AFTER.get(level_kind, '')}"
+    kind = phraseology.kind_for_variable(level)
+    item = f"{verb} {phraseology.display_value(kind, variables[level])}{_AFTER.get(kind, '')}"
+    return item, (level, f"{INSTRUCTION_PREFIX}vertical")
 
 
 def correction_text(

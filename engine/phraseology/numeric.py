@@ -90,10 +90,11 @@ def _turn_headings(t: Transcript) -> Found:
     of turn without its word, as pilots read it back: three digits that make a heading, after a
     side said as a turn (`directions.is_turn`: never a runway's side)."""
     found: Found = []
-    for i in range(len(t.words)):
+    for i in range(len(t.words) - 1):
         number = t.integer(i + 1)
-        if is_turn(t, i) and number is not None and len(number) == 3 and heading_canonical(number) and int(number):
-            found.append(Hit(i + 1, heading_canonical(number) or number))
+        heading = heading_canonical(number) if number is not None and len(number) == 3 and int(number) else None
+        if heading is not None and is_turn(t, i):
+            found.append(Hit(i + 1, heading))
     return found
 
 

