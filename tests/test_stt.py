@@ -577,6 +577,19 @@ def test_whisper_long_audio_goes_through_the_chunked_path(whisper: WhisperEngine
         # a last sentence that says another value, or is too short to be an echo, stays
         ("Squawk four seven two one, Lufthansa tree fife niner. Squawk four seven two two, Lufthansa tree fife.",) * 2,
         ("Cleared to land runway two five left. Two five left.",) * 2,
+        # a loop run to the end of the window: two copies and a cut-off third (a flite pilot,
+        # readback bench seed 43; the compression guard made it "" before)
+        ("Egyptair three two. Roger heading zero seven zero. Roger heading zero seven zero. Roger. Egyptair three"
+         " two. Roger heading zero seven zero. Roger heading zero seven zero. Roger. Egyptair three two. Roger"
+         " heading zero seven zero",
+         "Egyptair three two. Roger heading zero seven zero. Roger."),
+        # digits said on to the end: masked as doubted, the words before kept (a Kokoro pilot's
+        # "Edelweiss seven zero four", seed 45); a shorter run of digits is a value and stays
+        (" weeko one two zero decimal one seven five Roger edelweiss seven zero seven zero seven zero seven zero"
+         " seven zero seven zero seven zero seven",
+         "weeko one two zero decimal one seven five Roger edelweiss ???"),
+        ("squawk two two two two, two two two", "squawk two two two two, two two two"),
+        ("japanair one one one one one one one one three", "japanair one one one one one one one one three"),
     ],
 )
 def test_collapse_repeats_keeps_one_copy_of_a_looped_sentence(said: str, kept: str) -> None:
@@ -609,6 +622,35 @@ def test_a_dropped_echo_never_loses_a_value(before: list[str], size: int, change
     other[change % size] = digit  # never among the words drawn
     kept = collapse_repeats(f"{first} {' '.join(other).capitalize()}.")
     assert digit in re.findall(r"[a-z]+", kept.lower())
+
+
+_DIGIT_WORDS = st.sampled_from(["zero", "one", "two", "tree", "four", "fife", "six", "seven", "eight", "niner"])
+
+
+@given(
+    before=st.lists(_SAID, min_size=1, max_size=10),
+    block=st.lists(_DIGIT_WORDS, min_size=1, max_size=3),
+    copies=st.integers(1, 12),
+    cut=st.integers(0, 2),
+)
+@settings(max_examples=300, deadline=None)
+def test_digits_said_on_to_the_end_are_doubted_never_read(before: list[str], block: list[str], copies: int, cut: int) -> None:
+    """Digits whisper says on to the end of the window (a block of up to three, repeated to
+    eight words or more) are masked as one doubted word: the words before stay as they were,
+    and no digit of the run is left to be read as a value. A shorter run is left alone: it may
+    be a value."""
+    from gateway.speech.stt.whisper_guards import DIGIT_LOOP_MIN_WORDS, mask_digit_loop
+
+    if before[-1] in {"one", "two", "tree", "four", "fife", "niner", "zero"}:
+        before = [*before, "roger"]  # the run starts where the words before it end
+    run = block * copies + block[: min(cut, len(block) - 1)]
+    masked = mask_digit_loop(" ".join(before + run)).split()
+    if len(run) >= DIGIT_LOOP_MIN_WORDS:
+        assert masked[-1] == "???"
+        assert masked[:-1] == before[: len(masked) - 1]  # only the words before, at most
+        assert len(masked) - 1 >= len(before) - (len(block) - 1)  # a copy's tail at most joins the run
+    else:
+        assert masked == before + run
 
 
 def test_whisper_skips_partials_while_every_worker_decodes_a_final(whisper: WhisperEngine, clips: dict[str, bytes]) -> None:

@@ -24,8 +24,10 @@ Choices, measured on a 2-core machine with espeak-ng readbacks of about 3.5 s:
   A short window has one failure the 30 s one rarely shows: whisper, expecting more speech,
   says the transmission again ("Roger, Ukraine International six six four. Roger, Ukraine
   International six six four."). `collapse_repeats` keeps one copy of a sentence said again
-  right after itself (and drops a cut-off copy at the end); a loop of three or more is
-  dropped whole by the compression-ratio guard below if it survives.
+  right after itself (and drops a cut-off copy at the end), of a run of words said three times
+  (or twice and cut off by the window's end), and masks digits said on to the end as doubted
+  ("... seven zero seven zero seven zero", `mask_digit_loop`); a loop that survives is dropped
+  whole by the compression-ratio guard below.
 - Finals of one shape (window length and prompt length in tokens) queued at the same time decode
   in one CTranslate2 call (`gateway.speech.stt.batching`, at most `batch_max`), each with the
   result it gets alone; partials and audio past one window decode alone.
