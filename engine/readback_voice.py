@@ -97,7 +97,10 @@ def garbled_by_voice(handler: Kind, t: Transcript, found: Found, expected: str, 
       as "four"), or one that is no channel a controller assigns (`frequencies.is_channel`:
       "one three four five six niner" for 134.560, "one one one point nine zero five" for
       119.905). All its decimals said after the decimal word, a channel, and one differing, it
-      stays a value (wrong).
+      stays a value (wrong). And the issued one ending in two zeros heard with two decimals, the
+      second a zero ("one three six decimal five zero" for 136.500): no pilot says it so (four
+      digits or all six), a digit was lost ("five five zero", 136.550: a wrong frequency
+      accepted on seed 21's recordings, 2026-11-29).
     - A taxi route: the issued route's start ("via victor five ntango five" heard as V5 for V5 T5)
       or its end ("myath whiskey seven, romeo five" heard as W7 R5 for L8 W7 R5), or its
       elements with digits lost ("via Lima, Whiskey seven" heard as L W7 for L8 W7 R5; "via c
@@ -207,9 +210,13 @@ def _garbled_frequency(t: Transcript, hit: Hit, expected: str) -> bool:
     whole, dot, frac = t.words[hit.index].partition(".")
     if not dot:
         return hit.value != expected  # no decimal word: "one two one four nine zero" for 121.905 ("point" heard "four")
-    exp_whole, _, exp_frac = expected.partition(".")
-    exp_frac = exp_frac.rstrip("0")
-    return whole[-3:] == exp_whole and len(frac) < len(exp_frac) and frac[:1] == exp_frac[:1]
+    exp_whole, _, exp_full = expected.partition(".")
+    exp_frac = exp_full.rstrip("0")
+    if whole[-3:] != exp_whole or frac[:1] != exp_full[:1]:
+        return False
+    if len(frac) == 2 and frac[1] == "0" and exp_full[1:] == "00":
+        return True  # "decimal five zero" for 136.500: no one says it so, a digit was lost (of "five five zero")
+    return len(frac) < len(exp_frac)
 
 
 def _garbled_route(_t: Transcript, hit: Hit, expected: str) -> bool:

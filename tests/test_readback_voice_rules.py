@@ -48,6 +48,22 @@ def test_a_frequency_heard_with_fewer_decimals_after_its_first_is_asked_again(
     _asked_again("ground_freq", f"{mhz}.{decimals}", f"{CALLSIGN}, contact ground {speak_digits(f'{mhz}.{heard}')}")
 
 
+@given(mhz=st.integers(118, 136), first=st.integers(0, 9))
+@settings(max_examples=100, deadline=None)
+def test_a_frequency_ending_in_two_zeros_heard_with_one_of_them_is_asked_again(mhz: int, first: int) -> None:
+    """"tower one three six decimal five zero" for 136.500 (seed 21's recordings, 2026-11-29:
+    the pilot said 136.550, "five five zero", and the recognizer dropped a five): pilots say
+    four digits or all six, so a digit was lost, maybe one that made it another frequency
+    (any middle digit dropped from "first ? zero" leaves "first zero"). Typed, it is the issued
+    one; said in a standard form, it is accepted."""
+    issued = f"{mhz}.{first}00"
+    _asked_again("tower_freq", issued, f"{CALLSIGN}, tower {speak_digits(f'{mhz}.{first}0')}", typed=True)
+    variables = {**SCRIPT_SCENARIO, "tower_freq": issued}
+    for form in (f"{mhz}.{first}", f"{mhz}.{first}00"):
+        spoken = f"{CALLSIGN}, tower {speak_digits(form)}"
+        assert ReadbackEvaluator().evaluate(["tower_freq"], variables, spoken, spoken=True).ok, spoken
+
+
 @given(mhz=st.integers(118, 136), step=st.integers(0, 39), offset=st.sampled_from(CHANNEL_OFFSETS_KHZ), swap=st.integers(0, 9))
 @settings(max_examples=150, deadline=None)
 def test_a_frequency_heard_without_its_decimal_word_is_asked_again_unless_it_is_the_issued_one(
