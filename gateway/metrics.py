@@ -10,6 +10,8 @@ The stages of a voice transmission, each a label of `livefreq_stage_seconds`:
 - ``second_hearing``: the closed-vocabulary decode of a transmission the engine would not accept
   as first heard (gateway/speech/rehearing.py; `livefreq_second_hearings_total` counts them,
   and those skipped because no CPU worker was idle);
+- ``third_hearing``: whisper base's decode where the second hearing did not settle either
+  (gateway/speech/stt/whisper_bigger.py; `livefreq_third_hearings_total`, by the same rules);
 - ``value_check``: the issued values a readback left unsure or missing, checked in the audio
   (gateway/speech/checking.py; `livefreq_value_checks_total` counts them, and those skipped);
 - ``final_to_decision``: the final transcript to the engine's decision, stored;
@@ -38,7 +40,8 @@ from engine.models import Decision
 from engine.router_llm import Outcome, RouterVerdict
 
 STAGES = (
-    "speech_end_to_final", "second_hearing", "value_check", "final_to_decision", "decision_to_first_tts_audio", "speech_end_to_first_audio"
+    "speech_end_to_final", "second_hearing", "third_hearing", "value_check", "final_to_decision",
+    "decision_to_first_tts_audio", "speech_end_to_first_audio",
 )
 # seconds; dense where the targets are (0.35 s p50, 0.7 s / 1.2 s p95, 1.5 s capacity limit)
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5, 0.6, 0.7, 0.85, 1.0, 1.2, 1.5, 2.0, 3.0, 5.0, 10.0)
@@ -75,6 +78,13 @@ SECOND_HEARINGS = Counter(
     "Voice transmissions the engine would not accept as first heard, by what happened (gateway/speech/rehearing.py)",
     # heard_again | none (no closed decode for this audio) | busy (no worker of the CPU pool was idle)
     # | late (it would end past the reply's due time: LIVEFREQ_SECOND_HEARING_DUE_S)
+    ["outcome"],
+)
+THIRD_HEARINGS = Counter(
+    "livefreq_third_hearings_total",
+    "Voice transmissions the engine would not accept after the second hearing, heard by whisper base or not "
+    "(gateway/speech/stt/whisper_bigger.py)",
+    # heard_again | none (whisper base not installed, or audio past one window) | busy | late (as above)
     ["outcome"],
 )
 VALUE_CHECKS = Counter(

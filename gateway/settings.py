@@ -98,6 +98,9 @@ class Settings(BaseSettings):
     # then check a readback value still unsure in the audio (gateway/speech/checking.py), under the
     # same idle and due-time rules; off with the second hearing too
     value_checks: bool = True
+    # and, where the engine would not accept the second hearing either, a third by whisper base
+    # (gateway/speech/stt/whisper_bigger.py; the `bigger` extra, which `make install` installs)
+    bigger_hearing: bool = True
     audio_pacing: bool = True  # send controller audio at real time (blocking needs it); off: as fast as made
     # speech HTTP endpoints (gateway/api/speech.py): base64 audio in JSON bodies outgrows max_body_bytes
     max_audio_body_bytes: int = Field(default=8 * 1024 * 1024, gt=0)

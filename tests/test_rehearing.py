@@ -20,7 +20,7 @@ from gateway.speech.rehearing import hear_again, second_hearing
 from gateway.speech.stack import stt_context
 from gateway.speech.stt.base import ICAO_WORDS, VALUE_CLASSES, SttContext, SttResult, final_result
 from gateway.speech.stt.lexicon import PILOT_WORDS, flow_words, radio_lexicon
-from gateway.speech.stt.whisper import WhisperEngine
+from gateway.speech.stt.whisper import WhisperEngine, build_prompt
 from gateway.store import MemorySessionRepository
 from tests.support.pilot_audio import espeak_pcm
 
@@ -238,3 +238,63 @@ def test_the_suppressed_tokens_are_those_outside_the_lexicon_and_the_sessions_wo
     assert suppressed_tokens(tokenizer, lexicon, own, default) == expected
     assert set(tokenizer.encode(" zanzibar")).isdisjoint(expected)  # the session's words are writable
     assert suppressed_tokens(tokenizer, lexicon, frozenset(), default) != expected  # and only its
+
+
+# --- the third hearing (whisper base) ------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def with_base() -> WhisperEngine:
+    """tiny.en with whisper base for the third hearing (the `bigger` extra, installed by make)."""
+    engine = WhisperEngine(bigger=True)
+    engine.load()
+    assert engine.bigger_engine is not None, "whisper base is part of the test install (pyproject: bigger)"
+    return engine
+
+
+def test_where_the_second_hearing_does_not_settle_whisper_base_hears_a_third_time(
+    with_base: WhisperEngine, service: RadioService
+) -> None:
+    """Not settled after the closed hearing: whisper base's transcript is read, with both
+    earlier ones among its alternatives (a value they hear otherwise is asked again); the
+    very first transcript stays the open one in the trace."""
+    from gateway import metrics
+
+    before = metrics.THIRD_HEARINGS.labels("heard_again")._value.get()
+    first, result, spent_first, spent_all = _hear_twice(with_base, service, settled=False)
+    assert metrics.THIRD_HEARINGS.labels("heard_again")._value.get() == before + 1
+    assert result.hearing.open_transcript == first.text and spent_all > spent_first
+    assert with_base.bigger_engine is not None
+    context = SttContext(callsign="Lufthansa 359", lexicon=radio_lexicon(service.registry))
+    base = with_base.bigger_engine.decode_result(espeak_pcm(RUNWAY_READBACK), build_prompt(context))
+    assert result.text == base.text  # whisper base's own decode of the same audio and prompt
+    earlier = {a.strip() for a in result.hearing.alternatives}
+    assert first.text.strip() == result.text.strip() or first.text.strip() in earlier
+    # base may write "runway nero seven right" where tiny.en heard "zero": the earlier hearings
+    # stay among the alternatives, so the engine reads them all (engine.readback: unsure hearing)
+    assert any("runway 07 right" in normalize_transcript(text) for text in [result.text, *earlier])
+
+
+def test_no_third_hearing_where_the_second_settles(with_base: WhisperEngine, service: RadioService) -> None:
+    """The engine would accept the closed hearing: whisper base is not spent."""
+    pcm = espeak_pcm(RUNWAY_READBACK)
+    context = SttContext(callsign="Lufthansa 359", lexicon=radio_lexicon(service.registry))
+    calls: list[str] = []
+
+    async def hear() -> tuple[SttResult, SttResult]:
+        stream = with_base.open(context)
+        stream.feed(pcm)
+        first = await final_result(stream)
+
+        async def settles(heard: SttResult) -> bool:
+            calls.append(heard.text)
+            return len(calls) > 1  # not the first hearing, but the second
+
+        closed = await stream.closed_result()
+        result = await hear_again(stream, first, settles)
+        await stream.aclose()
+        assert closed is not None
+        return closed, result
+
+    closed, result = asyncio.run(hear())
+    assert len(calls) == 2 and result.text == closed.text  # the second hearing's, no third

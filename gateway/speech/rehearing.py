@@ -89,6 +89,7 @@ class SpareDecode:
 
 
 SECOND_HEARING = SpareDecode(metrics.SECOND_HEARINGS, "second_hearing")
+THIRD_HEARING = SpareDecode(metrics.THIRD_HEARINGS, "third_hearing")
 DURATIONS = SECOND_HEARING.durations
 
 
@@ -100,27 +101,45 @@ async def hear_again(
     due_s: float | None = None,
 ) -> SttResult:
     """`first`, or the second hearing of `stream`'s audio where `settles(first)` says the engine
-    would not understand it and the engine can hear in closed vocabulary (whisper, short audio).
-    `speech_ended` (`time.monotonic()` at PTT release): the radio's; with it, a second hearing
-    that would end more than `due_s` after it is not started (None: no limit). The readback bench
-    leaves it out: it measures the hearing of an idle node, as the idle-worker rule does."""
+    would not understand it and the engine can hear in closed vocabulary (whisper, short audio),
+    and the third (whisper base, `gateway.speech.stt.whisper_bigger`) where the engine would not
+    understand the second either. `speech_ended` (`time.monotonic()` at PTT release): the
+    radio's; with it, a hearing that would end more than `due_s` after it is not started (None:
+    no limit). The readback bench leaves it out: it measures the hearing of an idle node, as the
+    idle-worker rule does."""
     closed_result = getattr(stream, "closed_result", None)
     if closed_result is None or await settles(first):
         return first
-    if not SECOND_HEARING.may_start(speech_ended, due_s):
-        return first
+    heard = await _hear(SECOND_HEARING, closed_result, first, speech_ended, due_s)
+    bigger_result = getattr(stream, "bigger_result", None)
+    if bigger_result is None or (heard is not first and await settles(heard)):
+        return heard
+    return await _hear(THIRD_HEARING, bigger_result, heard, speech_ended, due_s)
+
+
+async def _hear(
+    spare: SpareDecode,
+    decode: Callable[[], Awaitable[SttResult | None]],
+    heard: SttResult,
+    speech_ended: float | None,
+    due_s: float | None,
+) -> SttResult:
+    """`heard` with one more hearing by `decode`, where `spare` lets it start."""
+    if not spare.may_start(speech_ended, due_s):
+        return heard
     started = time.monotonic()
-    closed: SttResult | None = await closed_result()
-    metrics.SECOND_HEARINGS.labels("none" if closed is None else "heard_again").inc()
-    if closed is None:
-        return first
-    SECOND_HEARING.spent(time.monotonic() - started)
-    return second_hearing(first, closed)
+    again = await decode()
+    spare.counter.labels("none" if again is None else "heard_again").inc()
+    if again is None:
+        return heard
+    spare.spent(time.monotonic() - started)
+    return second_hearing(heard, again)
 
 
 def second_hearing(first: SttResult, closed: SttResult) -> SttResult:
-    """The closed decode as the transcript, and the open one first among its alternatives: a
-    value the two hear differently is not judged but asked again (`engine.readback`)."""
+    """The later decode (`closed`: in the radio's words, or by whisper base) as the transcript,
+    and the earlier one first among its alternatives: a value they hear differently is not judged
+    but asked again (`engine.readback`). `open_transcript` stays the very first hearing's."""
     if not closed.text:
         return first
     alternatives = [first.text, *closed.hearing.alternatives, *first.hearing.alternatives]
@@ -128,6 +147,6 @@ def second_hearing(first: SttResult, closed: SttResult) -> SttResult:
         alternatives=unique_alternatives(closed.text, [a for a in alternatives if a]),
         cut_off=first.hearing.cut_off,
         confidence=closed.hearing.confidence,
-        open_transcript=first.text,
+        open_transcript=first.hearing.open_transcript or first.text,
     )
     return SttResult(closed.text, hearing)

@@ -67,6 +67,7 @@ Choices, measured on a 2-core machine with espeak-ng readbacks of about 3.5 s:
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Sequence
 from pathlib import Path
@@ -94,6 +95,8 @@ from gateway.speech.stt.base import (
     unique_alternatives,
 )
 from gateway.speech.stt.batching import WindowInput
+from gateway.speech.stt.whisper_bigger import INSTALL_HINT as BIGGER_INSTALL_HINT
+from gateway.speech.stt.whisper_bigger import bigger_model_dir
 from gateway.speech.stt.whisper_closed import closed_result
 from gateway.speech.stt.whisper_guards import collapse_repeats, compression_ratio
 from gateway.speech.stt.whisper_prompt import DIGITS_SENTENCE as DIGITS_SENTENCE  # re-exported
@@ -123,6 +126,7 @@ NBEST_MARGIN = 0.2
 WORD_CONFIDENCE_MIN = 0.3
 
 _models = SharedModels()
+log = logging.getLogger(__name__)
 
 
 def bundled_model_path() -> Path:
@@ -162,6 +166,7 @@ class WhisperEngine:
         num_workers: int | None = None,
         compute_type: str = "int8",
         batch_max: int = batching.BATCH_MAX,
+        bigger: bool = False,
     ) -> None:
         if beam_size < 1:
             raise ValueError(f"beam_size must be >= 1, got {beam_size}")
@@ -173,6 +178,8 @@ class WhisperEngine:
         self.num_workers = max(1, num_workers or cpu_count())
         self.compute_type = compute_type
         self.batch_max = max(1, batch_max)
+        self.bigger = bigger  # a third hearing by whisper base where installed (`whisper_bigger`)
+        self.bigger_engine: WhisperEngine | None = None
         self._model: Any = None
         self._tokenizer: Any = None
 
@@ -194,6 +201,28 @@ class WhisperEngine:
             )
 
         self._model = _models.get(key, load_model)
+        if self.bigger and self.bigger_engine is None:
+            self.bigger_engine = self._load_bigger()
+
+    def _load_bigger(self) -> WhisperEngine | None:
+        """whisper base for the third hearing (`whisper_bigger`), loaded now, or None where its
+        wheels are not installed (said once in the log)."""
+        path = bigger_model_dir()
+        if path is None:
+            log.warning("no third hearing: whisper base is not installed (%s)", BIGGER_INSTALL_HINT)
+            return None
+        engine = WhisperEngine(
+            path,
+            beam_size=self.beam_size,
+            partial_every_s=None,
+            cpu_threads=self.cpu_threads,
+            num_workers=self.num_workers,
+            compute_type=self.compute_type,
+            batch_max=1,
+        )
+        engine.load()
+        log.info("third hearing: whisper base from %s", path)
+        return engine
 
     @property
     def loaded(self) -> bool:
@@ -340,7 +369,8 @@ class WhisperEngine:
         return SttResult(text, Hearing(alternatives=unique_alternatives(text, [masked or ""]), confidence=confidence))
 
     def __repr__(self) -> str:
-        return f"WhisperEngine(model_path={str(self.model_path)!r}, beam_size={self.beam_size})"
+        bigger = f", bigger={str(self.bigger_engine.model_path)!r}" if self.bigger_engine is not None else ""
+        return f"WhisperEngine(model_path={str(self.model_path)!r}, beam_size={self.beam_size}{bigger})"
 
 
 class WhisperStream(BufferedStream):
@@ -426,6 +456,17 @@ class WhisperStream(BufferedStream):
             if not pcm or not self.context.lexicon or not self.engine.loaded:
                 return None
             return await self._decode(closed_result, self.engine, pcm, self.prompt, self.context)
+
+    async def bigger_result(self) -> SttResult | None:
+        """The third hearing: everything fed, decoded again by whisper base in open vocabulary
+        with the same prompt (`whisper_bigger`), at `Priority.FINAL`; None where there is none
+        (not installed or not asked for, audio past one window)."""
+        bigger = self.engine.bigger_engine
+        async with self._lock:
+            pcm = self.spoken_audio()
+            if bigger is None or not pcm or not fits_window(len(pcm) // 2):
+                return None
+            return await self._decode(bigger.decode_result, pcm, self.prompt)
 
     async def check_values(self, query: ValueQuery, until: float | None = None) -> list[ValueCheck]:
         """The issued values of `query` checked in everything fed (`whisper_scoring`; `until`:

@@ -1,0 +1,58 @@
+"""whisper base for the third hearing: assembled from its two PyPI wheels, checked by SHA-256.
+
+The real wheels (the `bigger` extra, part of the test install) are assembled into a temporary
+cache; a changed file and missing wheels are the errors and the fallback a user would meet.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from pathlib import Path
+
+import pytest
+
+from gateway.speech.stt import whisper_bigger
+from gateway.speech.stt.base import SttConfigError
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        while chunk := handle.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def test_the_model_is_assembled_once_and_every_file_matches_its_hash(tmp_path: Path) -> None:
+    target = whisper_bigger.bigger_model_dir(tmp_path)
+    assert target is not None and target.parent == tmp_path
+    for name, digest in whisper_bigger.FILES.items():
+        assert _sha256(target / name) == digest, name
+    assert not list(target.glob("*.partial"))
+    stamp = (target / "model.bin").stat().st_mtime_ns
+    assert whisper_bigger.bigger_model_dir(tmp_path) == target
+    assert (target / "model.bin").stat().st_mtime_ns == stamp  # not assembled again
+
+
+def test_a_file_changed_upstream_is_an_error_never_another_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(whisper_bigger.FILES, "config.json", "0" * 64)
+    with pytest.raises(SttConfigError, match=r"config\.json .* not 0000.*LIVEFREQ_BIGGER_HEARING=false"):
+        whisper_bigger.bigger_model_dir(tmp_path)
+    target = next(tmp_path.iterdir())
+    assert not (target / "config.json").exists() and not list(target.glob("*.partial"))
+
+
+def test_without_the_wheels_there_is_no_third_hearing_and_the_log_says_how_to_add_it(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, tmp_path: Path
+) -> None:
+    from gateway.speech.stt.whisper import WhisperEngine
+
+    monkeypatch.setattr(whisper_bigger, "PARTS", ("livefreq_no_such_wheel_1", "livefreq_no_such_wheel_2"))
+    monkeypatch.setenv("LIVEFREQ_CACHE_DIR", str(tmp_path))
+    assert whisper_bigger.bigger_model_dir() is None
+    engine = WhisperEngine(bigger=True)
+    with caplog.at_level(logging.WARNING, logger="gateway.speech.stt.whisper"):
+        engine.load()
+    assert engine.loaded and engine.bigger_engine is None
+    assert "no third hearing" in caplog.text and "pip install" in caplog.text
