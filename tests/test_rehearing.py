@@ -252,6 +252,38 @@ def with_base() -> WhisperEngine:
     return engine
 
 
+def _hear_out(
+    engine: WhisperEngine, service: RadioService, settled_after: int, ended_ago_s: float | None = None
+) -> tuple[SttResult, SttResult, list[str]]:
+    """`RUNWAY_READBACK` through the radio's whole chain (`hear_out`, no values to check), the
+    engine settling from its `settled_after`-th dry run on (0: never); the first hearing, the
+    result and what each dry run was asked about."""
+    import time
+
+    from gateway.speech.hearing_chain import hear_out
+
+    pcm = espeak_pcm(RUNWAY_READBACK)
+    context = SttContext(callsign="Lufthansa 359", lexicon=radio_lexicon(service.registry))
+    asked: list[str] = []
+
+    async def hear() -> tuple[SttResult, SttResult]:
+        stream = engine.open(context)
+        stream.feed(pcm)
+        first = await final_result(stream)
+
+        async def settles(heard: SttResult) -> bool:
+            asked.append(heard.text)
+            return 0 < settled_after <= len(asked)
+
+        ended = None if ended_ago_s is None else time.monotonic() - ended_ago_s
+        result = await hear_out(stream, first, settles, None, speech_ended=ended, due_s=0.85, bigger_due_s=1.5)
+        await stream.aclose()
+        return first, result
+
+    first, result = asyncio.run(hear())
+    return first, result, asked
+
+
 def test_where_the_second_hearing_does_not_settle_whisper_base_hears_a_third_time(
     with_base: WhisperEngine, service: RadioService
 ) -> None:
@@ -261,40 +293,49 @@ def test_where_the_second_hearing_does_not_settle_whisper_base_hears_a_third_tim
     from gateway import metrics
 
     before = metrics.THIRD_HEARINGS.labels("heard_again")._value.get()
-    first, result, spent_first, spent_all = _hear_twice(with_base, service, settled=False)
+    first, result, asked = _hear_out(with_base, service, settled_after=0)
     assert metrics.THIRD_HEARINGS.labels("heard_again")._value.get() == before + 1
-    assert result.hearing.open_transcript == first.text and spent_all > spent_first
+    assert len(asked) == 3 and asked[0] == first.text  # the first, the second hearing, then no more
+    assert result.hearing.open_transcript == first.text
     assert with_base.bigger_engine is not None
     context = SttContext(callsign="Lufthansa 359", lexicon=radio_lexicon(service.registry))
     base = with_base.bigger_engine.decode_result(espeak_pcm(RUNWAY_READBACK), build_prompt(context))
     assert result.text == base.text  # whisper base's own decode of the same audio and prompt
     earlier = {a.strip() for a in result.hearing.alternatives}
     assert first.text.strip() == result.text.strip() or first.text.strip() in earlier
+    assert asked[1].strip() == result.text.strip() or asked[1].strip() in earlier  # the closed hearing
     # base may write "runway nero seven right" where tiny.en heard "zero": the earlier hearings
     # stay among the alternatives, so the engine reads them all (engine.readback: unsure hearing)
     assert any("runway 07 right" in normalize_transcript(text) for text in [result.text, *earlier])
 
 
-def test_no_third_hearing_where_the_second_settles(with_base: WhisperEngine, service: RadioService) -> None:
-    """The engine would accept the closed hearing: whisper base is not spent."""
-    pcm = espeak_pcm(RUNWAY_READBACK)
-    context = SttContext(callsign="Lufthansa 359", lexicon=radio_lexicon(service.registry))
-    calls: list[str] = []
+def test_no_third_hearing_where_the_second_settles_or_none_is_installed(
+    with_base: WhisperEngine, whisper: WhisperEngine, service: RadioService
+) -> None:
+    """The engine would accept the closed hearing: whisper base is not spent; without whisper
+    base (tiny.en alone) the chain ends after the second hearing, asking the engine nothing more."""
+    from gateway import metrics
 
-    async def hear() -> tuple[SttResult, SttResult]:
-        stream = with_base.open(context)
-        stream.feed(pcm)
-        first = await final_result(stream)
+    before = metrics.THIRD_HEARINGS.labels("heard_again")._value.get()
+    _first, result, asked = _hear_out(with_base, service, settled_after=2)
+    assert len(asked) == 2 and result.text == asked[1]  # the second hearing's, no third
+    _first, result, asked = _hear_out(whisper, service, settled_after=0)
+    assert len(asked) == 2
+    assert metrics.THIRD_HEARINGS.labels("heard_again")._value.get() == before
 
-        async def settles(heard: SttResult) -> bool:
-            calls.append(heard.text)
-            return len(calls) > 1  # not the first hearing, but the second
 
-        closed = await stream.closed_result()
-        result = await hear_again(stream, first, settles)
-        await stream.aclose()
-        assert closed is not None
-        return closed, result
+def test_a_third_hearing_that_would_end_past_its_due_time_is_not_started(
+    with_base: WhisperEngine, service: RadioService
+) -> None:
+    """whisper base runs only where it would end within `bigger_due_s` of PTT release, by the
+    recent third hearings' durations."""
+    from gateway.speech import rehearing
 
-    closed, result = asyncio.run(hear())
-    assert len(calls) == 2 and result.text == closed.text  # the second hearing's, no third
+    saved = rehearing.THIRD_HEARING.durations.estimate_s
+    try:
+        rehearing.THIRD_HEARING.durations.estimate_s = 1.49  # released just now: the second hearing runs,
+        _first, result, asked = _hear_out(with_base, service, settled_after=0, ended_ago_s=0.0)  # then 1.49 is late
+        assert len(asked) == 3 and result.hearing.open_transcript is not None
+        assert result.text == asked[1]  # the second hearing's: the third was not started
+    finally:
+        rehearing.THIRD_HEARING.durations.estimate_s = saved

@@ -26,8 +26,7 @@ from gateway.radio import events as e
 from gateway.radio.link import STT_RATE, Link
 from gateway.radio.protocol import ProtocolError
 from gateway.radio.speculation import Speculation
-from gateway.speech.checking import check_values
-from gateway.speech.rehearing import hear_again
+from gateway.speech.hearing_chain import hear_out
 from gateway.speech.stack import stt_context
 from gateway.speech.stt.base import SttContext, SttResult, SttStream, final_result
 from gateway.speech.stt.lexicon import radio_lexicon
@@ -154,23 +153,23 @@ class TransmissionPipeline:
             metrics.observe_stage("speech_end_to_final", time.monotonic() - tx.ended)
             if self.settings.second_hearing and tx.channel != "ask" and tx.samples and (result.text.strip() or tx.speech.heard):
 
-                first_settles = False  # then the engine would accept it as heard: no value to check
-
                 async def settles(heard: SttResult) -> bool:
-                    nonlocal first_settles
                     hearing = transmission_hearing(tx, heard)
-                    first_settles = await self.conn.service.off_loop(link.session_id, lambda sid: self.conn.service.settles(sid, heard.text.strip(), hearing))
-                    return first_settles
-
-                due = self.settings.second_hearing_due_s or None
-                result = await hear_again(tx.stream, result, settles, speech_ended=tx.ended, due_s=due)
+                    return await self.conn.service.off_loop(link.session_id, lambda sid: self.conn.service.settles(sid, heard.text.strip(), hearing))
 
                 async def ask(heard: SttResult) -> ValueQuery | None:
                     hearing = transmission_hearing(tx, heard)
                     return await self.conn.service.off_loop(link.session_id, lambda sid: self.conn.service.value_query(sid, heard.text.strip(), hearing))
 
-                if self.settings.value_checks and not first_settles:
-                    result = await check_values(tx.stream, result, ask, speech_ended=tx.ended, due_s=due)
+                result = await hear_out(
+                    tx.stream,
+                    result,
+                    settles,
+                    ask if self.settings.value_checks else None,
+                    speech_ended=tx.ended,
+                    due_s=self.settings.second_hearing_due_s or None,
+                    bigger_due_s=self.settings.bigger_hearing_due_s or None,
+                )
         finally:
             if tx.partial_task is not None:
                 with contextlib.suppress(asyncio.CancelledError):

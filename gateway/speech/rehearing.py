@@ -99,20 +99,32 @@ async def hear_again(
     settles: Callable[[SttResult], Awaitable[bool]],
     speech_ended: float | None = None,
     due_s: float | None = None,
+    settled: bool | None = None,
 ) -> SttResult:
     """`first`, or the second hearing of `stream`'s audio where `settles(first)` says the engine
-    would not understand it and the engine can hear in closed vocabulary (whisper, short audio),
-    and the third (whisper base, `gateway.speech.stt.whisper_bigger`) where the engine would not
-    understand the second either. `speech_ended` (`time.monotonic()` at PTT release): the
-    radio's; with it, a hearing that would end more than `due_s` after it is not started (None:
-    no limit). The readback bench leaves it out: it measures the hearing of an idle node, as the
-    idle-worker rule does."""
+    would not understand it (`settled`: that answer, where the caller has it) and the engine can
+    hear in closed vocabulary (whisper, short audio). `speech_ended` (`time.monotonic()` at PTT
+    release): the radio's; with it, a second hearing that would end more than `due_s` after it is
+    not started (None: no limit). The readback bench leaves it out: it measures the hearing of an
+    idle node, as the idle-worker rule does."""
     closed_result = getattr(stream, "closed_result", None)
-    if closed_result is None or await settles(first):
+    if closed_result is None or (settled if settled is not None else await settles(first)):
         return first
-    heard = await _hear(SECOND_HEARING, closed_result, first, speech_ended, due_s)
+    return await _hear(SECOND_HEARING, closed_result, first, speech_ended, due_s)
+
+
+async def hear_bigger(
+    stream: SttStream,
+    heard: SttResult,
+    settles: Callable[[SttResult], Awaitable[bool]],
+    speech_ended: float | None = None,
+    due_s: float | None = None,
+) -> SttResult:
+    """`heard`, or the third hearing of `stream`'s audio (whisper base,
+    `gateway.speech.stt.whisper_bigger`) where `settles(heard)` says the engine would not accept
+    it, on the same idle and due-time rules as the second (its own duration estimate)."""
     bigger_result = getattr(stream, "bigger_result", None)
-    if bigger_result is None or (heard is not first and await settles(heard)):
+    if bigger_result is None or not getattr(stream, "hears_bigger", False) or await settles(heard):
         return heard
     return await _hear(THIRD_HEARING, bigger_result, heard, speech_ended, due_s)
 

@@ -142,27 +142,18 @@ def _speak_kokoro(text: str, style: str, wpm: int, rng: random.Random) -> tuple[
 
 async def _recognize(stt: Any, pcm: bytes, context: Any, settles: Any = None, ask: Any = None) -> tuple[str, Any]:
     """The final transcript and the recognizer's hearing, as the WS radio path gets them (open,
-    feed, final, the second hearing where `settles` says the engine would not understand it, and
-    the values `ask` names checked in the audio: gateway.speech.checking)."""
-    from gateway.speech.checking import check_values
-    from gateway.speech.rehearing import hear_again
+    feed, final, then where the engine would not accept it the radio's own chain: the second
+    hearing, the values `ask` names checked in the audio, the third hearing;
+    gateway.speech.hearing_chain), without due times: the hearing of an idle node."""
+    from gateway.speech.hearing_chain import hear_out
     from gateway.speech.stt.base import final_result
-
-    first_settles = False  # as the radio: a transmission the engine accepts as first heard is not asked about
-
-    async def settles_first(heard: Any) -> bool:
-        nonlocal first_settles
-        first_settles = bool(await settles(heard))
-        return first_settles
 
     stream = stt.open(context)
     try:
         stream.feed(pcm)
         result = await final_result(stream)
         if settles is not None:
-            result = await hear_again(stream, result, settles_first)
-        if ask is not None and not first_settles:
-            result = await check_values(stream, result, ask)
+            result = await hear_out(stream, result, settles, ask)
         return result.text.strip(), result.hearing
     finally:
         await stream.aclose()

@@ -457,6 +457,11 @@ class WhisperStream(BufferedStream):
                 return None
             return await self._decode(closed_result, self.engine, pcm, self.prompt, self.context)
 
+    @property
+    def hears_bigger(self) -> bool:
+        """Whether whisper base can hear this transmission a third time (`whisper_bigger`)."""
+        return self.engine.bigger_engine is not None
+
     async def bigger_result(self) -> SttResult | None:
         """The third hearing: everything fed, decoded again by whisper base in open vocabulary
         with the same prompt (`whisper_bigger`), at `Priority.FINAL`; None where there is none

@@ -1,0 +1,51 @@
+"""What the radio does with a voice transmission the engine would not accept as first heard.
+
+One order, for the WebSocket radio (`gateway.radio.pipeline`) and the readback bench alike
+(`tooling.bench.readback_voice`), each step only while the engine would still not accept what
+was heard (`settles`, a dry run on a copy of the session):
+
+1. the second hearing, in the radio's words (`gateway.speech.rehearing.hear_again`);
+2. the unsure or missing values checked in the audio (`gateway.speech.checking`);
+3. the third hearing, by whisper base (`gateway.speech.stt.whisper_bigger`), and its values
+   checked in the audio again.
+
+Each is a spare decode: it starts only while a CPU worker is idle and where it would end in time,
+steps 1-2 within `due_s` of PTT release (the reply's second), step 3 within `bigger_due_s`: it
+runs only where the controller would otherwise say "say again" and the pilot repeat the whole
+transmission, so half a second more is the better reply there. Under load none of them runs and
+the first hearing stands.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+from engine.value_check import ValueQuery
+from gateway.speech.checking import check_values
+from gateway.speech.rehearing import hear_again, hear_bigger
+from gateway.speech.stt.base import SttResult, SttStream
+
+
+async def hear_out(
+    stream: SttStream,
+    first: SttResult,
+    settles: Callable[[SttResult], Awaitable[bool]],
+    ask: Callable[[SttResult], Awaitable[ValueQuery | None]] | None,
+    *,
+    speech_ended: float | None = None,
+    due_s: float | None = None,
+    bigger_due_s: float | None = None,
+) -> SttResult:
+    """`first`, or what the steps above make of it (see the module doc); `ask` None: no values
+    checked. `speech_ended` None (the bench): no due times, the hearing of an idle node."""
+    if await settles(first):
+        return first
+    heard = await hear_again(stream, first, settles, speech_ended=speech_ended, due_s=due_s, settled=False)
+    if heard is not first and await settles(heard):
+        return heard
+    if ask is not None:
+        heard = await check_values(stream, heard, ask, speech_ended=speech_ended, due_s=due_s)
+    bigger = await hear_bigger(stream, heard, settles, speech_ended=speech_ended, due_s=bigger_due_s)
+    if bigger is heard or ask is None or await settles(bigger):
+        return bigger
+    return await check_values(stream, bigger, ask, speech_ended=speech_ended, due_s=bigger_due_s)
