@@ -339,3 +339,27 @@ def test_a_third_hearing_that_would_end_past_its_due_time_is_not_started(
         assert result.text == asked[1]  # the second hearing's: the third was not started
     finally:
         rehearing.THIRD_HEARING.durations.estimate_s = saved
+
+
+def test_the_third_hearing_leaves_a_worker_free_for_another_pilots_final() -> None:
+    """The second hearing starts on any idle worker; whisper base only where another stays free
+    (`CpuPool.spare`): on a node where pilots talk, its 0.35 s would hold up their finals."""
+    import threading
+
+    from gateway.speech.cpu import Priority, cpu_pool
+    from gateway.speech.rehearing import SECOND_HEARING, THIRD_HEARING
+
+    pool = cpu_pool()
+    assert pool.busy == 0 and pool.queued == 0
+    assert SECOND_HEARING.may_start(None, None) and THIRD_HEARING.may_start(None, None)
+    release = threading.Event()
+    job = pool.submit(release.wait, Priority.FINAL)  # one worker busy with another pilot's final
+    try:
+        while pool.busy == 0:
+            release.wait(0.001)
+        if pool.workers > 1:
+            assert SECOND_HEARING.may_start(None, None)
+        assert not THIRD_HEARING.may_start(None, None)
+    finally:
+        release.set()
+        job.result(timeout=5)
