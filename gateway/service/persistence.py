@@ -152,7 +152,7 @@ def heard(decision: Decision, hearing: Hearing | None) -> Decision:
             f"recognizer: {len(hearing.alternatives)} alternative transcript(s)"
             + (", cut off" if hearing.cut_off else "")
             + (f", confidence {hearing.confidence:.2f}" if hearing.confidence is not None else "")
-            + (f"; heard again in the radio's words, first heard {hearing.open_transcript!r}" if hearing.open_transcript is not None else "")
+            + (f"; heard again (in the radio's words, then by whisper base where still unsure), first heard {hearing.open_transcript!r}" if hearing.open_transcript is not None else "")
             + (f"; {len(hearing.checks)} issued value(s) checked in the audio" if hearing.checks else "")
         )
         decision.trace.add("hearing", detail, **hearing.model_dump())
