@@ -36,8 +36,9 @@ def _server(speech: SpeechStack, **settings):
 
 @pytest.fixture(scope="module")
 def server(speech):
-    # no due time for the second hearing: these tests check that it happens, on a CI host of any speed
-    with _server(speech, audio_pacing=False, second_hearing_due_s=0) as base:
+    # no due time for the second and third hearings: these tests check that they happen (and alike
+    # for the same words), on a CI host of any speed
+    with _server(speech, audio_pacing=False, second_hearing_due_s=0, bigger_hearing_due_s=0) as base:
         yield base
 
 
