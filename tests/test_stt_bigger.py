@@ -35,12 +35,24 @@ def test_the_model_is_assembled_once_and_every_file_matches_its_hash(tmp_path: P
     assert (target / "model.bin").stat().st_mtime_ns == stamp  # not assembled again
 
 
-def test_a_file_changed_upstream_is_an_error_never_another_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_file_changed_upstream_is_an_error_never_another_model(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A file that does not match its pinned hash is never loaded: the assembly says which and
+    how to fix it, and the radio logs that and hears twice, as before."""
+    from gateway.speech.stt.whisper import WhisperEngine
+
     monkeypatch.setitem(whisper_bigger.FILES, "config.json", "0" * 64)
     with pytest.raises(SttConfigError, match=r"config\.json .* not 0000.*LIVEFREQ_BIGGER_HEARING=false"):
         whisper_bigger.bigger_model_dir(tmp_path)
     target = next(tmp_path.iterdir())
     assert not (target / "config.json").exists() and not list(target.glob("*.partial"))
+    monkeypatch.setenv("LIVEFREQ_CACHE_DIR", str(tmp_path))
+    engine = WhisperEngine(bigger=True)
+    with caplog.at_level(logging.ERROR, logger="gateway.speech.stt.whisper"):
+        engine.load()
+    assert engine.loaded and engine.bigger_engine is None
+    assert "no third hearing" in caplog.text and "config.json" in caplog.text
 
 
 def test_without_the_wheels_there_is_no_third_hearing_and_the_log_says_how_to_add_it(

@@ -206,8 +206,13 @@ class WhisperEngine:
 
     def _load_bigger(self) -> WhisperEngine | None:
         """whisper base for the third hearing (`whisper_bigger`), loaded now, or None where its
-        wheels are not installed (said once in the log)."""
-        path = bigger_model_dir()
+        wheels are not installed or do not match their hashes (said in the log: the radio hears
+        twice, as before, rather than not at all)."""
+        try:
+            path = bigger_model_dir()
+        except SttConfigError as exc:
+            log.error("no third hearing: %s", exc)
+            return None
         if path is None:
             log.warning("no third hearing: whisper base is not installed (%s)", BIGGER_INSTALL_HINT)
             return None
