@@ -68,3 +68,18 @@ def test_without_the_wheels_there_is_no_third_hearing_and_the_log_says_how_to_ad
         engine.load()
     assert engine.loaded and engine.bigger_engine is None
     assert "no third hearing" in caplog.text and "pip install" in caplog.text
+
+
+def test_a_cache_it_cannot_write_leaves_the_radio_hearing_twice(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    from gateway.speech.stt.whisper import WhisperEngine
+
+    blocked = tmp_path / "a-file"
+    blocked.write_text("not a directory")
+    monkeypatch.setenv("LIVEFREQ_CACHE_DIR", str(blocked))
+    engine = WhisperEngine(bigger=True)
+    with caplog.at_level(logging.ERROR, logger="gateway.speech.stt.whisper"):
+        engine.load()
+    assert engine.loaded and engine.bigger_engine is None
+    assert "no third hearing" in caplog.text

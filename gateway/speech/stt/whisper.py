@@ -210,7 +210,7 @@ class WhisperEngine:
         twice, as before, rather than not at all)."""
         try:
             path = bigger_model_dir()
-        except SttConfigError as exc:
+        except (SttConfigError, OSError) as exc:  # a changed file, or a cache it cannot write
             log.error("no third hearing: %s", exc)
             return None
         if path is None:
