@@ -16,6 +16,17 @@ from gateway.speech.stt import whisper_bigger
 from gateway.speech.stt.base import SttConfigError
 
 
+def _loaded_without_third_hearing(caplog: pytest.LogCaptureFixture, level: int) -> str:
+    """tiny.en loaded with the third hearing asked for (the cache as the test set it): the log."""
+    from gateway.speech.stt.whisper import WhisperEngine
+
+    engine = WhisperEngine(bigger=True)
+    with caplog.at_level(level, logger="gateway.speech.stt.whisper"):
+        engine.load()
+    assert engine.loaded and engine.bigger_engine is None
+    return caplog.text
+
+
 def _sha256(path: Path) -> str:
     digest = hashlib.sha256()
     with path.open("rb") as handle:
@@ -40,7 +51,6 @@ def test_a_file_changed_upstream_is_an_error_never_another_model(
 ) -> None:
     """A file that does not match its pinned hash is never loaded: the assembly says which and
     how to fix it, and the radio logs that and hears twice, as before."""
-    from gateway.speech.stt.whisper import WhisperEngine
 
     monkeypatch.setitem(whisper_bigger.FILES, "config.json", "0" * 64)
     with pytest.raises(SttConfigError, match=r"config\.json .* not 0000.*LIVEFREQ_BIGGER_HEARING=false"):
@@ -48,38 +58,26 @@ def test_a_file_changed_upstream_is_an_error_never_another_model(
     target = next(tmp_path.iterdir())
     assert not (target / "config.json").exists() and not list(target.glob("*.partial"))
     monkeypatch.setenv("LIVEFREQ_CACHE_DIR", str(tmp_path))
-    engine = WhisperEngine(bigger=True)
-    with caplog.at_level(logging.ERROR, logger="gateway.speech.stt.whisper"):
-        engine.load()
-    assert engine.loaded and engine.bigger_engine is None
-    assert "no third hearing" in caplog.text and "config.json" in caplog.text
+    logged = _loaded_without_third_hearing(caplog, logging.ERROR)
+    assert "no third hearing" in logged and "config.json" in logged
 
 
 def test_without_the_wheels_there_is_no_third_hearing_and_the_log_says_how_to_add_it(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, tmp_path: Path
 ) -> None:
-    from gateway.speech.stt.whisper import WhisperEngine
 
     monkeypatch.setattr(whisper_bigger, "PARTS", ("livefreq_no_such_wheel_1", "livefreq_no_such_wheel_2"))
     monkeypatch.setenv("LIVEFREQ_CACHE_DIR", str(tmp_path))
     assert whisper_bigger.bigger_model_dir() is None
-    engine = WhisperEngine(bigger=True)
-    with caplog.at_level(logging.WARNING, logger="gateway.speech.stt.whisper"):
-        engine.load()
-    assert engine.loaded and engine.bigger_engine is None
-    assert "no third hearing" in caplog.text and "pip install" in caplog.text
+    logged = _loaded_without_third_hearing(caplog, logging.WARNING)
+    assert "no third hearing" in logged and "pip install" in logged
 
 
 def test_a_cache_it_cannot_write_leaves_the_radio_hearing_twice(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    from gateway.speech.stt.whisper import WhisperEngine
 
     blocked = tmp_path / "a-file"
     blocked.write_text("not a directory")
     monkeypatch.setenv("LIVEFREQ_CACHE_DIR", str(blocked))
-    engine = WhisperEngine(bigger=True)
-    with caplog.at_level(logging.ERROR, logger="gateway.speech.stt.whisper"):
-        engine.load()
-    assert engine.loaded and engine.bigger_engine is None
-    assert "no third hearing" in caplog.text
+    assert "no third hearing" in _loaded_without_third_hearing(caplog, logging.ERROR)

@@ -129,10 +129,9 @@ async def hear_bigger(
     """`heard`, or the third hearing of `stream`'s audio (whisper base,
     `gateway.speech.stt.whisper_bigger`) where `settles(heard)` says the engine would not accept
     it, on the same idle and due-time rules as the second (its own duration estimate)."""
-    bigger_result = getattr(stream, "bigger_result", None)
-    if bigger_result is None or not getattr(stream, "hears_bigger", False) or await settles(heard):
+    if not getattr(stream, "hears_bigger", False) or await settles(heard):
         return heard
-    return await _hear(THIRD_HEARING, bigger_result, heard, speech_ended, due_s)
+    return await _hear(THIRD_HEARING, stream.bigger_result, heard, speech_ended, due_s)  # type: ignore[attr-defined]
 
 
 async def _hear(
