@@ -46,9 +46,12 @@ async def hear_out(
     heard = await hear_again(stream, first, settles, speech_ended=speech_ended, due_s=due_s, settled=False)
     if heard is not first and await settles(heard):
         return heard
+    refused = heard  # the engine's last "no" was to this hearing
     if ask is not None:
         heard = await check_values(stream, heard, ask, speech_ended=speech_ended, due_s=due_s)
-    bigger = await hear_bigger(stream, heard, settles, speech_ended=speech_ended, due_s=bigger_due_s)
+    bigger = await hear_bigger(
+        stream, heard, settles, speech_ended=speech_ended, due_s=bigger_due_s, settled=False if heard is refused else None
+    )
     if bigger is heard or ask is None or await settles(bigger):
         return bigger
     return await check_values(stream, bigger, ask, speech_ended=speech_ended, due_s=bigger_due_s)

@@ -125,11 +125,13 @@ async def hear_bigger(
     settles: Callable[[SttResult], Awaitable[bool]],
     speech_ended: float | None = None,
     due_s: float | None = None,
+    settled: bool | None = None,
 ) -> SttResult:
     """`heard`, or the third hearing of `stream`'s audio (whisper base,
     `gateway.speech.stt.whisper_bigger`) where `settles(heard)` says the engine would not accept
-    it, on the same idle and due-time rules as the second (its own duration estimate)."""
-    if not getattr(stream, "hears_bigger", False) or await settles(heard):
+    it (`settled`: that answer, where the caller has it: no second dry run of the same hearing),
+    on the same idle and due-time rules as the second (its own duration estimate)."""
+    if not getattr(stream, "hears_bigger", False) or (settled if settled is not None else await settles(heard)):
         return heard
     return await _hear(THIRD_HEARING, stream.bigger_result, heard, speech_ended, due_s)  # type: ignore[attr-defined]
 
