@@ -30,6 +30,7 @@ class ValueCheck(DomainModel):
     delta: float
     appended: bool = False  # checked after the whole transcript, not in place of words of it
     tempo: float = 1.0  # the audio as recorded (1.0), or played this much faster (>1) or slower
+    bigger: bool = False  # scored by the third hearing's model (whisper base), not the first's
 
 
 class Hearing(DomainModel):

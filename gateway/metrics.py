@@ -14,6 +14,8 @@ The stages of a voice transmission, each a label of `livefreq_stage_seconds`:
   (gateway/speech/stt/whisper_bigger.py; `livefreq_third_hearings_total`, by the same rules);
 - ``value_check``: the issued values a readback left unsure or missing, checked in the audio
   (gateway/speech/checking.py; `livefreq_value_checks_total` counts them, and those skipped);
+- ``bigger_value_check``: the values still unsure after the third hearing, scored by whisper base
+  (gateway/speech/checking.py; `livefreq_bigger_value_checks_total`);
 - ``final_to_decision``: the final transcript to the engine's decision, stored;
 - ``decision_to_first_tts_audio``: a controller message decided to its first synthesized audio;
 - ``speech_end_to_first_audio``: release to the first byte of the controller's reply sent, the
@@ -40,7 +42,7 @@ from engine.models import Decision
 from engine.router_llm import Outcome, RouterVerdict
 
 STAGES = (
-    "speech_end_to_final", "second_hearing", "third_hearing", "value_check", "final_to_decision",
+    "speech_end_to_final", "second_hearing", "third_hearing", "value_check", "bigger_value_check", "final_to_decision",
     "decision_to_first_tts_audio", "speech_end_to_first_audio",
 )
 # seconds; dense where the targets are (0.35 s p50, 0.7 s / 1.2 s p95, 1.5 s capacity limit)
@@ -92,6 +94,13 @@ VALUE_CHECKS = Counter(
     "Voice transmissions after the second hearing: values checked in the audio or not (gateway/speech/checking.py)",
     # checked | unneeded (no value to check) | none (the recognizer answered nothing) | busy (no idle
     # worker) | late (it would end past the due time)
+    ["outcome"],
+)
+BIGGER_VALUE_CHECKS = Counter(
+    "livefreq_bigger_value_checks_total",
+    "Voice transmissions after the third hearing: values checked in the audio by whisper base or not "
+    "(gateway/speech/checking.py)",
+    # checked | unneeded | none | busy (no worker would stay free) | late (past LIVEFREQ_BIGGER_HEARING_DUE_S)
     ["outcome"],
 )
 LLM_REQUESTS = Counter("livefreq_llm_requests_total", "LLM router calls by outcome (engine/router_llm.py)", ["outcome"])

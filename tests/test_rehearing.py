@@ -253,11 +253,15 @@ def with_base() -> WhisperEngine:
 
 
 def _hear_out(
-    engine: WhisperEngine, service: RadioService, settled_after: int, ended_ago_s: float | None = None
+    engine: WhisperEngine,
+    service: RadioService,
+    settled_after: int,
+    ended_ago_s: float | None = None,
+    question: object = None,
 ) -> tuple[SttResult, SttResult, list[str]]:
-    """`RUNWAY_READBACK` through the radio's whole chain (`hear_out`, no values to check), the
-    engine settling from its `settled_after`-th dry run on (0: never); the first hearing, the
-    result and what each dry run was asked about."""
+    """`RUNWAY_READBACK` through the radio's whole chain (`hear_out`; `question`: the values to
+    check, None: no checks), the engine settling from its `settled_after`-th dry run on (0:
+    never); the first hearing, the result and what each dry run was asked about."""
     import time
 
     from gateway.speech.hearing_chain import hear_out
@@ -275,8 +279,12 @@ def _hear_out(
             asked.append(heard.text)
             return 0 < settled_after <= len(asked)
 
+        async def ask(_heard: SttResult) -> object:
+            return question
+
         ended = None if ended_ago_s is None else time.monotonic() - ended_ago_s
-        result = await hear_out(stream, first, settles, None, speech_ended=ended, due_s=0.85, bigger_due_s=1.5)
+        checks = None if question is None else ask
+        result = await hear_out(stream, first, settles, checks, speech_ended=ended, due_s=0.85, bigger_due_s=1.5)  # type: ignore[arg-type]
         await stream.aclose()
         return first, result
 
@@ -339,6 +347,38 @@ def test_a_third_hearing_that_would_end_past_its_due_time_is_not_started(
         assert result.text == asked[1]  # the second hearing's: the third was not started
     finally:
         rehearing.THIRD_HEARING.durations.estimate_s = saved
+
+
+def test_values_still_unsure_after_the_third_hearing_are_scored_by_whisper_base_too(
+    with_base: WhisperEngine, service: RadioService
+) -> None:
+    """Never settling: the values are checked by tiny.en after the second hearing and after the
+    third, then once more scored by whisper base; its checks (marked `bigger`) join tiny.en's and
+    are whisper base's own scores of the same audio and question."""
+    from engine.value_check import query
+    from gateway.speech.stt.whisper_scoring import check_values as score_values
+
+    asked = query("Lufthansa three five nine, runway zero seven the sierra", {"runway": ("runway", "07R")})
+    assert asked is not None and with_base.bigger_engine is not None
+    _first, result, dry_runs = _hear_out(with_base, service, settled_after=0, question=asked)
+    checks = result.hearing.checks
+    tiny = [c for c in checks if not c.bigger]
+    base = [c for c in checks if c.bigger]
+    assert tiny and base and checks == [*tiny, *base]  # tiny.en's first, whisper base's added
+    context = SttContext(callsign="Lufthansa 359", lexicon=radio_lexicon(service.registry))
+    own = score_values(with_base.bigger_engine, espeak_pcm(RUNWAY_READBACK), build_prompt(context), asked)
+    assert [c.model_copy(update={"bigger": False}) for c in base] == own
+    # the first, the second hearing, it with tiny.en's checks, the third, the third with its checks
+    assert len(dry_runs) == 5
+
+
+def test_no_check_by_whisper_base_where_there_is_no_third_hearing(whisper: WhisperEngine, service: RadioService) -> None:
+    """tiny.en alone: the chain checks the values once and scores none by whisper base."""
+    from engine.value_check import query
+
+    asked = query("Lufthansa three five nine, runway zero seven the sierra", {"runway": ("runway", "07R")})
+    _first, result, _dry_runs = _hear_out(whisper, service, settled_after=0, question=asked)
+    assert result.hearing.checks and not any(c.bigger for c in result.hearing.checks)
 
 
 def test_the_third_hearing_leaves_a_worker_free_for_another_pilots_final() -> None:

@@ -13,6 +13,13 @@ help, while a CPU worker is idle, and only while the reply can still come within
 promised from PTT release (`LIVEFREQ_SECOND_HEARING_DUE_S`, with its own estimate of how long a
 check takes). `LIVEFREQ_VALUE_CHECKS=false` turns it off, and `LIVEFREQ_SECOND_HEARING=false`
 with the second hearing.
+
+After the third hearing (`gateway.speech.hearing_chain`) the values still unsure are checked once
+more, scored by its whisper base (`bigger`): another model's reading of the same audio, on the
+engine's same thresholds. Its checks join the earlier ones (`ValueCheck.bigger`), and like the
+third hearing it starts only where another CPU worker stays free. Measured offline on the
+recordings of seeds 20, 21 and 47 (tooling: the bench's own cases, every check labelled by the
+field the pilot changed or dropped): see docs/performance.md, "Checks scored by whisper base".
 """
 
 from __future__ import annotations
@@ -26,6 +33,8 @@ from gateway.speech.rehearing import SpareDecode
 from gateway.speech.stt.base import SttResult, SttStream
 
 VALUE_CHECK = SpareDecode(metrics.VALUE_CHECKS, "value_check")
+# whisper base scores at about twice tiny.en's cost: as its hearing, only where a worker stays free
+BIGGER_VALUE_CHECK = SpareDecode(metrics.BIGGER_VALUE_CHECKS, "bigger_value_check", leave_one_free=True)
 DURATIONS = VALUE_CHECK.durations
 
 
@@ -35,24 +44,30 @@ async def check_values(
     ask: Callable[[SttResult], Awaitable[ValueQuery | None]],
     speech_ended: float | None = None,
     due_s: float | None = None,
+    bigger: bool = False,
 ) -> SttResult:
     """`heard` with the recognizer's checks of the values `ask(heard)` names (None: nothing to
-    check) in its hearing; `heard` as it is where the recognizer cannot check, the CPU pool is
-    busy, or a check would end more than `due_s` after `speech_ended` (see the module doc): both
-    known before the engine is asked, so there is no dry run of the engine under load."""
+    check) in its hearing (`bigger`: scored by whisper base, added to the checks it has);
+    `heard` as it is where the recognizer cannot check, the CPU pool is busy, or a check would
+    end more than `due_s` after `speech_ended` (see the module doc): both known before the
+    engine is asked, so there is no dry run of the engine under load."""
     checker = getattr(stream, "check_values", None)
-    if checker is None or not VALUE_CHECK.may_start(speech_ended, due_s):
+    spare = BIGGER_VALUE_CHECK if bigger else VALUE_CHECK
+    if checker is None or (bigger and not getattr(stream, "hears_bigger", False)):
+        return heard
+    if not spare.may_start(speech_ended, due_s):
         return heard
     query = await ask(heard)
     if query is None:
-        metrics.VALUE_CHECKS.labels("unneeded").inc()
+        spare.counter.labels("unneeded").inc()
         return heard
     started = time.monotonic()
     until = None if speech_ended is None or due_s is None else speech_ended + due_s
-    checks = await checker(query, until)
+    checks = await (checker(query, until, bigger=True) if bigger else checker(query, until))
     # the estimate is of the first tempo's: the recognizer starts another only while it fits
-    VALUE_CHECK.spent((time.monotonic() - started) / max(1, len({c.tempo for c in checks})))
-    metrics.VALUE_CHECKS.labels("checked" if checks else "none").inc()
+    spare.spent((time.monotonic() - started) / max(1, len({c.tempo for c in checks})))
+    spare.counter.labels("checked" if checks else "none").inc()
     if not checks:
         return heard
-    return SttResult(heard.text, heard.hearing.model_copy(update={"checks": checks}))
+    kept = [*heard.hearing.checks, *checks] if bigger else checks
+    return SttResult(heard.text, heard.hearing.model_copy(update={"checks": kept}))

@@ -7,11 +7,12 @@ was heard (`settles`, a dry run on a copy of the session):
 1. the second hearing, in the radio's words (`gateway.speech.rehearing.hear_again`);
 2. the unsure or missing values checked in the audio (`gateway.speech.checking`);
 3. the third hearing, by whisper base (`gateway.speech.stt.whisper_bigger`), and its values
-   checked in the audio again.
+   checked in the audio again;
+4. the values still unsure checked once more, scored by whisper base itself (`checking`).
 
 Each is a spare decode: it starts only while a CPU worker is idle and where it would end in time,
-steps 1-2 within `due_s` of PTT release (the reply's second), step 3 within `bigger_due_s`: it
-runs only where the controller would otherwise say "say again" and the pilot repeat the whole
+steps 1-2 within `due_s` of PTT release (the reply's second), steps 3-4 within `bigger_due_s`: they
+run only where the controller would otherwise say "say again" and the pilot repeat the whole
 transmission, so half a second more is the better reply there; and only where another worker
 stays free for another pilot's final (whisper base holds one about 0.35 s). Under load none of
 them runs and the first hearing stands. Measured with `livefreq load --sessions 50 --duration
@@ -54,4 +55,7 @@ async def hear_out(
     )
     if bigger is heard or ask is None or await settles(bigger):
         return bigger
-    return await check_values(stream, bigger, ask, speech_ended=speech_ended, due_s=bigger_due_s)
+    checked = await check_values(stream, bigger, ask, speech_ended=speech_ended, due_s=bigger_due_s)
+    if checked is not bigger and await settles(checked):
+        return checked
+    return await check_values(stream, checked, ask, speech_ended=speech_ended, due_s=bigger_due_s, bigger=True)

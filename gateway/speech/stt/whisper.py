@@ -478,15 +478,18 @@ class WhisperStream(BufferedStream):
                 return None
             return await self._decode(bigger.decode_result, pcm, self.prompt)
 
-    async def check_values(self, query: ValueQuery, until: float | None = None) -> list[ValueCheck]:
+    async def check_values(self, query: ValueQuery, until: float | None = None, bigger: bool = False) -> list[ValueCheck]:
         """The issued values of `query` checked in everything fed (`whisper_scoring`; `until`:
-        no further tempo past it), at `Priority.FINAL`; none where the audio is past one window
-        or the model not loaded."""
+        no further tempo past it), at `Priority.FINAL`, scored by tiny.en or (`bigger`) by the
+        third hearing's whisper base, marked so; none where the audio is past one window or the
+        model is not loaded."""
+        engine = self.engine.bigger_engine if bigger else self.engine
         async with self._lock:
             pcm = self.spoken_audio()
-            if not pcm or not self.engine.loaded:
+            if engine is None or not pcm or not engine.loaded:
                 return []
-            return await self._decode(check_values, self.engine, pcm, self.prompt, query, until)
+            checks = await self._decode(check_values, engine, pcm, self.prompt, query, until)
+        return [c.model_copy(update={"bigger": True}) for c in checks] if bigger else checks
 
     async def aclose(self) -> None:
         self._finished = True
