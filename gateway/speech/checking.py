@@ -64,7 +64,7 @@ async def check_values(
         return heard
     started = time.monotonic()
     until = None if speech_ended is None or due_s is None else speech_ended + due_s
-    checks = await (checker(query, until, bigger=True) if bigger else checker(query, until))
+    checks = await checker(query, until, bigger=bigger)
     # the estimate is of the first tempo's: the recognizer starts another only while it fits
     spare.spent((time.monotonic() - started) / max(1, len({c.tempo for c in checks})))
     spare.counter.labels("checked" if checks else "none").inc()

@@ -114,9 +114,7 @@ async def hear_again(
     not started (None: no limit). The readback bench leaves it out: it measures the hearing of an
     idle node, as the idle-worker rule does."""
     closed_result = getattr(stream, "closed_result", None)
-    if closed_result is None or (settled if settled is not None else await settles(first)):
-        return first
-    return await _hear(SECOND_HEARING, closed_result, first, speech_ended, due_s)
+    return await _hear(SECOND_HEARING, closed_result, first, settles, settled, speech_ended, due_s)
 
 
 async def hear_bigger(
@@ -131,19 +129,23 @@ async def hear_bigger(
     `gateway.speech.stt.whisper_bigger`) where `settles(heard)` says the engine would not accept
     it (`settled`: that answer, where the caller has it: no second dry run of the same hearing),
     on the same idle and due-time rules as the second (its own duration estimate)."""
-    if not getattr(stream, "hears_bigger", False) or (settled if settled is not None else await settles(heard)):
-        return heard
-    return await _hear(THIRD_HEARING, stream.bigger_result, heard, speech_ended, due_s)  # type: ignore[attr-defined]
+    bigger_result = stream.bigger_result if getattr(stream, "hears_bigger", False) else None  # type: ignore[attr-defined]
+    return await _hear(THIRD_HEARING, bigger_result, heard, settles, settled, speech_ended, due_s)
 
 
 async def _hear(
     spare: SpareDecode,
-    decode: Callable[[], Awaitable[SttResult | None]],
+    decode: Callable[[], Awaitable[SttResult | None]] | None,
     heard: SttResult,
+    settles: Callable[[SttResult], Awaitable[bool]],
+    settled: bool | None,
     speech_ended: float | None,
     due_s: float | None,
 ) -> SttResult:
-    """`heard` with one more hearing by `decode`, where `spare` lets it start."""
+    """`heard` with one more hearing by `decode` (None: the stream has none), where the engine
+    would not accept `heard` (`settled`, else asked by `settles`) and `spare` lets it start."""
+    if decode is None or (settled if settled is not None else await settles(heard)):
+        return heard
     if not spare.may_start(speech_ended, due_s):
         return heard
     started = time.monotonic()
