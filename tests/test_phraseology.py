@@ -524,6 +524,8 @@ def test_kind_for_variable(name: str, kind: str) -> None:
         ("one two eight deson all six five", None, "128.65"),
         ("qnh one zero one hiner", None, "qnh 1019"),
         ("one one einer decimal two", None, "119.2"),
+        ("tower one one nine or decimal for, wilco", None, "tower 119.4 wilco"),  # seed 53
+        ("one one eight decimal for five", None, "118.45"),
         # and where the same words mean what they say
         ("heading two seven one way two six", None, "heading 271 way 26"),
         ("holding point alfa for runway two five", None, "holding point alfa for runway 25"),
@@ -532,6 +534,7 @@ def test_kind_for_variable(name: str, kind: str) -> None:
         ("taxi via alfa to stand bravo one", None, "taxi via alfa to stand bravo 1"),
         ("climb to five thousand, taxi to runway two five", None, "climb to 5000 taxi to runway 25"),
         ("runway two five, point of no return", None, "runway 25 point of no return"),
+        ("holding point for the one one", None, "holding point for the 11"),  # no number before "point"
     ],
 )
 def test_recognizer_spellings_fold_into_the_words_they_stand_for(heard: str, callsign: str | None, words: str) -> None:

@@ -157,7 +157,10 @@ def say_frequency(draw: Draw, canon: str) -> Said:
     if head and draw(st.integers(0, 3)) == 0:
         # said without the decimal word, after a station or "contact": "ground one two one eight five"
         return Said(tuple(head + say_digits(draw, whole + frac)))
-    value = say_digits(draw, whole) + [draw(st.sampled_from(DECIMAL))] + say_digits(draw, frac)
+    decimals = say_digits(draw, frac)
+    if decimals[0] in (ICAO_HYPHEN[4], ICAO_SPLIT[4], ICAO_WHOLE[4], ENGLISH[4]):
+        decimals[0] = draw(st.sampled_from([decimals[0], "for"]))  # the recognizer's "decimal for"
+    value = say_digits(draw, whole) + [draw(st.sampled_from(DECIMAL))] + decimals
     return Said(tuple(head + value), bare=not head)
 
 

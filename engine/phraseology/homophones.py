@@ -73,6 +73,8 @@ def resolve_homophones(
       lone digit: "stand kilo for five" is K45, "bravo for one eight left" keeps "for"); "to" right after
       "heading", "runway", "squawk" or "QNH" before a digit ("heading to five zero");
       "for"/"fo"/"fall"/"full" also after a digit before a side ("runway tree fall left");
+      and right after a number's decimal word ("one one niner decimal for": nothing but a digit
+      follows it there; "point to" stays, whisper's "point zero" as often as "point two");
     - "o" only between two numbers (alone it is also the letter)."""
     changed = True
     while pending and changed:
@@ -100,7 +102,8 @@ def resolve_homophones(
                     word != "to" and prev == "D" and (after in _SIDES or after in MISHEARD_SIDES)
                 )  # "tree fall left"
                 keyed = word == "to" and i > 0 and words[i - 1] in _TWO_AFTER and nxt == "D"  # "heading to five zero"
-                digit = (prev == "D" and nxt == "D") or in_route or sided or keyed
+                decimal = word != "to" and i > 1 and words[i - 1] in DECIMAL_WORDS and beside(i - 1, -1) in NUMERIC
+                digit = (prev == "D" and nxt == "D") or in_route or sided or keyed or decimal
             elif word == "near":  # "niner" as a recognizer writes it: "three five near" after two digits
                 digit = prev == "D" and beside(i - 1, -1) in ("D", "N")
             elif word == "oh":
