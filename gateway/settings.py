@@ -101,6 +101,9 @@ class Settings(BaseSettings):
     # and, where the engine would not accept the second hearing either, a third by whisper base
     # (gateway/speech/stt/whisper_bigger.py; the `bigger` extra, which `make install` installs)
     bigger_hearing: bool = True
+    # and its whisper base scoring the values still unsure after it (step 4 of
+    # gateway/speech/hearing_chain.py); off: tiny.en's checks alone, for a paired comparison
+    bigger_value_checks: bool = True
     # ... where it ends within this many seconds of PTT release (0: no limit): it runs only where
     # the controller would otherwise say "say again" and the pilot repeat it all
     bigger_hearing_due_s: float = Field(default=1.5, ge=0)

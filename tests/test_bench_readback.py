@@ -38,6 +38,10 @@ def _check_counts(result: dict, n: int) -> None:
     assert result["correct_refused"] + result["correct_said_again"] == result["correct"] - outcomes["correct"].get("accepted", 0)
     assert result["correct_said_again"] == outcomes["correct"].get("say_again", 0)
     assert 0 <= result["wrong_accepted"] <= result["bad"]
+    for key, of in (("wrong_accepted", "bad"), ("correct_refused", "correct"), ("correct_said_again", "correct")):
+        ci, rate = result[f"{key}_ci95"], result[f"{key}_rate"]
+        assert (ci is None) == (result[of] == 0)
+        assert ci is None or 0.0 <= ci[0] <= rate <= ci[1] <= 1.0
     assert sum(result["failures"].values()) == (
         result["correct_refused"] + result["correct_said_again"] + result["wrong_accepted"] + result["failures"].get("misdiagnosed", 0)
     )
@@ -57,6 +61,19 @@ def test_text_bench_report_shape_and_counts(tmp_path, capsys):
     assert 0.1 <= report["bad"] / 60 <= 0.5  # --wrong 0.3
     printed = capsys.readouterr().out
     assert "wrong readbacks accepted:" in printed and "correct readbacks refused (corrected, not asked again):" in printed and "caught-wrong" in printed
+    assert "95% interval" in printed
+
+
+@pytest.mark.parametrize(
+    ("hits", "n", "low", "high"),
+    [(0, 84, 0.0, 0.0437), (9, 212, 0.0225, 0.0787), (30, 216, 0.0991, 0.1913), (3, 3, 0.4385, 1.0)],
+)
+def test_a_share_is_given_with_its_wilson_interval(hits, n, low, high):
+    """0 wrong of 84 says "at most 4.4 %", 9 asked again of 212 "2.2-7.9 %" (Wilson, 95 %)."""
+    from tooling.bench.common import interval95
+
+    assert interval95(hits, n) == pytest.approx((low, high), abs=1e-4)
+    assert interval95(0, 0) is None
 
 
 def test_text_bench_focused_on_names_changes_only_them(tmp_path, capsys):

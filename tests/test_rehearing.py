@@ -258,6 +258,7 @@ def _hear_out(
     settled_after: int,
     ended_ago_s: float | None = None,
     question: object = None,
+    bigger_checks: bool = True,
 ) -> tuple[SttResult, SttResult, list[str]]:
     """`RUNWAY_READBACK` through the radio's whole chain (`hear_out`; `question`: the values to
     check, None: no checks), the engine settling from its `settled_after`-th dry run on (0:
@@ -284,7 +285,10 @@ def _hear_out(
 
         ended = None if ended_ago_s is None else time.monotonic() - ended_ago_s
         checks = None if question is None else ask
-        result = await hear_out(stream, first, settles, checks, speech_ended=ended, due_s=0.85, bigger_due_s=1.5)  # type: ignore[arg-type]
+        result = await hear_out(
+            stream, first, settles, checks,  # type: ignore[arg-type]
+            speech_ended=ended, due_s=0.85, bigger_due_s=1.5, bigger_checks=bigger_checks,
+        )
         await stream.aclose()
         return first, result
 
@@ -370,6 +374,20 @@ def test_values_still_unsure_after_the_third_hearing_are_scored_by_whisper_base_
     assert [c.model_copy(update={"bigger": False}) for c in base] == own
     # the first, the second hearing, it with tiny.en's checks, the third, the third with its checks
     assert len(dry_runs) == 5
+
+
+def test_whisper_base_scores_nothing_where_its_checks_are_switched_off(
+    with_base: WhisperEngine, service: RadioService
+) -> None:
+    """`LIVEFREQ_BIGGER_VALUE_CHECKS=false`: whisper base still hears a third time and tiny.en
+    checks the values of its transcript, but whisper base scores none (step 4 is not run), so
+    the two can be compared on the same recordings."""
+    from engine.value_check import query
+
+    asked = query("Lufthansa three five nine, runway zero seven the sierra", {"runway": ("runway", "07R")})
+    _first, result, dry_runs = _hear_out(with_base, service, settled_after=0, question=asked, bigger_checks=False)
+    assert result.hearing.checks and not any(c.bigger for c in result.hearing.checks)
+    assert len(dry_runs) == 4  # the first, the second, it with tiny.en's checks, the third
 
 
 def test_no_check_by_whisper_base_where_there_is_no_third_hearing(whisper: WhisperEngine, service: RadioService) -> None:

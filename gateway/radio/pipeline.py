@@ -169,6 +169,7 @@ class TransmissionPipeline:
                     speech_ended=tx.ended,
                     due_s=self.settings.second_hearing_due_s or None,
                     bigger_due_s=self.settings.bigger_hearing_due_s or None,
+                    bigger_checks=self.settings.bigger_value_checks,
                 )
         finally:
             if tx.partial_task is not None:

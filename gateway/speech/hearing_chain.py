@@ -39,9 +39,11 @@ async def hear_out(
     speech_ended: float | None = None,
     due_s: float | None = None,
     bigger_due_s: float | None = None,
+    bigger_checks: bool = True,
 ) -> SttResult:
     """`first`, or what the steps above make of it (see the module doc); `ask` None: no values
-    checked. `speech_ended` None (the bench): no due times, the hearing of an idle node."""
+    checked; `bigger_checks` False: no step 4 (`LIVEFREQ_BIGGER_VALUE_CHECKS`). `speech_ended`
+    None (the bench): no due times, the hearing of an idle node."""
     if await settles(first):
         return first
     heard = await hear_again(stream, first, settles, speech_ended=speech_ended, due_s=due_s, settled=False)
@@ -56,6 +58,6 @@ async def hear_out(
     if bigger is heard or ask is None or await settles(bigger):
         return bigger
     checked = await check_values(stream, bigger, ask, speech_ended=speech_ended, due_s=bigger_due_s)
-    if checked is not bigger and await settles(checked):
+    if not bigger_checks or (checked is not bigger and await settles(checked)):
         return checked
     return await check_values(stream, checked, ask, speech_ended=speech_ended, due_s=bigger_due_s, bigger=True)

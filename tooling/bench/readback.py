@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any
 from engine.models import Decision, Session
 from engine.registry import FlowRegistry
 from engine.session import SessionEngine
+from tooling.bench.common import interval95
 from tooling.readback_pilot.driver import StateDriver, last_atc_text, moved_forward, render_context
 from tooling.readback_pilot.phrasing import Readback, carrier_of, phrase_readback, readback_states
 from tooling.readback_pilot.words import kind_of
@@ -265,6 +266,9 @@ class Tally:
             "wrong_accepted_rate": round(self.wrong_accepted / bad, 4) if bad else None,
             "correct_refused_rate": round(self.correct_refused / correct, 4) if correct else None,
             "correct_said_again_rate": round(self.correct_said_again / correct, 4) if correct else None,
+            "wrong_accepted_ci95": interval95(self.wrong_accepted, bad),
+            "correct_refused_ci95": interval95(self.correct_refused, correct),
+            "correct_said_again_ci95": interval95(self.correct_said_again, correct),
             "failures": dict(self.failures),
             "value_checks": {m: dict(c) for m, c in self.value_checks.items()},
             "by_kind": plain(self.by_kind),
@@ -333,14 +337,20 @@ def run_text_bench(bench: Bench, n: int, seed: int, wrong: float, progress: Prog
 # --------------------------------------------------------------------------- voice
 
 
+def _within(report: dict[str, Any], key: str) -> str:
+    """"; 95 % interval 2.2-7.9%" for a share the report holds the interval of."""
+    ci = report.get(f"{key}_ci95")
+    return f"; 95% interval {100 * ci[0]:.1f}-{100 * ci[1]:.1f}%" if ci else ""
+
+
 def headline(report: dict[str, Any]) -> list[str]:
     lines = [
         f"wrong readbacks accepted: {report['wrong_accepted']} of {report['bad']}"
-        f" ({100 * (report['wrong_accepted_rate'] or 0):.2f}%; should be 0)",
+        f" ({100 * (report['wrong_accepted_rate'] or 0):.2f}%{_within(report, 'wrong_accepted')}; should be 0)",
         f"correct readbacks refused (corrected, not asked again): {report['correct_refused']} of {report['correct']}"
-        f" ({100 * (report['correct_refused_rate'] or 0):.2f}%)",
+        f" ({100 * (report['correct_refused_rate'] or 0):.2f}%{_within(report, 'correct_refused')})",
         f"correct readbacks asked again (say again): {report.get('correct_said_again', 0)} of {report['correct']}"
-        f" ({100 * (report.get('correct_said_again_rate') or 0):.2f}%)",
+        f" ({100 * (report.get('correct_said_again_rate') or 0):.2f}%{_within(report, 'correct_said_again')})",
     ]
     if report.get("wer") is not None:
         lines.append(f"word error rate: {100 * report['wer']:.1f}% over {report['words']} words")

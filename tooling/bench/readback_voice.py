@@ -12,6 +12,7 @@ import subprocess
 import time
 from typing import TYPE_CHECKING, Any
 
+from tooling.bench.common import interval95
 from tooling.bench.readback import Bench, ReadbackBenchError, Tally, report_head, verdict
 
 if TYPE_CHECKING:
@@ -140,7 +141,9 @@ def _speak_kokoro(text: str, style: str, wpm: int, rng: random.Random) -> tuple[
     return pcm, rate, {"blend": {style: round(1.0 - share, 2), other: share}, "accent": accent}
 
 
-async def _recognize(stt: Any, pcm: bytes, context: Any, settles: Any = None, ask: Any = None) -> tuple[str, Any]:
+async def _recognize(
+    stt: Any, pcm: bytes, context: Any, settles: Any = None, ask: Any = None, bigger_checks: bool = True
+) -> tuple[str, Any]:
     """The final transcript and the recognizer's hearing, as the WS radio path gets them (open,
     feed, final, then where the engine would not accept it the radio's own chain: the second
     hearing, the values `ask` names checked in the audio, the third hearing;
@@ -153,7 +156,7 @@ async def _recognize(stt: Any, pcm: bytes, context: Any, settles: Any = None, as
         stream.feed(pcm)
         result = await final_result(stream)
         if settles is not None:
-            result = await hear_out(stream, result, settles, ask)
+            result = await hear_out(stream, result, settles, ask, bigger_checks=bigger_checks)
         return result.text.strip(), result.hearing
     finally:
         await stream.aclose()
@@ -223,7 +226,8 @@ def run_voice_bench(
                     if b == "on"
                     else SttContext(speaker=session.session_id, lexicon=lexicon)
                 )
-                text, hearing = await _recognize(stt, pcm, context, settles, ask if checks else None)
+                checker = ask if checks else None
+                text, hearing = await _recognize(stt, pcm, context, settles, checker, settings.bigger_value_checks)
                 e, w = word_errors(case.readback.text, text)
                 edits[b] += e
                 decision, _s, forward = bench.decide(case, text, hearing)
@@ -252,6 +256,7 @@ def run_voice_bench(
     report["bias"] = bias
     report["forms"] = forms
     report["value_checks"] = checks
+    report["bigger_value_checks"] = settings.bigger_value_checks
     report["words"] = words
     for b in settings_list:
         result = tallies[b].result()
@@ -310,10 +315,13 @@ def by_engine(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
         counts["wer"] = round(counts["word_errors"] / counts["words"], 4) if counts["words"] else None
         for key in ("refused", "say_again"):
             counts[f"{key}_rate"] = round(counts[key] / counts["correct"], 4) if counts["correct"] else None
+        counts["say_again_ci95"] = interval95(counts["say_again"], counts["correct"])
     return out
 
 
-ENGINE_HEAD = ("pilot voices", "readbacks", "wrong accepted", "correct accepted", "refused", "say again", "WER")
+ENGINE_HEAD = (
+    "pilot voices", "readbacks", "wrong accepted", "correct accepted", "refused", "say again", "95% interval", "WER",
+)
 
 
 def engine_rows(by: dict[str, dict[str, Any]]) -> list[tuple[str, ...]]:
@@ -322,10 +330,14 @@ def engine_rows(by: dict[str, dict[str, Any]]) -> list[tuple[str, ...]]:
     def pct(value: float | None) -> str:
         return "-" if value is None else f"{100 * value:.1f}%"
 
+    def within(ci: tuple[float, float] | list[float] | None) -> str:
+        return "-" if not ci else f"{pct(ci[0])}-{pct(ci[1])}"
+
     return [
         (
             engine, str(c["n"]), f"{c['wrong_accepted']} / {c['bad']}", f"{c['accepted']} / {c['correct']}",
-            f"{c['refused']} ({pct(c['refused_rate'])})", f"{c['say_again']} ({pct(c['say_again_rate'])})", pct(c["wer"]),
+            f"{c['refused']} ({pct(c['refused_rate'])})", f"{c['say_again']} ({pct(c['say_again_rate'])})",
+            within(c.get("say_again_ci95")), pct(c["wer"]),
         )
         for engine, c in sorted(by.items())
     ]
