@@ -5,13 +5,20 @@ target conditions and word triggers, lets the readback check score the readback 
 deterministic router (engine/router.py), and finally settles the choice the readback decides: a
 wrong or unsure value is never accepted, and a readback that was not heard is asked again. Only
 the decision (trace, readback) is written, never the session.
+
+By voice, a route other than the readback's is taken only where another transcript of the same
+audio (`Hearing.alternatives`: the recognizer's n-best, a masked best, the earlier hearings)
+routes there too (`heard_alike`): unsure hearing is no verdict, for what the pilot asks as for
+the values read back. Found on the voice bench (seed 55, Kokoro): a readback of our callsign
+alone ("Egyptair tree two", the heading dropped), heard by whisper base as "Egyptair, cancel."
+while every other transcript had "tree two", cancelled the emergency and ended the flow.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from engine import readback_policy
+from engine import phraseology, readback_policy
 from engine.candidates import Candidate, build_candidates
 from engine.guards import session_holds
 from engine.hearing import Hearing
@@ -148,6 +155,10 @@ class RouteChooser:
         anything else heard (correction), and a readback with nothing recognized is corrected
         unless nothing of it was heard at all (None: say again)."""
         chosen = result.chosen
+        if chosen is not None and chosen.transition.kind not in (TransitionKind.OK, TransitionKind.BAD):
+            if not self.heard_alike(session, chosen, hearing, ctx):
+                d.trace.add("select", f"{chosen.id} is heard in no other transcript of the audio: not taken")
+                chosen = None
         bad = next((c for c in cands if c.transition.kind is TransitionKind.BAD and not c.eliminated), None)
         if (
             rb is not None
@@ -171,3 +182,21 @@ class RouteChooser:
                 if chosen is not None:
                     d.trace.add("select", "nothing else recognized: treated as an incomplete readback")
         return chosen
+
+    def heard_alike(self, session: Session, chosen: Candidate, hearing: Hearing | None, ctx: dict[str, Any]) -> bool:
+        """Whether `chosen` stands by voice: no other transcript of the audio (typed text, or a
+        hearing without alternatives), or one of them routes to it as well (it remains there)."""
+        alternatives = [a for a in (hearing.alternatives if hearing else []) if a and a.strip()]
+        if not alternatives:
+            return True
+        noise = readback_policy.noise_words(ctx)
+        threshold = self.registry.get(session.active.flow).policies.match_threshold  # as `route` asked
+        for alternative in alternatives:
+            norm = phraseology.normalize_transcript(alternative)
+            cands = build_candidates(self.registry, session)
+            for c in cands:
+                self.screen(session, c, norm, ctx)
+            self.router.route(RouteRequest(norm, cands, threshold, noise))
+            if any(c.id == chosen.id and c.status == "remains" for c in cands):
+                return True
+        return False

@@ -64,6 +64,7 @@ TIERS: dict[str, str] = {
             "test_router_rules", "test_scenario", "test_session_engine", "test_templates",
             "test_tokenizer_props", "test_tokenizer_regressions", "test_vad", "test_engine_parts",
             "test_import_rules", "test_import_rules_tooling", "test_module_sizes", "test_pilot_forms", "test_protocol_events",
+            "test_voice_routes",
         ),
         "unit",
     ),
