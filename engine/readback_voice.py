@@ -155,12 +155,15 @@ def _stray_after(t: Transcript, hit: Hit, voice: Voice, kind: str = "") -> bool:
 def _one_way_after(t: Transcript, hit: Hit) -> bool:
     """The value ends in a "one" said right before "way" and a number: "charlie tree one way tree
     six" is C3 and runway 36 as likely as C31 (the voice bench's seeds 24 and 26 refused a right
-    route and holding point so). A "one way" after no number is "runway" already (`tokenize`)."""
+    route and holding point so); "one way to five center" too, whisper's "to" for the runway's two
+    (seed 55 refused a right holding point so). A "one way" after no number is "runway" already
+    (`tokenize`)."""
     digits = re.sub(r"\D", "", hit.value)
     for j in range(hit.index, min(hit.index + 8, len(t.words) - 2)):  # a route runs on over its elements
         said = t.words[j]
         if said.isdigit() and said.endswith("1") and digits.endswith(said) and t.words[j + 1] == "way":
-            return t.number(j + 2) is not None
+            two = t.words[j + 2] in ("to", "too") and j + 3 < len(t.words)
+            return t.number(j + 2) is not None or (two and t.number(j + 3) is not None)
     return False
 
 
