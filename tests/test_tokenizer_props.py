@@ -412,3 +412,15 @@ def test_the_callsign_is_still_found(callsign: Callsign, kind: str, data: st.Dat
     values, speaker, _canonical = KINDS[kind]
     phrase = assemble(data.draw, speaker(data.draw, data.draw(values)), callsign)  # type: ignore[operator]
     assert callsign.code in p.extract("callsign", phrase.text, phrase.variables), phrase
+
+
+@settings(max_examples=150, deadline=None)
+@given(callsigns(), st.sampled_from(["thousand feet", "hundred feet", ", thousand feet", ". thousand"]))
+def test_a_thousand_right_after_our_flight_number_is_no_altitude(callsign: Callsign, rest: str) -> None:
+    """ "Jetblue four three eight, thousand feet": the altitude's digit was lost (fresh seed 54,
+    5000 ft read back), the "eight" before "thousand" is the flight number's: no altitude of
+    8000 or 1000 is read, and the callsign stays whole."""
+    text = " ".join(callsign.units) + (rest if rest[0] in ",." else f" {rest}")
+    variables = {"callsign": callsign.code}
+    assert p.extract("altitude", text, variables) == [], text
+    assert callsign.code in p.extract("callsign", text, variables), text

@@ -42,7 +42,7 @@ thousand" is 158 and 14000.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from engine.phraseology.homophones import HOMOPHONES as _HOMOPHONES
 from engine.phraseology.homophones import MISHEARD_SIDES as MISHEARD_SIDES  # re-exported
@@ -196,15 +196,19 @@ def _resolve(
     return items, ends
 
 
-def _bare_multipliers(words: Sequence[str], items: list[tuple[str | None, object]]) -> list[tuple[str | None, object]]:
+def _bare_multipliers(
+    words: Sequence[str], items: list[tuple[str | None, object]], ends: Collection[int] = ()
+) -> list[tuple[str | None, object]]:
     """ "climbing in thousand" (whisper's "nine" lost): "hundred"/"thousand" with no number
     before it (past one pause), and not "a thousand", counts nothing and stays a word, so no
-    altitude of 1000 is read from a lost digit."""
+    altitude of 1000 is read from a lost digit. Nor right after our flight number (`ends`):
+    "Jetblue four three eight, thousand feet" has lost the altitude's digit, its "eight" is the
+    callsign's (fresh seed 54 refused a right 5000 ft read so, as 1000)."""
     for i, (kind_, _value) in enumerate(items):
         if kind_ != "M":
             continue
         j = i - 1 if i == 0 or words[i - 1] != BREAK else i - 2
-        if j < 0 or (items[j][0] is None and words[j] not in ("a", "and")):
+        if j < 0 or (items[j][0] is None and words[j] not in ("a", "and")) or j in ends:
             items[i] = _NONE
     return items
 
@@ -371,7 +375,7 @@ def collapse_numbers(words: Sequence[str], flights: Sequence[tuple[int, str]] = 
     `flights` are (word index, digits) of a callsign's flight number: the number ends after them.
     """
     items, ends = _resolve(words, flights)
-    items = _bare_multipliers(words, items)
+    items = _bare_multipliers(words, items, ends)
     out: list[str] = []
     multiplied: set[int] = set()
     builder: _Builder | None = None
