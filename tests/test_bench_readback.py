@@ -134,6 +134,8 @@ def test_voice_bench_runs_with_and_without_bias(tmp_path):
     assert report["wrong_accepted_with_bias"] == report["bias_on"]["wrong_accepted"]
     assert isinstance(report["accepted_only_with_bias"], list)
     assert "word error rate" in done.stdout and "by pilot voice engine" in done.stdout
+    assert report["correct_said_again_ci95"] == report["bias_on"]["correct_said_again_ci95"]
+    assert done.stdout.count("95% interval") >= 3  # the engine table and the headline's shares
 
 
 def test_voice_bench_names_a_missing_or_unknown_voice_engine(tmp_path, capsys):

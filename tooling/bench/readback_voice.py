@@ -270,6 +270,7 @@ def run_voice_bench(
     for key in (
         "n", "correct", "bad", "changed", "dropped", "wrong_accepted", "correct_refused", "correct_said_again",
         "wrong_accepted_rate", "correct_refused_rate", "correct_said_again_rate", "wer", "value_checks",
+        "wrong_accepted_ci95", "correct_refused_ci95", "correct_said_again_ci95",
     ):
         report[key] = primary[key]
     if bias == "both":
