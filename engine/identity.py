@@ -17,8 +17,9 @@ traffic (`Session.traffic`). Verdicts:
   never takes the words of a callsign named exactly: "... to Warsaw, Easy one" is easyJet 1, not
   Topswiss 1 misheard from "to Warsaw ... one".
 - ``other``: another aircraft's: a callsign of nearby traffic (never applied to us, even beside
-  ours), or a callsign that is not ours while ours is not named ("Lufthansa 359"; "Scandinavian
-  827" when we are 372).
+  ours, nor where only another transcript of the same audio names it: the recognizer was unsure
+  whose callsign it heard), or a callsign that is not ours while ours is not named ("Lufthansa
+  359"; "Scandinavian 827" when we are 372).
 - ``missing``: no callsign at all.
 
 A foreign callsign whose telephony is also a phonetic letter ("delta 5", Delta Air Lines) is not
@@ -379,6 +380,19 @@ def screen(session: Session, registry: FlowRegistry, text: str, hearing: Hearing
                     f"the best transcript: {who.reason}; an alternative transcript names our {other.heard}",
                     other.heard,
                     who.named,
+                )
+                break
+    if who.is_ours and session.traffic:  # heard as ours: unless the recognizer also heard traffic's
+        for alternative in alternatives:
+            other = identify(alternative, **kwargs)
+            if other.traffic:
+                who = Identity(
+                    Verdict.OTHER,
+                    f"the best transcript: {who.reason}; an alternative transcript names {other.heard}, nearby"
+                    " traffic: unsure whose transmission it is",
+                    other.heard,
+                    who.named,
+                    traffic=True,
                 )
                 break
     first = opening_state(registry, session.active.flow, session.active.state) and not _addressed_here(

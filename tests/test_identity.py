@@ -232,6 +232,35 @@ def test_a_first_call_moves_the_state_only_with_our_callsign(
     assert d.to_state != "CD_INITIAL", (mine, [s.detail for s in d.trace.steps])
 
 
+@settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(own=st.sampled_from(CODES), own_flight=flights, other=st.sampled_from(CODES), other_flight=flights,
+       last=st.booleans())
+def test_a_call_heard_as_ours_by_one_transcript_and_as_traffic_by_another_is_asked_who_is_calling(
+    engine: SessionEngine, seed7: dict, own: str, own_flight: str, other: str, other_flight: str, last: bool
+) -> None:
+    """By voice, the best transcript naming ours and another transcript of the same audio naming
+    nearby traffic: the controller cannot tell whose transmission it is ("station calling ..., say
+    again your callsign"), whichever the best one is. The hearing chain could otherwise turn
+    traffic's call into ours: a later hearing naming ours is read with the first among its
+    alternatives. Another transcript naming ours, or no traffic listed, changes nothing."""
+    from engine.hearing import Hearing
+
+    if other == own:
+        other = CODES[(CODES.index(own) + 1) % len(CODES)]
+    mine, theirs = f"{own}{own_flight}", f"{other}{other_flight}"
+    variables = {**seed7, "callsign": mine, "callsign_spoken": f"{AIRLINES[own][0]} {own_flight}"}
+    ours, traffic = (_first_call(variables, speak_callsign(code), last=last) for code in (mine, theirs))
+    for best, alternative in ((ours, traffic), (traffic, ours)):
+        session = _start(engine, variables, traffic=[theirs])
+        d = engine.transmit(session, best, 1.0, hearing=Hearing(alternatives=[alternative]))
+        assert d.to_state == "CD_INITIAL" and [m.text for m in d.messages] == [STATION_CALLING], (best, d.trace.steps)
+    for listed in ([theirs], []):
+        session = _start(engine, variables, traffic=listed)
+        alternatives = [ours] if listed else [traffic]
+        d = engine.transmit(session, ours, 1.0, hearing=Hearing(alternatives=alternatives))
+        assert d.to_state != "CD_INITIAL", (listed, [s.detail for s in d.trace.steps])
+
+
 @settings(max_examples=400, deadline=None)
 @given(st.from_regex(TRAFFIC_PATTERN, fullmatch=True))
 def test_every_traffic_string_the_published_pattern_allows_is_a_callsign(text: str) -> None:
