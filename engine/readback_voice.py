@@ -119,8 +119,10 @@ def garbled_by_voice(handler: Kind, t: Transcript, found: Found, expected: str, 
       a spoken "romeo", with Rome issued and never said).
     - A holding point or stand: the issued one with its end lost ("holding point whiskey." for
       W4, "tango one for my yankee" for T14), its letter lost (digits only: "holding point one
-      three" for B13, "holding point four, one one" for H11), or its digits heard as letters
-      ("lima, H" for L9).
+      three" for B13, "holding point four, one one" for H11), its digits heard as letters
+      ("lima, H" for L9), or one digit more at its end, the next word heard as a digit ("victor
+      four fife papa nine" for V4, "via" heard "five"; a taxi route's element too: "papa nine
+      echo one one with zero seven" for P9 E1; `_one_digit_more`).
     """
     if handler.name in ("callsign", "text"):
         return found
@@ -222,10 +224,21 @@ def _garbled_frequency(t: Transcript, hit: Hit, expected: str) -> bool:
     return len(frac) < len(exp_frac)
 
 
+def _one_digit_more(heard: str, issued: str) -> bool:
+    """The issued designator with one more digit at its end ("victor four fife papa nine" for V4:
+    "via" heard "five"; "hotel one one one my romeo" for H11, "echo one one with zero seven" for
+    E1: "runway" heard "one"; "golf one two two an h" for G12: "QNH"). Over the recorded voice
+    runs, 20 right readbacks were refused so; the next word was heard as a digit."""
+    return len(heard) == len(issued) + 1 and heard.startswith(issued) and heard[-1].isdigit() and issued[-1:].isdigit()
+
+
 def _garbled_route(_t: Transcript, hit: Hit, expected: str) -> bool:
     said, issued = hit.value.split(), expected.split()
     if any(e.isalpha() for e in said) and not any(e.isalpha() for e in issued):
         return True  # a taxiway without its number: "via c air eight" (C for S8 T5), "hotel a" (H A for H8)
+    if len(said) == len(issued) and said != issued:  # one element with a digit more: "papa nine echo one one"
+        if all(h == e or _one_digit_more(h, e) for h, e in zip(said, issued, strict=True)):
+            return True
     if not said or len(said) > len(issued) or said == issued:
         return False
     start_lost = said == issued[-len(said) :]  # "myath whiskey seven, romeo five" for L8 W7 R5
@@ -257,7 +270,7 @@ def _garbled_designator(_t: Transcript, hit: Hit, expected: str) -> bool:
         return False
     letter_lost = value.isdigit() and not expected.isdigit()  # "holding point four, one one" for H11
     digits_as_letters = value.isalpha() and not expected.isalpha() and value[0] == expected[0]
-    return expected.startswith(value) or letter_lost or digits_as_letters
+    return expected.startswith(value) or letter_lost or digits_as_letters or _one_digit_more(value, expected)
 
 
 def _garbled_airport(t: Transcript, hit: Hit, expected: str) -> bool:

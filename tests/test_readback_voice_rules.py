@@ -289,3 +289,26 @@ def test_a_value_the_best_transcript_heard_as_another_is_never_confirmed_in_the_
     for appended in (False, True):
         result, _ = apply_checks(rb, [check.model_copy(update={"appended": appended})], {"runway": ("runway", runway)}, CALLSIGN)
         assert result.fields["runway"] != "ok" and not result.ok, (best, alternative, rb, result)
+
+
+@given(
+    letter=st.sampled_from(LETTERS),
+    number=st.integers(1, 99),
+    extra=st.integers(0, 9),
+    kind=st.sampled_from(["holding_point", "taxi_route"]),
+    after=st.sampled_from(["runway two five", "QNH one zero one three", "wilco", "papa niner"]),
+)
+@settings(max_examples=200, deadline=None)
+def test_a_designator_heard_with_one_digit_more_is_asked_again(letter: str, number: int, extra: int, kind: str, after: str) -> None:
+    """"holding point victor four fife papa nine" for V4 ("via" heard "five"), "echo one one with
+    zero seven" for E1 ("runway" heard "one"): 20 right readbacks refused over the recorded voice
+    runs, and seed 57's "holding point charlie three five charlie eight" for C3. By voice the last
+    digit may be the next word's, so the value is asked again; typed it is corrected."""
+    assume(not (kind == "taxi_route" and after == "papa niner"))  # a route would run on into it
+    issued = f"{letter}{number}"
+    lead = "holding point" if kind == "holding_point" else "taxi via kilo eight and"
+    if kind == "taxi_route":
+        assume(letter != "K")
+        issued = f"K8 {issued}"
+    said = f"{lead} {letter_word(letter)} {speak_digits(str(number))} {speak_digits(str(extra))} {after}, {CALLSIGN}"
+    _asked_again(kind, issued, said)
