@@ -36,12 +36,16 @@ from engine.models import (
 from engine.readback import ReadbackEvaluator
 from engine.readback_policy import ReadbackPolicy
 from engine.registry import FlowRegistry
-from engine.router import DeterministicRouter, Router, RouteRequest, RouteResult
+from engine.router import DeterministicRouter, Router, RouteRequest, RouteResult, similarity
 from engine.speaking import Speaker
 from engine.triggers import first_word_hit, intent_hit, word_triggers
 from engine.vocabulary import radio_vocabulary
 
 SAY_AGAIN_MAX_WORDS = 8
+# By voice, a route the LLM chose stands where another transcript has the same words as the best
+# (rapidfuzz, as the router scores phrases): "engine" for "engines" is 98, "pushback" for
+# "engines" 79, so one differing word of a short request is not the same words.
+LLM_SAME_WORDS = 90.0
 
 
 def is_say_again(norm: str) -> bool:
@@ -156,7 +160,7 @@ class RouteChooser:
         unless nothing of it was heard at all (None: say again)."""
         chosen = result.chosen
         if chosen is not None and chosen.transition.kind not in (TransitionKind.OK, TransitionKind.BAD):
-            if not self.heard_alike(session, chosen, hearing, ctx):
+            if not self.heard_alike(session, chosen, text, hearing, ctx, by_llm=result.router == "llm"):
                 d.trace.add("select", f"{chosen.id} is heard in no other transcript of the audio: not taken")
                 chosen = None
         bad = next((c for c in cands if c.transition.kind is TransitionKind.BAD and not c.eliminated), None)
@@ -183,16 +187,29 @@ class RouteChooser:
                     d.trace.add("select", "nothing else recognized: treated as an incomplete readback")
         return chosen
 
-    def heard_alike(self, session: Session, chosen: Candidate, hearing: Hearing | None, ctx: dict[str, Any]) -> bool:
+    def heard_alike(
+        self,
+        session: Session,
+        chosen: Candidate,
+        text: str,
+        hearing: Hearing | None,
+        ctx: dict[str, Any],
+        by_llm: bool = False,
+    ) -> bool:
         """Whether `chosen` stands by voice: no other transcript of the audio (typed text, or a
-        hearing without alternatives), or one of them routes to it as well (it remains there)."""
+        hearing without alternatives), or one of them routes to it as well (it remains there).
+        Chosen by the LLM (`by_llm`) from words the deterministic router could not place: one
+        with the best transcript's words (`LLM_SAME_WORDS`), so the LLM would have read the same."""
         alternatives = [a for a in (hearing.alternatives if hearing else []) if a and a.strip()]
         if not alternatives:
             return True
         noise = readback_policy.noise_words(ctx)
         threshold = self.registry.get(session.active.flow).policies.match_threshold  # as `route` asked
+        best = phraseology.normalize_transcript(text)
         for alternative in alternatives:
             norm = phraseology.normalize_transcript(alternative)
+            if by_llm and similarity(best, norm, noise) >= LLM_SAME_WORDS:
+                return True
             cands = build_candidates(self.registry, session)
             for c in cands:
                 self.screen(session, c, norm, ctx)

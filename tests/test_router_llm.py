@@ -132,6 +132,33 @@ def test_a_valid_choice_is_taken_with_its_updates_traced_and_counted() -> None:
     assert session.llm.model_dump() == {"calls": 1, "prompt_tokens": 120, "completion_tokens": 8, "total_tokens": 128, "fallbacks": 0}
 
 
+@pytest.mark.parametrize(
+    ("alternatives", "taken"),
+    [
+        ([], True),  # typed, or one transcript
+        (["Lufthansa 359, we would like to get the engine going"], True),  # heard alike
+        (["Lufthansa 359"], False),  # the other transcript has none of the LLM's words
+        (["Lufthansa 359, stand V155, standing by"], False),
+        (["Lufthansa 359, we would like to get the pushback going"], False),  # one word differs: not the same words
+    ],
+)
+def test_by_voice_the_llms_choice_stands_where_another_transcript_gives_it_as_much_evidence(
+    alternatives: list[str], taken: bool
+) -> None:
+    """A route other than the readback's needs a second transcript by voice (engine/routing.py);
+    for the LLM's choice, one with the words the LLM read (`LLM_SAME_WORDS`). Otherwise "say
+    again"."""
+    from engine.hearing import Hearing
+
+    engine = _engine()
+    session = _start(engine)
+    verdict = judge(_query(engine, session), _exchange('{"candidate": "PUSH", "updates": {}}'))
+    hearing = Hearing(alternatives=alternatives) if alternatives else None
+    decision = engine.transmit(session, FREE_FORM, 1.0, llm=verdict, hearing=hearing)
+    assert (decision.intent == "request_pushback") is taken, [s.detail for s in decision.trace.steps]
+    assert (decision.to_state == "DONE") is taken
+
+
 def test_none_means_say_again() -> None:
     engine = _engine()
     session = _start(engine)
