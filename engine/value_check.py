@@ -74,7 +74,7 @@ right readbacks still asked again were accepted, no wrong one.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from pydantic import Field
@@ -246,9 +246,10 @@ def query(
     heard_other: Mapping[str, tuple[str, str]] | None = None,
 ) -> ValueQuery | None:
     """The question about `fields` (field -> (kind, issued value)); None when no field's kind
-    can be checked. Each field is tried in both spellings, in place of the words of the
-    transcript most like its ICAO one (or inserted at the end of an empty transcript), and after
-    the whole transcript with the words that introduce it (`appended`). `heard_right` (the
+    can be checked. Each field is tried in both spellings (and the two mixed as written), in
+    place of the words of the transcript most like its ICAO one (or inserted at the end of an
+    empty transcript), and after the whole transcript with the words that introduce it
+    (`appended`). `heard_right` (the
     fields the readback check heard right) and `callsign` (our own, as spoken) say words no
     field is tried in place of (`_taken_words`): the words most like it elsewhere are. The
     fields checked, and those the best transcript heard as another value (`heard_other`, never
@@ -269,7 +270,7 @@ def query(
         # appended check is judged on, scores every form of a symbol whatever the spelling: on
         # seeds 15 and 16 the ICAO one alone confirmed as many, at a quarter less decoding)
         places: list[tuple[int, int, tuple[str, ...], list[list[str]]]] = [
-            (start, end, (), _spellings(kind_name, spoken))
+            (start, end, (), _spellings(kind_name, spoken, heard[start:end]))
         ]
         if heard and kind_name not in _NAMED:
             places.append((len(heard), len(heard), _INTRO.get(kind_name, ()), [spoken]))
@@ -458,12 +459,17 @@ def _full(kind_name: str, spelling: list[str]) -> bool:
     return digits >= _MOST_DIGITS.get(kind_name, 99)
 
 
-def _spellings(kind_name: str, words: list[str]) -> list[list[str]]:
-    """ICAO and plain English; and each as pilots also say it: a frequency without its last zero
-    ("decimal eight fife" for 121.850: the digit check after the value, `Hypothesis.end`, keeps
-    121.855 apart), a taxi route with "and" before its last taxiway ("romeo one and echo two")."""
+def _spellings(kind_name: str, words: list[str], heard: Sequence[str] = ()) -> list[list[str]]:
+    """ICAO and plain English, and the two mixed as the recognizer wrote them in `heard` (the
+    words the value replaces: "decimal five five" is neither, and scored against either spelling
+    the transcript with the issued value seems e^10 less likely than as heard, seed 59); and each
+    as pilots also say it: a frequency without its last zero ("decimal eight fife" for 121.850:
+    the digit check after the value, `Hypothesis.end`, keeps 121.855 apart), a taxi route with
+    "and" before its last taxiway ("romeo one and echo two")."""
+    written = set(heard)
+    as_heard = [_PLAIN[w] if w in _PLAIN and _PLAIN[w] in written and w not in written else w for w in words]
     out = []
-    for spelling in (words, [_PLAIN.get(w, w) for w in words]):
+    for spelling in (words, [_PLAIN.get(w, w) for w in words], as_heard):
         if spelling in out:
             continue
         out.append(spelling)

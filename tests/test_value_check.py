@@ -136,6 +136,21 @@ def test_the_value_replaces_the_words_most_like_it() -> None:
     assert query("roger", {"p": ("sid", "OKTAL 9M")}) is None  # a procedure whose name was not heard
 
 
+def test_a_value_is_also_tried_spelled_as_the_recognizer_wrote_it() -> None:
+    """ "decimal five five" mixes the two spellings (the controller's "decimal", plain "five"):
+    scored against "decimal fife fife" or "point five five" the transcript with the issued value
+    seemed e^10 less likely than as heard, so a right 128.550 was asked again (seed 59)."""
+    asked = query("Jetblue 389 contact radar one two eight decimal five five.", {"f": ("frequency", "128.550")})
+    assert asked is not None
+    in_place = [h.words[4:] for h in asked.hypotheses if not h.appended]
+    assert ["one", "two", "eight", "decimal", "five", "five"] in in_place  # as written, its last zero left out
+    assert ["one", "two", "eight", "decimal", "fife", "fife", "zero"] in in_place  # and both spellings as before
+    assert ["one", "two", "eight", "point", "five", "five", "zero"] in in_place
+    # only words the transcript has: "tree" stays where no "three" was written
+    tree = query("tower one one eight decimal tree", {"f": ("frequency", "118.300")})
+    assert tree is not None and not any("three" in h.words and "decimal" in h.words for h in tree.hypotheses)
+
+
 def test_a_procedure_is_checked_only_where_its_name_was_heard_and_only_in_place() -> None:
     # the fix name is no symbol: only its digit and letter are scored, so the transcript must
     # have the name itself, and no hypothesis puts it after the transcript where none was heard
@@ -520,6 +535,14 @@ def test_a_value_said_with_more_digits_is_not_confirmed(whisper: WhisperEngine) 
     heard = "Lufthansa three five nine, contact ground one two one decimal eight fight"
     assert _checks(whisper, said, heard, {"frequency": ("frequency", "121.800")}) == {"frequency": False}
     assert _checks(whisper, said, heard, {"frequency": ("frequency", "121.850")}) == {"frequency": True}
+
+
+def test_a_frequency_written_in_mixed_spelling_is_confirmed_and_another_is_not(whisper: WhisperEngine) -> None:
+    said = "Jetblue three eight niner, contact radar one two eight decimal five five"
+    heard = "Jetblue 389 contact radar one two eight decimal five five."
+    assert _checks(whisper, said, heard, {"frequency": ("frequency", "128.550")}, pilot_pcm) == {"frequency": True}
+    assert _checks(whisper, said, heard, {"frequency": ("frequency", "128.450")}, pilot_pcm) == {"frequency": False}
+    assert _checks(whisper, said, heard, {"frequency": ("frequency", "128.555")}, pilot_pcm) == {"frequency": False}
 
 
 def test_a_taxi_route_read_back_with_and_is_confirmed_and_another_is_not(whisper: WhisperEngine) -> None:
