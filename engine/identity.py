@@ -371,9 +371,11 @@ def screen(session: Session, registry: FlowRegistry, text: str, hearing: Hearing
     }
     who = identify(text, **kwargs)
     alternatives = [a for a in (hearing.alternatives if hearing else []) if a and a.strip()]
-    if who.verdict in (Verdict.OTHER, Verdict.MISSING) and not who.traffic:  # traffic named: never ours
-        for alternative in alternatives:
-            other = identify(alternative, **kwargs)
+    rescue = who.verdict in (Verdict.OTHER, Verdict.MISSING) and not who.traffic  # traffic named: never ours
+    needed = alternatives and (rescue or (who.is_ours and session.traffic))
+    others = [identify(alternative, **kwargs) for alternative in alternatives] if needed else []
+    if rescue:
+        for other in others:
             if other.is_ours:
                 who = Identity(
                     Verdict.GARBLED,
@@ -383,8 +385,7 @@ def screen(session: Session, registry: FlowRegistry, text: str, hearing: Hearing
                 )
                 break
     if who.is_ours and session.traffic:  # heard as ours: unless the recognizer also heard traffic's
-        for alternative in alternatives:
-            other = identify(alternative, **kwargs)
+        for other in others:
             if other.traffic:
                 who = Identity(
                     Verdict.OTHER,

@@ -104,14 +104,19 @@ class RouteChooser:
     ) -> tuple[list[Candidate], ReadbackResult | None, RouteResult, dict[str, Any]]:
         """Candidates, guards, triggers, the readback and the deterministic router; only `d` is
         written (trace, readback), never the session."""
-        cands = build_candidates(self.registry, session)
-        d.trace.add("candidates", f"{len(cands)} candidate(s) from {flow.slug}:{state.id}")
         ctx = self.speaker.render_ctx(session, flow, state)
-        for c in cands:
-            self.screen(session, c, norm, ctx)
+        cands = self.screened(session, norm, ctx)
+        d.trace.add("candidates", f"{len(cands)} candidate(s) from {flow.slug}:{state.id}")
         rb = self.readback.check(session, d, flow, state, text, cands, ctx, hearing)  # reads ctx, never writes it
         request = RouteRequest(norm, cands, flow.policies.match_threshold, readback_policy.noise_words(ctx))
         return cands, rb, self.router.route(request), ctx
+
+    def screened(self, session: Session, norm: str, ctx: dict[str, Any]) -> list[Candidate]:
+        """The session's candidates, each screened against the words `norm` (`screen`)."""
+        cands = build_candidates(self.registry, session)
+        for c in cands:
+            self.screen(session, c, norm, ctx)
+        return cands
 
     def screen(self, session: Session, c: Candidate, norm: str, ctx: dict[str, Any]) -> None:
         """Guards, target conditions and word triggers: eliminate or mark a trigger hit."""
@@ -205,14 +210,12 @@ class RouteChooser:
             return True
         noise = readback_policy.noise_words(ctx)
         threshold = self.registry.get(session.active.flow).policies.match_threshold  # as `route` asked
-        best = phraseology.normalize_transcript(text)
+        best = phraseology.normalize_transcript(text) if by_llm else ""
         for alternative in alternatives:
             norm = phraseology.normalize_transcript(alternative)
             if by_llm and similarity(best, norm, noise) >= LLM_SAME_WORDS:
                 return True
-            cands = build_candidates(self.registry, session)
-            for c in cands:
-                self.screen(session, c, norm, ctx)
+            cands = self.screened(session, norm, ctx)
             self.router.route(RouteRequest(norm, cands, threshold, noise))
             if any(c.id == chosen.id and c.status == "remains" for c in cands):
                 return True

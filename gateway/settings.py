@@ -101,12 +101,12 @@ class Settings(BaseSettings):
     # and, where the engine would not accept the second hearing either, a third by whisper base
     # (gateway/speech/stt/whisper_bigger.py; the `bigger` extra, which `make install` installs)
     bigger_hearing: bool = True
-    # and its whisper base scoring the values still unsure after it (step 4 of
-    # gateway/speech/hearing_chain.py); off: tiny.en's checks alone, for a paired comparison
-    bigger_value_checks: bool = True
     # ... where it ends within this many seconds of PTT release (0: no limit): it runs only where
     # the controller would otherwise say "say again" and the pilot repeat it all
     bigger_hearing_due_s: float = Field(default=1.5, ge=0)
+    # and whisper base scoring the values still unsure after the third hearing (step 4 of
+    # gateway/speech/hearing_chain.py); off: tiny.en's checks alone, for a paired comparison
+    bigger_value_checks: bool = True
     audio_pacing: bool = True  # send controller audio at real time (blocking needs it); off: as fast as made
     # speech HTTP endpoints (gateway/api/speech.py): base64 audio in JSON bodies outgrows max_body_bytes
     max_audio_body_bytes: int = Field(default=8 * 1024 * 1024, gt=0)

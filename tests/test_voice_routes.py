@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import pytest
 
-from engine.candidates import Candidate, build_candidates
+from engine.candidates import Candidate
 from engine.hearing import Hearing
 from engine.models import Decision, TransitionKind
 from tooling.bench.readback import Bench, default_bench
@@ -43,9 +43,7 @@ def _phrase_routes() -> list[tuple[str, str, str, str]]:
         session, now = bench.at_state(flow_slug, state_id, 0)
         flow = bench.registry.get(flow_slug)
         ctx = engine.routing.speaker.render_ctx(session, flow, flow.states[state_id])
-        cands = build_candidates(bench.registry, session)
-        for c in cands:
-            engine.routing.screen(session, c, "", ctx)
+        cands = engine.routing.screened(session, "", ctx)
         for c in cands:
             if c.transition.kind in (TransitionKind.OK, TransitionKind.BAD):
                 continue
