@@ -35,6 +35,11 @@ def interval95(hits: int, n: int) -> tuple[float, float] | None:
     return round(float(ci.low), 4), round(float(ci.high), 4)
 
 
+def interval_text(ci: tuple[float, float] | list[float] | None) -> str:
+    """An `interval95` as "2.2-7.9%" (JSON gives it back as a list), "" for None."""
+    return f"{100 * ci[0]:.1f}-{100 * ci[1]:.1f}%" if ci else ""
+
+
 class Progress:
     """One progress line on stderr: rewritten in place on a terminal, every 10 % in a log."""
 

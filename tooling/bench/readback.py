@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 from engine.models import Decision, Session
 from engine.registry import FlowRegistry
 from engine.session import SessionEngine
-from tooling.bench.common import interval95
+from tooling.bench.common import interval95, interval_text
 from tooling.readback_pilot.driver import StateDriver, last_atc_text, moved_forward, render_context
 from tooling.readback_pilot.phrasing import Readback, carrier_of, phrase_readback, readback_states
 from tooling.readback_pilot.words import kind_of
@@ -340,7 +340,7 @@ def run_text_bench(bench: Bench, n: int, seed: int, wrong: float, progress: Prog
 def _within(report: dict[str, Any], key: str) -> str:
     """"; 95 % interval 2.2-7.9%" for a share the report holds the interval of."""
     ci = report.get(f"{key}_ci95")
-    return f"; 95% interval {100 * ci[0]:.1f}-{100 * ci[1]:.1f}%" if ci else ""
+    return f"; 95% interval {interval_text(ci)}" if ci else ""
 
 
 def headline(report: dict[str, Any]) -> list[str]:

@@ -12,7 +12,7 @@ import subprocess
 import time
 from typing import TYPE_CHECKING, Any
 
-from tooling.bench.common import interval95
+from tooling.bench.common import interval95, interval_text
 from tooling.bench.readback import Bench, ReadbackBenchError, Tally, report_head, verdict
 
 if TYPE_CHECKING:
@@ -331,14 +331,11 @@ def engine_rows(by: dict[str, dict[str, Any]]) -> list[tuple[str, ...]]:
     def pct(value: float | None) -> str:
         return "-" if value is None else f"{100 * value:.1f}%"
 
-    def within(ci: tuple[float, float] | list[float] | None) -> str:
-        return "-" if not ci else f"{pct(ci[0])}-{pct(ci[1])}"
-
     return [
         (
             engine, str(c["n"]), f"{c['wrong_accepted']} / {c['bad']}", f"{c['accepted']} / {c['correct']}",
             f"{c['refused']} ({pct(c['refused_rate'])})", f"{c['say_again']} ({pct(c['say_again_rate'])})",
-            within(c.get("say_again_ci95")), pct(c["wer"]),
+            interval_text(c.get("say_again_ci95")) or "-", pct(c["wer"]),
         )
         for engine, c in sorted(by.items())
     ]
