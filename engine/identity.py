@@ -25,14 +25,16 @@ traffic (`Session.traffic`). Verdicts:
 A foreign callsign whose telephony is also a phonetic letter ("delta 5", Delta Air Lines) is not
 taken as a callsign unless it is nearby traffic: taxi routes and holding points say "delta 5".
 
-`screen` applies the rule of the engine (see README "Who is talking"): ``other`` is always refused
-with "station calling <station>, say again your callsign"; ``missing`` only where the controller
-needs the callsign, i.e. on first contact: the pilot state opens contact (`opening_state`: the
-first pilot state of a flow the pilot calls in, or a pilot state reached after a handoff) and the
-controller has not yet spoken to us in that state; a MAYDAY, PAN PAN or radio check (an interrupt
-flow's trigger) is answered all the same. A readback, or any reply to the controller,
-without a callsign is judged as usual (real controllers accept it); the trace says the callsign
-was missing.
+`screen` applies the rule of the engine (see docs/architecture.md "Who is talking"): ``other`` is
+always refused with "station calling <station>, say again your callsign"; ``missing`` only where
+the controller needs the callsign: on first contact (the pilot state opens contact,
+`opening_state`: the first pilot state of a flow the pilot calls in, or a pilot state reached
+after a handoff, and the controller has not yet spoken to us in that state), and whenever nearby
+traffic is listed (`Session.traffic`): with another aircraft on frequency a readback without a
+callsign could be either's, the classic callsign confusion. A MAYDAY, PAN PAN or radio check (an
+interrupt flow's trigger) is answered all the same. Alone on frequency, a readback or any reply
+to the controller without a callsign is judged as usual (real controllers accept it); the trace
+says the callsign was missing.
 
 Everything here is pure: it reads the session, never changes it.
 """
@@ -361,7 +363,7 @@ def _interrupts(registry: FlowRegistry, text: str) -> bool:
 
 def screen(session: Session, registry: FlowRegistry, text: str, hearing: Hearing | None = None) -> Screening:
     """`identify` on the session's transmission `text`, and whether the controller refuses it:
-    always for another aircraft's callsign, for a missing one on first contact only."""
+    always for another aircraft's callsign, for a missing one on first contact or beside traffic."""
     variables = session.variables
     kwargs: dict[str, Any] = {
         "callsign": variables.get("callsign"),
@@ -399,14 +401,19 @@ def screen(session: Session, registry: FlowRegistry, text: str, hearing: Hearing
     first = opening_state(registry, session.active.flow, session.active.state) and not _addressed_here(
         session, registry
     )
-    if first and who.verdict is Verdict.MISSING and _interrupts(registry, text):
+    needs_callsign = first or bool(session.traffic)
+    if needs_callsign and who.verdict is Verdict.MISSING and _interrupts(registry, text):
         return Screening(who, first, False, f"{who.reason}; a distress, urgency or radio check call is answered")
     if who.verdict is Verdict.OTHER:
         return Screening(who, first, True, f"{who.reason}: not ours, the controller asks who is calling")
     if who.verdict is Verdict.MISSING:
         if first:
             return Screening(who, first, True, f"{who.reason} on first contact: the controller asks who is calling")
-        return Screening(who, first, False, f"{who.reason}; not first contact, judged as usual")
+        if session.traffic:
+            return Screening(
+                who, first, True, f"{who.reason} with nearby traffic on frequency: the controller asks who is calling"
+            )
+        return Screening(who, first, False, f"{who.reason}; not first contact, no traffic listed: judged as usual")
     return Screening(who, first, False, who.reason)
 
 

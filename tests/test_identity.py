@@ -333,3 +333,36 @@ def test_another_airlines_telephony_is_never_ours_even_with_our_flight_number(ow
     said = f"{AIRLINES[other][0]} {' '.join(flight[:1] if cut else flight)} request clearance"
     who = identify(said, callsign=f"{own}{flight}", callsign_spoken=f"{AIRLINES[own][0]} {flight}")
     assert not who.is_ours, (said, own, who.reason)
+
+
+@settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(own=st.sampled_from(CODES), own_flight=flights, other=st.sampled_from(CODES), other_flight=flights,
+       last=st.booleans())
+def test_beside_nearby_traffic_a_readback_without_callsign_is_asked_who_is_calling(
+    engine: SessionEngine, seed7: dict, own: str, own_flight: str, other: str, other_flight: str, last: bool
+) -> None:
+    """Any own and traffic callsign: with traffic listed, a correct readback naming no callsign
+    could be either aircraft's, so the controller asks who is calling and the clearance stays
+    issued; the same readback naming ours is accepted, and alone on frequency it is judged as
+    usual. A MAYDAY naming no callsign is answered beside traffic all the same."""
+    if other == own:
+        other = CODES[(CODES.index(own) + 1) % len(CODES)]
+    mine, theirs = f"{own}{own_flight}", f"{other}{other_flight}"
+    variables = {**seed7, "callsign": mine, "callsign_spoken": f"{AIRLINES[own][0]} {own_flight}"}
+    rb = (f"cleared to {variables['destination_name']} via {variables['sid']} climb {variables['initial_altitude_ft']} feet"
+          f" squawk {variables['squawk']}")
+    named = f"{rb}, {speak_callsign(mine)}" if last else f"{speak_callsign(mine)}, {rb}"
+    for traffic in ([theirs], []):
+        session = _start(engine, variables, traffic=traffic)
+        assert engine.transmit(session, _first_call(variables, speak_callsign(mine)), 1.0).to_state == "CD_READBACK"
+        d = engine.transmit(session, rb, 2.0)
+        step = next(s for s in d.trace.steps if s.step == "callsign")
+        assert step.data["verdict"] == "missing" and step.data["refused"] is bool(traffic)
+        if traffic:
+            assert d.to_state == "CD_READBACK" and d.readback is None and [m.text for m in d.messages] == [STATION_CALLING]
+            d = engine.transmit(session, named, 3.0)
+        assert d.readback is not None and d.readback.ok and d.to_state != "CD_READBACK", [s.detail for s in d.trace.steps]
+    session = _start(engine, variables, traffic=[theirs])
+    assert engine.transmit(session, _first_call(variables, speak_callsign(mine)), 1.0).to_state == "CD_READBACK"
+    d = engine.transmit(session, "mayday mayday mayday, engine failure", 2.0)
+    assert d.messages and [m.text for m in d.messages] != [STATION_CALLING], [s.detail for s in d.trace.steps]
