@@ -206,11 +206,23 @@ def test_screen_is_pure(registry, seed7: dict, engine: SessionEngine) -> None:
 
 CODES = sorted(AIRLINES)
 flights = st.integers(min_value=1, max_value=9999).map(str)
+# Our airline and flight, another aircraft's, and whether callsigns are said last.
+TWO_AIRCRAFT = {
+    "own": st.sampled_from(CODES), "own_flight": flights, "other": st.sampled_from(CODES), "other_flight": flights,
+    "last": st.booleans(),
+}
+
+
+def _us_and_them(seed7: dict, own: str, own_flight: str, other: str, other_flight: str) -> tuple[str, str, dict]:
+    """(our callsign, the other's, seed 7's variables flying ours); another airline if both drew one."""
+    if other == own:
+        other = CODES[(CODES.index(own) + 1) % len(CODES)]
+    mine, theirs = f"{own}{own_flight}", f"{other}{other_flight}"
+    return mine, theirs, {**seed7, "callsign": mine, "callsign_spoken": f"{AIRLINES[own][0]} {own_flight}"}
 
 
 @settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(own=st.sampled_from(CODES), own_flight=flights, other=st.sampled_from(CODES), other_flight=flights,
-       last=st.booleans(), traffic=st.booleans())
+@given(**TWO_AIRCRAFT, traffic=st.booleans())
 # Found by this property when it still drew at random: "... to Warsaw, Easy one" was read as
 # Topswiss 1 (EZS1, ours) misheard; "... to Warsaw, Tomjet one" (ours) as Westjet 1, nearby traffic.
 @example(own="EZS", own_flight="1", other="EZY", other_flight="1", last=True, traffic=False)
@@ -220,10 +232,7 @@ def test_a_first_call_moves_the_state_only_with_our_callsign(
 ) -> None:
     """Any own and other airline callsign: a correct first call naming the other never moves the
     state (listed as traffic or not); naming ours, first or last, does."""
-    if other == own:
-        other = CODES[(CODES.index(own) + 1) % len(CODES)]
-    mine, theirs = f"{own}{own_flight}", f"{other}{other_flight}"
-    variables = {**seed7, "callsign": mine, "callsign_spoken": f"{AIRLINES[own][0]} {own_flight}"}
+    mine, theirs, variables = _us_and_them(seed7, own, own_flight, other, other_flight)
     session = _start(engine, variables, traffic=[theirs] if traffic else [])
     d = engine.transmit(session, _first_call(variables, speak_callsign(theirs), last=last), 1.0)
     assert d.to_state == "CD_INITIAL" and not d.updates, (theirs, d.trace.steps)
@@ -233,8 +242,7 @@ def test_a_first_call_moves_the_state_only_with_our_callsign(
 
 
 @settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(own=st.sampled_from(CODES), own_flight=flights, other=st.sampled_from(CODES), other_flight=flights,
-       last=st.booleans())
+@given(**TWO_AIRCRAFT)
 def test_a_call_heard_as_ours_by_one_transcript_and_as_traffic_by_another_is_asked_who_is_calling(
     engine: SessionEngine, seed7: dict, own: str, own_flight: str, other: str, other_flight: str, last: bool
 ) -> None:
@@ -245,10 +253,7 @@ def test_a_call_heard_as_ours_by_one_transcript_and_as_traffic_by_another_is_ask
     alternatives. Another transcript naming ours, or no traffic listed, changes nothing."""
     from engine.hearing import Hearing
 
-    if other == own:
-        other = CODES[(CODES.index(own) + 1) % len(CODES)]
-    mine, theirs = f"{own}{own_flight}", f"{other}{other_flight}"
-    variables = {**seed7, "callsign": mine, "callsign_spoken": f"{AIRLINES[own][0]} {own_flight}"}
+    mine, theirs, variables = _us_and_them(seed7, own, own_flight, other, other_flight)
     ours, traffic = (_first_call(variables, speak_callsign(code), last=last) for code in (mine, theirs))
     for best, alternative in ((ours, traffic), (traffic, ours)):
         session = _start(engine, variables, traffic=[theirs])
@@ -336,8 +341,7 @@ def test_another_airlines_telephony_is_never_ours_even_with_our_flight_number(ow
 
 
 @settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(own=st.sampled_from(CODES), own_flight=flights, other=st.sampled_from(CODES), other_flight=flights,
-       last=st.booleans())
+@given(**TWO_AIRCRAFT)
 def test_beside_nearby_traffic_a_readback_without_callsign_is_asked_who_is_calling(
     engine: SessionEngine, seed7: dict, own: str, own_flight: str, other: str, other_flight: str, last: bool
 ) -> None:
@@ -345,10 +349,7 @@ def test_beside_nearby_traffic_a_readback_without_callsign_is_asked_who_is_calli
     could be either aircraft's, so the controller asks who is calling and the clearance stays
     issued; the same readback naming ours is accepted, and alone on frequency it is judged as
     usual. A MAYDAY naming no callsign is answered beside traffic all the same."""
-    if other == own:
-        other = CODES[(CODES.index(own) + 1) % len(CODES)]
-    mine, theirs = f"{own}{own_flight}", f"{other}{other_flight}"
-    variables = {**seed7, "callsign": mine, "callsign_spoken": f"{AIRLINES[own][0]} {own_flight}"}
+    mine, theirs, variables = _us_and_them(seed7, own, own_flight, other, other_flight)
     rb = (f"cleared to {variables['destination_name']} via {variables['sid']} climb {variables['initial_altitude_ft']} feet"
           f" squawk {variables['squawk']}")
     named = f"{rb}, {speak_callsign(mine)}" if last else f"{speak_callsign(mine)}, {rb}"
