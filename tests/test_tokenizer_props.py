@@ -424,3 +424,20 @@ def test_a_thousand_right_after_our_flight_number_is_no_altitude(callsign: Calls
     variables = {"callsign": callsign.code}
     assert p.extract("altitude", text, variables) == [], text
     assert callsign.code in p.extract("callsign", text, variables), text
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(
+    via=st.sampled_from(("via", "mia", "mya", "myo")),
+    letters=st.lists(st.sampled_from(sorted(PHONETIC)), min_size=1, max_size=3),
+    numbers=st.lists(st.integers(min_value=1, max_value=99), min_size=3, max_size=3),
+)
+def test_via_run_into_a_taxiway_letter_reads_as_said_apart(via: str, letters: list[str], numbers: list[int]) -> None:
+    """Whisper runs "via" into the taxiway's letter ("myotango eight", "viapapa four"): any
+    spelling of "via" glued to any phonetic letter reads the route exactly as said apart."""
+    route = [f"{PHONETIC[letter]} {' '.join(ENGLISH[int(d)] for d in str(n))}" for letter, n in zip(letters, numbers, strict=False)]
+    glued = f"taxi {via}{' '.join(route)}, holding point"
+    apart = f"taxi via {' '.join(route)}, holding point"
+    assert p.normalize_transcript(glued) == p.normalize_transcript(apart)
+    want = " ".join(f"{letter}{n}" for letter, n in zip(letters, numbers, strict=False))
+    assert p.extract("route", glued) == p.extract("route", apart) == [want], glued

@@ -22,6 +22,7 @@
    the "er" of "nin-er" is not lost: "one two uh one decimal eight" -> "121.8";
 7. merges words said apart: "q n h" -> "qnh", "x ray" -> "xray", "fox trot" -> "foxtrot", and
    folds whisper's spellings of keywords: "q and eight"/"kqnh"/"unh"/"dnh" -> "qnh", "centa" -> "center",
+   "mya"/"myo" -> "via", and "via" run into a phonetic letter ("myotango" -> "via tango"),
    "one way" before a number (and after none) and "on way" before one -> "runway";
 8. repeats digits after "double"/"triple" with `numbers.expand_repeats` ("double four" -> "four
    four"; "double check" stays);
@@ -50,7 +51,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from engine.phraseology.alphabet import LOWER_LETTERS, SPELLING_VARIANTS
+from engine.phraseology.alphabet import LOWER_LETTERS, SPELLING_VARIANTS, WORD_LETTERS
 from engine.phraseology.number_passes import DIGITS
 from engine.phraseology.numbers import BREAK, NUMBER_WORDS, collapse_numbers, expand_repeats, join_syllables
 
@@ -79,6 +80,13 @@ _REPLACE: dict[str, tuple[str, ...]] = {
     "myo": ("via",),
     **{variant: (icao,) for variant, icao in SPELLING_VARIANTS.items() if "-" not in variant},
 }
+# "via" run into the taxiway's letter, as whisper writes it ("myotango eight", "viapapa four").
+_VIA_SPELLINGS = ("via", *(word for word, to in _REPLACE.items() if to == ("via",)))
+_LETTER_SPELLINGS = {
+    **{word: word for word in WORD_LETTERS},
+    **{v: icao for v, icao in SPELLING_VARIANTS.items() if "-" not in v},
+}
+_REPLACE.update({via + said: ("via", word) for via in _VIA_SPELLINGS for said, word in _LETTER_SPELLINGS.items()})
 _MERGE: dict[tuple[str, ...], str] = {
     ("x", "ray"): "xray",
     ("fox", "trot"): "foxtrot",
