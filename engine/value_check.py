@@ -44,9 +44,9 @@ A value is never tried in place of words that say another value the readback che
 right, or our callsign, as a whole number (`_taken_words`): there its digits are in the audio
 whatever the pilot said of this value ("runway three six" put over the "three six" of "tower one
 three six, decimal five" confirmed a dropped runway, seed 25): the words most like it elsewhere
-are its place. Nor are two values tried over one word (`_places`, the longest first): a dropped
-runway 36 would find the "tree six" of a tower frequency the recognizer garbled (unsure, so not a
-value heard right) and score as said there.
+are its place; nor where a value heard right by a check is (seed 61: a dropped "three thousand"
+over the "three fifty" of a heading 360). Nor are two values tried over one word (`_places`): a
+dropped runway 36 would find the "tree six" of a garbled tower frequency and score as said there.
 
 A SID or STAR is checked only where the transcript has its fix name (`is_fix_name`, as the
 readback check finds it) and its digit or letter is unsure ("via METRO one halfa"): the name is
@@ -249,14 +249,17 @@ def query(
     can be checked. Each field is tried in both spellings (and the two mixed as written), in
     place of the words of the transcript most like its ICAO one (or inserted at the end of an
     empty transcript), and after the whole transcript with the words that introduce it
-    (`appended`). `heard_right` (the
-    fields the readback check heard right) and `callsign` (our own, as spoken) say words no
-    field is tried in place of (`_taken_words`): the words most like it elsewhere are. The
-    fields checked, and those the best transcript heard as another value (`heard_other`, never
-    checked), each have their own place (`_places`): no two values are tried over one word."""
+    (`appended`). `heard_right` (the fields heard right, by their words or a check) and
+    `callsign` (our own, as spoken) say words no field is tried in place of (`_taken_words`, and
+    the words most like each value heard right): the words most like it elsewhere are. The fields
+    checked, and those the best transcript heard as another value (`heard_other`, never checked),
+    each have their own place (`_places`): no two values are tried over one word."""
     heard = words_of(transcript)
     said = [said_symbols(kind_name, value) for kind_name, value in (heard_right or {}).values()]
-    taken = _taken_words(heard, [*said, callsign_symbols(callsign)])
+    ours = _taken_words(heard, [callsign_symbols(callsign)])
+    taken = _taken_words(heard, said) | ours
+    for start, end in _places(heard, heard_right or {}, ours).values():
+        taken.update(range(start, end))  # and the words most like it: confirmed by a check, not spelled
     hypotheses: list[Hypothesis] = []
     windows = _places(heard, {**(heard_other or {}), **fields}, taken)
     for name, (kind_name, value) in fields.items():
@@ -266,9 +269,8 @@ def query(
         start, end = windows[name]
         if kind_name in _NAMED and not any(is_fix_name(w, spoken[0]) for w in heard[start:end]):
             continue
-        # in place in both spellings; after the transcript in the ICAO one only (the margin, all an
-        # appended check is judged on, scores every form of a symbol whatever the spelling: on
-        # seeds 15 and 16 the ICAO one alone confirmed as many, at a quarter less decoding)
+        # in place in both spellings; after the transcript in the ICAO one only (an appended check's
+        # margin scores every form of a symbol: on seeds 15-16 it confirmed as many, 1/4 less decoding)
         places: list[tuple[int, int, tuple[str, ...], list[list[str]]]] = [
             (start, end, (), _spellings(kind_name, spoken, heard[start:end]))
         ]

@@ -284,6 +284,43 @@ def test_a_dropped_runway_is_not_tried_over_a_garbled_frequencys_digits() -> Non
     assert frequency == (2, 7) and not set(range(*runway)) & set(range(*frequency))
 
 
+DIGIT_WORDS = ("zero", "one", "two", "tree", "four", "fife", "six", "seven", "eight", "niner")
+# what whisper writes for a digit word it mishears, no symbol of any kind ("three fifty zero")
+GARBLE = st.sampled_from(["fifty", "sixty", "forty", "sick", "fight", "fire", "time", "nero"])
+
+
+@given(
+    heading=st.integers(1, 360),
+    garbled=st.integers(0, 2),
+    garble=GARBLE,
+    thousands=st.integers(1, 9),
+    callsign=st.sampled_from(["egyptair two eight seven", "american six three four", "wizz air niner fife"]),
+)
+def test_a_dropped_value_is_not_tried_over_a_value_a_check_confirmed(
+    heading: int, garbled: int, garble: str, thousands: int, callsign: str
+) -> None:
+    """Fresh seed 61 (flite): "heading tree six zero" with the missed approach's altitude dropped,
+    heard "heading three fifty zero". A check confirmed the heading there; whisper base's check
+    after the third hearing then tried the dropped "three thousand" over the same "three fifty"
+    (the heading, heard right only by its check, is spelled in no words `_taken_words` knows),
+    scored the audio's "tree" for it, and the readback was accepted. A value heard right, by its
+    words or by a check, keeps its place: any heading garbled at any digit, any altitude, no
+    hypothesis for the altitude replaces a word where the heading's own check puts it."""
+    words = [DIGIT_WORDS[int(d)] for d in f"{heading:03d}"]
+    words[garbled] = garble
+    heard = f"{callsign} okay heading {' '.join(words)} roger"
+    own = query(heard, {"heading": ("heading", f"{heading:03d}")}, callsign=callsign)
+    assert own is not None
+    checked = next(set(range(*h.place)) for h in own.hypotheses if not h.appended)
+    assert checked & set(range(len(callsign.split()) + 2, len(callsign.split()) + 5))  # the heading's words
+    asked = query(
+        heard, {"altitude": ("altitude", str(thousands * 1000))}, {"heading": ("heading", f"{heading:03d}")}, callsign
+    )
+    assert asked is not None
+    for hypothesis in asked.hypotheses:
+        assert not set(range(*hypothesis.place)) & checked, (heard, hypothesis.words)
+
+
 @given(VALUES, HEARD)
 def test_only_a_value_that_could_go_on_needs_no_digit_after_it(value: tuple[str, str], heard: list[str]) -> None:
     # "runway one eight, one one eight decimal one": a runway has two digits at most, so the
