@@ -338,6 +338,8 @@ class ReadbackResult(DomainModel):
     unsure: list[str] = Field(default_factory=list)  # heard differently by the alternatives: "say again"
     # heard as another value by the best transcript: no check in the audio confirms it; not on the wire
     contradicted: list[str] = Field(default_factory=list, exclude=True)
+    # heard right only by a check in the audio (engine/value_check.py `apply_checks`); not on the wire
+    confirmed: list[str] = Field(default_factory=list, exclude=True)
 
 
 class CandidateTrace(DomainModel):

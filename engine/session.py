@@ -188,7 +188,8 @@ class SessionEngine:
             return None
         heard_right = value_check.expected_values(rb, ctx, issued, statuses=("ok",))
         heard_other = value_check.issued_values(rb.contradicted, ctx, issued)
-        return value_check.query(text, fields, heard_right, str(ctx.get("callsign_spoken") or ""), heard_other)
+        callsign = str(ctx.get("callsign_spoken") or "")
+        return value_check.query(text, fields, heard_right, callsign, heard_other, by_check=rb.confirmed)
 
     def route_query(self, session: Session, text: str) -> RouterQuery | None:
         """The question for the LLM router if `text` were transmitted now, or None when the

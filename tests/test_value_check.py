@@ -313,12 +313,35 @@ def test_a_dropped_value_is_not_tried_over_a_value_a_check_confirmed(
     assert own is not None
     checked = next(set(range(*h.place)) for h in own.hypotheses if not h.appended)
     assert checked & set(range(len(callsign.split()) + 2, len(callsign.split()) + 5))  # the heading's words
-    asked = query(
-        heard, {"altitude": ("altitude", str(thousands * 1000))}, {"heading": ("heading", f"{heading:03d}")}, callsign
-    )
+    right = {"heading": ("heading", f"{heading:03d}")}
+    asked = query(heard, {"altitude": ("altitude", str(thousands * 1000))}, right, callsign, by_check=["heading"])
     assert asked is not None
     for hypothesis in asked.hypotheses:
         assert not set(range(*hypothesis.place)) & checked, (heard, hypothesis.words)
+
+
+def test_a_value_heard_right_by_its_words_claims_no_other_words() -> None:
+    """Seed 21's recordings, decided again with a first version of the rule above that reserved
+    the words most like every value heard right: runway 36, heard right in "runway three six",
+    claimed the "three six" inside the garbled frequency "one tree six one five" before it; QNH
+    1024, heard right as "102, four", claimed "november four", the holding point's place. Only a
+    value heard right by a check and spelled in no words claims the words most like it."""
+    asked = query(
+        "roger one tree six one five and runway three six roger egyptair two eight seven",
+        {"tower_freq": ("frequency", "136.150")},
+        {"runway": ("runway", "36")},
+        "Egyptair 287",
+        by_check=["runway"],
+    )
+    assert asked is not None
+    assert set(range(1, 6)) <= set(range(*next(h.place for h in asked.hypotheses if not h.appended)))
+    asked = query(
+        "k holding point november four one with one eight qnh, 102, four via mike four hotel tree",
+        {"holding_point": ("designator", "N4")},
+        {"qnh": ("qnh", "1024"), "runway": ("runway", "18")},
+    )
+    assert asked is not None
+    assert set(range(3, 5)) <= set(range(*next(h.place for h in asked.hypotheses if not h.appended)))
 
 
 @given(VALUES, HEARD)
