@@ -146,7 +146,7 @@ def check_values(
     checks: list[ValueCheck] = []
     started = time.monotonic()
     for tempos_heard, tempo in enumerate(TEMPOS):
-        asked = [h for h in query.hypotheses if not any(c.field == h.field and passes(c, _needs(h)) for c in checks)]
+        asked = [h for h in query.hypotheses if not any(c.field == h.field and passes(c, _needs(h, c)) for c in checks)]
         now = time.monotonic()
         per_tempo = (now - started) / tempos_heard if tempos_heard else 0.0
         if not asked or (tempos_heard and until is not None and now + per_tempo > until):
@@ -156,9 +156,9 @@ def check_values(
     return checks
 
 
-def _needs(hypothesis: Hypothesis) -> float:
-    """The margin the engine will ask of `hypothesis`'s value (`value_check.margin_needed`)."""
-    return margin_needed("".join(slot.symbol for slot in hypothesis.slots))
+def _needs(hypothesis: Hypothesis, check: ValueCheck) -> float:
+    """The margin the engine will ask of `check`, of `hypothesis`'s value (`value_check.margin_needed`)."""
+    return margin_needed("".join(slot.symbol for slot in hypothesis.slots), check)
 
 
 def _check_view(
