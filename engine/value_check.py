@@ -68,8 +68,7 @@ thresholds: on seeds 20, 21 and 47 none of its 1,472 checks of a changed or drop
 
 from __future__ import annotations
 
-import re
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
 from pydantic import Field
@@ -78,11 +77,20 @@ from rapidfuzz.distance import Levenshtein
 from engine.hearing import ValueCheck
 from engine.models import DomainModel, ReadbackResult
 from engine.phraseology import kind_for_variable, speak_text
-from engine.phraseology.alphabet import LETTER_WORDS
 from engine.phraseology.designators import is_fix_name
 from engine.phraseology.handlers import canonical_of, kind
 from engine.phraseology.instructions import PREFIX as INSTRUCTION_PREFIX
 from engine.phraseology.kinds import PROCEDURE_KINDS
+from engine.value_words import (
+    SYMBOL_OF,
+    class_of,
+    is_full,
+    said_symbols,
+    spellings_of,
+    spoken_value,
+    symbols_in,
+    words_of,
+)
 
 MARGIN = 2.0  # nats: the issued symbol at least e^2 (7.4x) likelier than any other, at every place
 FLOOR = -4.0  # nats: and at least 1.8 % likely itself, at every place (not only less unlikely than others)
@@ -100,60 +108,9 @@ _INTRO: dict[str, tuple[str, ...]] = {
     "letter": ("information",),
 }
 
-# The most digits a value of a kind has: no digit can follow a value that has them all.
-_MOST_DIGITS = {"runway": 2, "heading": 3, "squawk": 4, "flight_level": 3, "qnh": 4}
-
-# The phrase each kind of value is spoken in (`speak_text` speaks a value by its context), and the
-# words of it that are not the value.
-_TEMPLATES: dict[str, str] = {
-    "runway": "runway {}",
-    "heading": "heading {}",
-    "altitude": "{} feet",
-    "flight_level": "FL{}",  # spoken digit by digit (`spoken_value`)
-    "frequency": "{}",
-    "squawk": "squawk {}",
-    "qnh": "QNH {}",
-    "letter": "information {}",
-    "designator": "holding point {}",
-    "route": "via {}",
-    "sid": "via {}",
-    "star": "via {}",
-}
 # Procedures: their fix name is no symbol, so a check confirms only the digit and letter, of a
 # name the transcript itself has (`is_fix_name`), in place, never after the transcript.
 _NAMED = PROCEDURE_KINDS
-_FRAME_WORDS = frozenset(
-    {"runway", "heading", "feet", "flight", "level", "squawk", "qnh", "information", "holding", "point", "via"}
-)
-
-# The forms each symbol is written in by a recognizer (the ICAO and plain spellings, the
-# homophones it writes for them): a check scores a symbol by its likeliest form.
-SYMBOLS: dict[str, dict[str, tuple[str, ...]]] = {
-    "digit": {
-        "0": ("zero", "o", "oh"),
-        "1": ("one", "won"),
-        "2": ("two", "to", "too"),
-        "3": ("three", "tree", "free"),
-        "4": ("four", "for", "fower", "fore"),
-        "5": ("five", "fife"),
-        "6": ("six",),
-        "7": ("seven",),
-        "8": ("eight", "ate"),
-        "9": ("nine", "niner"),
-    },
-    "letter": {
-        letter: (word.lower(), *{"A": ("alpha",), "J": ("juliet",), "X": ("x-ray",)}.get(letter, ()))
-        for letter, word in LETTER_WORDS.items()
-    },
-    "side": {"L": ("left",), "R": ("right",), "C": ("center", "centre")},
-}
-_SYMBOL_OF: dict[str, tuple[str, str]] = {
-    form: (cls, symbol) for cls, table in SYMBOLS.items() for symbol, forms in table.items() for form in forms[:2]
-}
-# The two spellings a hypothesis is tried in: as the controller speaks (ICAO) and plain English
-# (pilots say "point" as often as "decimal").
-_PLAIN = {"tree": "three", "fife": "five", "niner": "nine", "decimal": "point"}
-_ICAO_DIGITS = {"3": "tree", "5": "fife", "9": "niner"}
 
 
 class Slot(DomainModel):
@@ -182,27 +139,6 @@ class ValueQuery(DomainModel):
 
     heard: list[str]
     hypotheses: list[Hypothesis] = Field(default_factory=list)
-
-
-def words_of(text: str) -> list[str]:
-    """The transcript's words, lower case, without punctuation (as the hypotheses are written)."""
-    return re.sub(r"[^a-z0-9' ]", " ", text.lower()).split()
-
-
-def spoken_value(kind_name: str, value: str) -> list[str] | None:
-    """The value's words as spoken ("121.850" -> one two one decimal eight fife zero), or None
-    for a kind this check does not handle (places, callsigns, free text)."""
-    template = _TEMPLATES.get(kind_name)
-    if template is None:
-        return None
-    if kind_name == "flight_level":  # digit by digit: "one hundred" would leave two digits unchecked
-        return [_ICAO_DIGITS.get(d, SYMBOLS["digit"][d][0]) for d in value.upper().removeprefix("FL")] or None
-    words = words_of(speak_text(template.format(value)))
-    if kind_name == "altitude":
-        return words[:-1] or None  # "... feet"
-    while words and words[0] in _FRAME_WORDS:
-        words = words[1:]
-    return words or None
 
 
 def expected_values(
@@ -271,7 +207,7 @@ def query(
         # in place in both spellings; after the transcript in the ICAO one only (an appended check's
         # margin scores every form of a symbol: on seeds 15-16 it confirmed as many, 1/4 less decoding)
         places: list[tuple[int, int, tuple[str, ...], list[list[str]]]] = [
-            (start, end, (), _spellings(kind_name, spoken, heard[start:end]))
+            (start, end, (), spellings_of(kind_name, spoken, heard[start:end]))
         ]
         if heard and kind_name not in _NAMED:
             places.append((len(heard), len(heard), _INTRO.get(kind_name, ()), [spoken]))
@@ -281,13 +217,13 @@ def query(
                 slots = [
                     Slot(word=at + len(intro) + i, cls=cls, symbol=symbol)
                     for i, w in enumerate(spelling)
-                    if (found := _SYMBOL_OF.get(w)) is not None
+                    if (found := SYMBOL_OF.get(w)) is not None
                     for cls, symbol in [found]
                 ]
                 if slots:
                     appended = bool(heard) and at == len(heard)
                     after = at + len(intro) + len(spelling)
-                    last_digit = _class_of(spelling[-1]) == "digit" and not _full(kind_name, spelling)
+                    last_digit = class_of(spelling[-1]) == "digit" and not is_full(kind_name, spelling)
                     hypotheses.append(
                         Hypothesis(
                             field=name,
@@ -343,28 +279,18 @@ def _taken_words(heard: list[str], said: Iterable[str]) -> set[int]:
             got, end = "", start
             while end < len(heard) and len(got) < len(target):
                 word = heard[end]
-                if word in _SYMBOL_OF or word.isdigit():  # whisper writes digits too ("qnh 102 four")
-                    got += _SYMBOL_OF[word][1] if word in _SYMBOL_OF else word
+                if word in SYMBOL_OF or word.isdigit():  # whisper writes digits too ("qnh 102 four")
+                    got += SYMBOL_OF[word][1] if word in SYMBOL_OF else word
                 elif word not in _INSIDE_NUMBERS or end == start:
                     break
                 end += 1
             if got != target:
                 continue
-            runs_on = start > 0 and _class_of(heard[start - 1]) == _class_of(heard[start])
-            runs_on = runs_on or (end < len(heard) and _class_of(heard[end]) == _class_of(heard[end - 1]))
+            runs_on = start > 0 and class_of(heard[start - 1]) == class_of(heard[start])
+            runs_on = runs_on or (end < len(heard) and class_of(heard[end]) == class_of(heard[end - 1]))
             (inside if runs_on else whole).update(range(start, end))
         taken |= whole or inside
     return taken
-
-
-def said_symbols(kind_name: str, value: str) -> str:
-    """The symbols a value is said with, in order ("25C" -> "25C", 5000 -> "5": "fife thousand")."""
-    return _symbols_in(spoken_value(kind_name, value) or [])
-
-
-def _symbols_in(words: Iterable[str]) -> str:
-    """The symbols `words` say, in order, the other words left out."""
-    return "".join(_SYMBOL_OF[w][1] for w in words if w in _SYMBOL_OF)
 
 
 def passes(check: ValueCheck, margin: float = MARGIN) -> bool:
@@ -410,7 +336,7 @@ def confirms(check: ValueCheck, value: str, callsign_symbols: str = "", said: st
 def callsign_symbols(callsign: str) -> str:
     """The symbols our callsign says, as spoken ("China Eastern 74" -> "74"), digits written as
     digits too (read as words alone, "74" gave none: no word of a callsign was protected)."""
-    return _symbols_in(words_of(speak_text(callsign))) if callsign else ""
+    return symbols_in(words_of(speak_text(callsign))) if callsign else ""
 
 
 def apply_checks(
@@ -446,42 +372,6 @@ def apply_checks(
         }
     )
     return result, notes
-
-
-def _class_of(word: str) -> str:
-    """The class of symbol `word` says (digit, letter, side; a numeral's digits), or "" for none."""
-    found = _SYMBOL_OF.get(word)
-    return found[0] if found else "digit" if word.isdigit() else ""
-
-
-def _full(kind_name: str, spelling: list[str]) -> bool:
-    """Whether a value said in `spelling` has as many digits as a value of its kind can have: a
-    digit said after it is the next value's ("runway one eight, one one eight decimal one")."""
-    digits = sum(1 for w in spelling if _class_of(w) == "digit")
-    return digits >= _MOST_DIGITS.get(kind_name, 99)
-
-
-def _spellings(kind_name: str, words: list[str], heard: Sequence[str] = ()) -> list[list[str]]:
-    """ICAO and plain English, and the two mixed as the recognizer wrote them in `heard` (the
-    words the value replaces: "decimal five five" is neither, and scored against either spelling
-    the transcript with the issued value seems e^10 less likely than as heard, seed 59); and each
-    as pilots also say it: a frequency without its last zero ("decimal eight fife" for 121.850:
-    the digit check after the value, `Hypothesis.end`, keeps 121.855 apart), a taxi route with
-    "and" before its last taxiway ("romeo one and echo two")."""
-    written = set(heard)
-    as_heard = [_PLAIN[w] if w in _PLAIN and _PLAIN[w] in written and w not in written else w for w in words]
-    out = []
-    for spelling in (words, [_PLAIN.get(w, w) for w in words], as_heard):
-        if spelling in out:
-            continue
-        out.append(spelling)
-        if "decimal" in words and spelling[-1] == "zero" and words.index("decimal") < len(words) - 2:
-            out.append(spelling[:-1])
-        if kind_name == "route":
-            last = max((i for i, w in enumerate(spelling) if _class_of(w) == "letter"), default=0)
-            if last > 0:
-                out.append([*spelling[:last], "and", *spelling[last:]])
-    return out
 
 
 def _window(heard: list[str], spoken: list[str], taken: set[int] | frozenset[int] = frozenset()) -> tuple[int, int]:

@@ -21,7 +21,6 @@ from engine.value_check import (
     FLOOR,
     MARGIN,
     SLACK,
-    SYMBOLS,
     TEMPO_MARGIN,
     TEMPO_SLACK,
     apply_checks,
@@ -29,8 +28,8 @@ from engine.value_check import (
     margin_needed,
     passes,
     query,
-    spoken_value,
 )
+from engine.value_words import SYMBOLS, spoken_value
 from gateway.service import RadioService
 from gateway.speech.checking import check_values
 from gateway.speech.stt.base import SttContext, SttResult, final_result

@@ -8,7 +8,7 @@ numbers of a `ValueCheck`:
 
 - `delta`: the hypothesis's log-probability (its tokens summed) minus the transcript's;
 - `margin`: at each place of the value, the log-probability of the issued symbol's likeliest first
-  token (any of its forms in `value_check.SYMBOLS`, lower, Capitalized, UPPER, or its numeral)
+  token (any of its forms in `value_words.SYMBOLS`, lower, Capitalized, UPPER, or its numeral)
   minus the likeliest first token of any other symbol of its kind; the smallest over the value;
 - `lowest`: that issued symbol's own log-probability, the smallest over the value.
 
@@ -50,7 +50,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from engine.hearing import ValueCheck
-from engine.value_check import FLOOR, MARGIN, SYMBOLS, Hypothesis, ValueQuery, margin_needed, passes
+from engine.value_check import FLOOR, MARGIN, Hypothesis, ValueQuery, margin_needed, passes
+from engine.value_words import SYMBOLS
 from gateway.audio.pcm import pcm_to_float32
 from gateway.audio.resample import SPEECH_RATE, resample
 from gateway.speech.stt.whisper_windows import fits_window
