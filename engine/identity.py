@@ -406,13 +406,10 @@ def screen(session: Session, registry: FlowRegistry, text: str, hearing: Hearing
         return Screening(who, first, False, f"{who.reason}; a distress, urgency or radio check call is answered")
     if who.verdict is Verdict.OTHER:
         return Screening(who, first, True, f"{who.reason}: not ours, the controller asks who is calling")
+    if who.verdict is Verdict.MISSING and needs_callsign:
+        where = "on first contact" if first else "with nearby traffic on frequency"
+        return Screening(who, first, True, f"{who.reason} {where}: the controller asks who is calling")
     if who.verdict is Verdict.MISSING:
-        if first:
-            return Screening(who, first, True, f"{who.reason} on first contact: the controller asks who is calling")
-        if session.traffic:
-            return Screening(
-                who, first, True, f"{who.reason} with nearby traffic on frequency: the controller asks who is calling"
-            )
         return Screening(who, first, False, f"{who.reason}; not first contact, no traffic listed: judged as usual")
     return Screening(who, first, False, who.reason)
 

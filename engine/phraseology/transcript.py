@@ -51,7 +51,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from engine.phraseology.alphabet import LOWER_LETTERS, SPELLING_VARIANTS, WORD_LETTERS
+from engine.phraseology.alphabet import ICAO_LOWER, LOWER_LETTERS, SPELLING_VARIANTS, WORD_LETTERS
 from engine.phraseology.number_passes import DIGITS
 from engine.phraseology.numbers import BREAK, NUMBER_WORDS, collapse_numbers, expand_repeats, join_syllables
 
@@ -82,11 +82,14 @@ _REPLACE: dict[str, tuple[str, ...]] = {
 }
 # "via" run into the taxiway's letter, as whisper writes it ("myotango eight", "viapapa four").
 _VIA_SPELLINGS = ("via", *(word for word, to in _REPLACE.items() if to == ("via",)))
-_LETTER_SPELLINGS = {
-    **{word: word for word in WORD_LETTERS},
-    **{v: icao for v, icao in SPELLING_VARIANTS.items() if "-" not in v},
-}
-_REPLACE.update({via + said: ("via", word) for via in _VIA_SPELLINGS for said, word in _LETTER_SPELLINGS.items()})
+_REPLACE.update(
+    {
+        via + said: ("via", ICAO_LOWER[letter])
+        for via in _VIA_SPELLINGS
+        for said, letter in WORD_LETTERS.items()
+        if "-" not in said  # a token never holds a hyphen: words split at it
+    }
+)
 _MERGE: dict[tuple[str, ...], str] = {
     ("x", "ray"): "xray",
     ("fox", "trot"): "foxtrot",
