@@ -193,7 +193,7 @@ def query(
     spelled = {name: _taken_words(heard, [said_symbols(*value)]) for name, value in (heard_right or {}).items()}
     taken.update(*spelled.values())
     unspelled = {name: value for name, value in (heard_right or {}).items() if name in by_check and not spelled[name]}
-    for start, end in _places(heard, unspelled, set(taken)).values():
+    for start, end in _places(heard, unspelled, taken).values():  # `_places` claims on a copy
         taken.update(range(start, end))
     hypotheses: list[Hypothesis] = []
     windows = _places(heard, {**(heard_other or {}), **fields}, taken)
