@@ -526,6 +526,9 @@ def test_kind_for_variable(name: str, kind: str) -> None:
         ("one one einer decimal two", None, "119.2"),
         ("tower one one nine or decimal for, wilco", None, "tower 119.4 wilco"),  # seed 53
         ("one one eight decimal for five", None, "118.45"),
+        ("runway nero seven left", None, "runway 07 left"),  # seeds 51-64
+        ("heading one eight nirro", None, "heading 180"),
+        ("squawking one two five niro", None, "squawking 1250"),
         # and where the same words mean what they say
         ("heading two seven one way two six", None, "heading 271 way 26"),
         ("holding point alfa for runway two five", None, "holding point alfa for runway 25"),

@@ -46,6 +46,11 @@ DIGITS: dict[str, int] = {
 _SPELLINGS: dict[str, str] = {
     "zero": "zero",
     "zeero": "zero",
+    # "zero" as whisper writes it for the espeak-ng and flite pilots ("runway nero seven left",
+    # "heading one eight nirro"): seeds 50-65 of the voice bench, never another digit there
+    "nero": "zero",
+    "nirro": "zero",
+    "niro": "zero",
     "seven": "seven",
     "sevven": "seven",
     "fower": "fower",
@@ -91,7 +96,7 @@ _SPELLINGS: dict[str, str] = {
 _MAX_SYLLABLES = 3
 # Recognizer spellings read only when written as one word: split, their pieces are other words
 # ("EIN er wun": Aer Lingus's designator, a filler and its flight number, not "niner one").
-_WHOLE_WORD_ONLY = frozenset({"einer", "hiner"})
+_WHOLE_WORD_ONLY = frozenset({"einer", "hiner", "nero", "nirro", "niro"})
 REPEATS: dict[str, int] = {"double": 2, "triple": 3}
 # Words "double"/"triple" repeat, and the digit word they stand for.
 _REPEATABLE: dict[str, str] = {
