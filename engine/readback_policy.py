@@ -147,6 +147,8 @@ class ReadbackPolicy:
             held = sorted(f for f in asked if rb.fields.get(f) in ("unsure", "missing"))
             if held:
                 d.trace.add("readback", f"not confirmed by the audio, the best transcript heard another value: {held}")
+        if state.readback_required:
+            rb = _keep_heard(session, f"{flow.slug}:{state.id}", rb, ctx, issued, d)
         if (
             hearing is not None
             and rb.missing
@@ -165,6 +167,8 @@ class ReadbackPolicy:
                     "readback", f"issued values heard and consistent: {sorted(rb.fields)}", fields=dict(rb.fields)
                 )
             return None  # nothing required, nothing contradicted: routing as usual
+        if state.readback_required:
+            session.readback_heard = {} if rb.ok else _heard_right(rb, state.readback_required, ctx, issued)
         d.readback = rb
         d.trace.readback = rb
         heard = sum(1 for v in rb.fields.values() if v != "missing")
@@ -253,7 +257,7 @@ class ReadbackPolicy:
                 session.bad_readbacks = 0
             return BadReadback.CORRECT
         d.trace.add("policy", f"on_max_bad=end after {session.bad_readbacks} bad readbacks")
-        session.readback_state, session.bad_readbacks = None, 0
+        session.readback_state, session.bad_readbacks, session.readback_heard = None, 0, {}
         return BadReadback.END
 
 
@@ -261,3 +265,39 @@ def _anchor_heard(text: str, missing: list[str]) -> bool:
     """Whether the anchor word of a missing value's kind (`VALUE_ANCHORS`) was heard."""
     words = set(phraseology.tokenize(text).words)
     return any(words & VALUE_ANCHORS.get(phraseology.kind_for_variable(name), frozenset()) for name in missing)
+
+
+def _issued_value(name: str, ctx: dict[str, Any], issued: dict[str, Any]) -> str:
+    """The value of `name` the controller issued, as it is now (a value issued again differs)."""
+    return str(ctx.get(name, issued.get(name)))
+
+
+def _heard_right(
+    rb: ReadbackResult, required: list[str], ctx: dict[str, Any], issued: dict[str, Any]
+) -> dict[str, str]:
+    """The required values `rb` heard right, with the value each was issued as."""
+    return {name: _issued_value(name, ctx, issued) for name in required if rb.fields.get(name) == "ok"}
+
+
+def _keep_heard(
+    session: Session, key: str, rb: ReadbackResult, ctx: dict[str, Any], issued: dict[str, Any], d: Decision
+) -> ReadbackResult:
+    """A readback in parts: a required value the pilot read back right earlier at this state
+    (`Session.readback_heard`) and leaves out now is still read back. Asked "say again QNH", a
+    pilot says the QNH, not the whole clearance again; corrected on one item, the corrected item.
+    Only a value left out is kept: one said again is judged as said now (a wrong one is wrong,
+    an unsure one asked again), and one issued anew since is not the value read back."""
+    if session.readback_state != key:
+        session.readback_state, session.bad_readbacks, session.readback_heard = key, 0, {}
+    kept = sorted(
+        name
+        for name, value in session.readback_heard.items()
+        if rb.fields.get(name) == "missing" and value == _issued_value(name, ctx, issued)
+    )
+    if not kept:
+        return rb
+    fields = {**rb.fields, **dict.fromkeys(kept, "ok")}
+    missing = [m for m in rb.missing if m not in kept]
+    ok = all(status == "ok" for status in fields.values())
+    d.trace.add("readback", f"read back right before at this state, kept: {kept}", kept=kept)
+    return rb.model_copy(update={"fields": fields, "missing": missing, "ok": ok})

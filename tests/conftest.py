@@ -60,7 +60,7 @@ TIERS: dict[str, str] = {
         (
             "test_airports", "test_assistant", "test_audio", "test_client_waiting", "test_cpu_pool", "test_fakes", "test_guards",
             "test_identity", "test_loader", "test_phraseology", "test_radio_service", "test_readback",
-            "test_readback_props", "test_readback_regressions", "test_readback_safety", "test_readback_voice_rules", "test_router_llm",
+            "test_readback_in_parts", "test_readback_props", "test_readback_regressions", "test_readback_safety", "test_readback_voice_rules", "test_router_llm",
             "test_router_rules", "test_scenario", "test_session_engine", "test_templates",
             "test_tokenizer_props", "test_tokenizer_regressions", "test_vad", "test_engine_parts",
             "test_import_rules", "test_import_rules_tooling", "test_module_sizes", "test_pilot_forms", "test_protocol_events",

@@ -11,8 +11,10 @@ playing the flow with a seeded scenario. For every readback state:
     reported as `wrong` for that very field, every other field ok (core forms);
 (c) one value dropped is never accepted and never takes the state forward (any form), and is
     reported as `missing` for that field, every other field ok (core forms);
-(d) no verdict with a wrong or missing field takes the state forward, however many bad readbacks
-    come in a row.
+(d) however many bad readbacks come in a row, the state moves on only once every value has been
+    read back right at this state: in one readback, or in parts (a value left out keeps its
+    earlier right readback, as when a pilot answers "say again QNH" with the QNH alone; a value
+    read back wrong since does not).
 
 Hypothesis draws the phrasing (`st.randoms`), the scenario seed and the field; the runs are
 derandomized so the outcome is the same on every run. Properties known to fail today are marked
@@ -30,7 +32,7 @@ import pytest
 
 from engine.phraseology import kind_for_variable, normalize_transcript
 from tooling.readback_pilot.words import AIRPORT_NAMES
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import HealthCheck, Phase, assume, given, settings
 from hypothesis import strategies as st
 
 from tests.support import readback as rb
@@ -175,6 +177,7 @@ def test_dropped_value_is_reported_missing_for_that_field(flow: str, state: str,
 )
 def test_bad_readbacks_in_a_row_never_move_the_state_on(flow: str, state: str, rng: random.Random, seed: int, modes: list[str]):
     session, now = rb.at_state(flow, state, seed)
+    right: set[str] = set()  # read back right at this state, and not read back wrong since
     for i, mode in enumerate(modes):
         if (session.active.flow, session.active.state) != (flow, state):
             break  # the flow's own bad route took it elsewhere (checked not forward below)
@@ -182,4 +185,36 @@ def test_bad_readbacks_in_a_row_never_move_the_state_on(flow: str, state: str, r
         said = rb.phrase_readback(rng, rb.required(flow, state), ctx, mode=mode, carrier=rb.carrier_of(rb.registry(), flow, state), forms="core", heard=rb.last_atc_text(session))
         now += 10.0
         decision, forward = rb.transmit(flow, state, session, now, said.text)
-        assert not forward, f"bad readback {i + 1} of {len(modes)} moved the state on: {said.text!r} -> {session.active.flow}:{session.active.state}; {[m.text for m in decision.messages]}"
+        right = {f for f, status in said.expected.items() if status == "ok" or (status == "missing" and f in right)}
+        complete = right >= set(said.expected)
+        assert complete or not forward, f"bad readback {i + 1} of {len(modes)} moved the state on: {said.text!r} -> {session.active.flow}:{session.active.state}; {[m.text for m in decision.messages]}"
+
+
+# --------------------------------------------------------------------------- (e) in parts
+
+
+@pytest.mark.parametrize(("flow", "state"), [p for p in _params("in_parts") if len(rb.required(*p.values)) > 1])
+@settings(COMMON, max_examples=6)
+@given(rng=st.randoms(use_true_random=False), seed=st.sampled_from(rb.SEEDS), split=st.integers(1, 7), wrong=st.booleans())
+def test_a_readback_in_parts_moves_on_once_every_value_is_read_back_right(
+    flow: str, state: str, rng: random.Random, seed: int, split: int, wrong: bool
+):
+    """Corrected on the values left out, a pilot reads back just those: accepted once every value
+    has been read back right in one part or the other; one of them said wrong, never."""
+    fields = rb.required(flow, state)
+    first, rest = fields[: split % (len(fields) - 1) + 1], fields[split % (len(fields) - 1) + 1 :]
+    session, now = rb.at_state(flow, state, seed)
+    carrier = rb.carrier_of(rb.registry(), flow, state)
+    ctx = rb.render_context(rb.engine(), session)
+    said = rb.phrase_readback(rng, first, ctx, carrier=carrier, forms="core", heard=rb.last_atc_text(session))
+    decision, forward = rb.transmit(flow, state, session, now, said.text)
+    assert not forward and decision.readback is not None and not decision.readback.ok, said.text
+    assume((session.active.flow, session.active.state) == (flow, state))  # not ended by on_max_bad
+    mode = "wrong" if wrong else "correct"
+    ctx = rb.render_context(rb.engine(), session)
+    again = rb.phrase_readback(rng, rest, ctx, mode=mode, forms="core", heard=rb.last_atc_text(session))
+    decision, forward = rb.transmit(flow, state, session, now + 10.0, again.text)
+    if wrong:
+        assert not forward and not (decision.readback and decision.readback.ok), (said.text, again.text)
+    else:
+        assert forward and decision.readback is not None and decision.readback.ok, (said.text, again.text, decision.readback)

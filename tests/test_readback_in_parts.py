@@ -1,0 +1,90 @@
+"""A readback in parts: what a pilot says after "say again QNH" or "negative, I say again, QNH".
+
+A controller who asked for one item listens for that item. Values read back right earlier at the
+same state stay read back while the pilot leaves them out (`Session.readback_heard`); one said
+again is judged as said now, and one issued anew since is not the value read back.
+The property over every readback state is in tests/test_readback_props.py, (e).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from engine.hearing import Hearing
+from engine.loader import load_registry
+from engine.models import Session
+from engine.session import SessionEngine
+from gateway.flows_source import DirectoryFlowSource
+from tooling.flow_scripts import SCRIPT_SCENARIO
+
+FLOWS_DIR = Path(__file__).resolve().parents[1] / "flows"
+DESCEND = "APP_DESCEND_RB"  # "descend 4000 feet, QNH 1004": altitude and QNH read back
+
+
+@pytest.fixture(scope="module")
+def engine() -> SessionEngine:
+    return SessionEngine(load_registry(DirectoryFlowSource(FLOWS_DIR)))
+
+
+def _at_descend(engine: SessionEngine) -> tuple[Session, float]:
+    session, _ = engine.start(variables={**SCRIPT_SCENARIO, "arrival_qnh": 1004}, session_id="s1", flow="approach")
+    now = 1.0
+    while session.active.state != DESCEND:
+        engine.transmit(session, engine.expected_pilot(session)[0], now)
+        now += 1.0
+    return session, now
+
+
+def test_say_again_qnh_answered_with_the_qnh_alone_is_accepted(engine: SessionEngine) -> None:
+    session, now = _at_descend(engine)
+    heard = Hearing(alternatives=["Descend 4000 feet, QNH 1004, Lufthansa 359"])
+    d = engine.transmit(session, "Descend 4000 feet, QNH 1005, Lufthansa 359", now, hearing=heard)
+    assert d.intent == "say_again_items" and d.messages[0].text == "Lufthansa 359, say again QNH."
+    d = engine.transmit(session, "QNH 1004, Lufthansa 359", now + 5, hearing=Hearing())
+    assert d.readback is not None and d.readback.ok and session.active.state != DESCEND
+    assert any("kept: ['arrival_altitude_ft']" in step.detail for step in d.trace.steps)
+
+
+def test_the_item_said_again_wrong_is_corrected_alone(engine: SessionEngine) -> None:
+    session, now = _at_descend(engine)
+    heard = Hearing(alternatives=["Descend 4000 feet, QNH 1004, Lufthansa 359"])
+    engine.transmit(session, "Descend 4000 feet, QNH 1005, Lufthansa 359", now, hearing=heard)
+    d = engine.transmit(session, "QNH 1005, Lufthansa 359", now + 5, hearing=Hearing())
+    assert d.messages[0].text == "Lufthansa 359, negative, I say again, QNH 1004."
+    assert session.active.state == DESCEND
+
+
+def test_typed_a_corrected_item_read_back_alone_is_accepted(engine: SessionEngine) -> None:
+    session, now = _at_descend(engine)
+    d = engine.transmit(session, "Descend 4000 feet, QNH 1005, Lufthansa 359", now)
+    assert "negative" in d.messages[0].text and session.active.state == DESCEND
+    d = engine.transmit(session, "QNH 1004, Lufthansa 359", now + 5)
+    assert d.readback is not None and d.readback.ok and session.active.state != DESCEND
+
+
+def test_a_value_read_back_wrong_since_is_not_kept(engine: SessionEngine) -> None:
+    session, now = _at_descend(engine)
+    engine.transmit(session, "Descend 4000 feet, QNH 1005, Lufthansa 359", now)  # altitude right
+    engine.transmit(session, "Descend 5000 feet, QNH 1004, Lufthansa 359", now + 5)  # altitude wrong now
+    d = engine.transmit(session, "QNH 1004, Lufthansa 359", now + 10)
+    assert d.readback is not None and d.readback.fields["arrival_altitude_ft"] == "missing"
+    assert session.active.state == DESCEND
+
+
+def test_a_value_issued_anew_since_is_not_kept(engine: SessionEngine) -> None:
+    session, now = _at_descend(engine)
+    engine.transmit(session, "Descend 4000 feet, QNH 1005, Lufthansa 359", now)  # altitude right
+    session.variables["arrival_altitude_ft"] = 3000  # the controller changed it since
+    d = engine.transmit(session, "QNH 1004, Lufthansa 359", now + 5)
+    assert d.readback is not None and d.readback.fields["arrival_altitude_ft"] == "missing"
+    assert session.active.state == DESCEND
+
+
+def test_what_was_read_back_is_forgotten_once_the_state_moves_on(engine: SessionEngine) -> None:
+    session, now = _at_descend(engine)
+    engine.transmit(session, "Descend 4000 feet, QNH 1005, Lufthansa 359", now)
+    assert session.readback_heard == {"arrival_altitude_ft": "4000"}
+    engine.transmit(session, "QNH 1004, Lufthansa 359", now + 5)
+    assert session.active.state != DESCEND and session.readback_heard == {} and session.readback_state is None
