@@ -131,6 +131,12 @@ def test_voice_bench_runs_with_and_without_bias(tmp_path):
         assert set(by) <= {"kokoro", "espeak", "flite"} and sum(e["n"] for e in by.values()) == 2
         assert sum(e["correct"] for e in by.values()) == report[b]["correct"]
         assert sum(e["wrong_accepted"] for e in by.values()) == report[b]["wrong_accepted"]
+        # the pilot's answer to each right or changed readback asked again (tooling/bench/readback_again.py)
+        answered = [r for r in report[b]["transmissions"] if "again" in r]
+        assert all(r["verdict"] == "say_again" and r["mode"] != "drop" for r in answered)
+        again = report[b]["again"]
+        assert again["correct_answered"] + again["wrong_answered"] == len(answered)
+        assert again["wrong_accepted"] == 0 and "wrong_kept" in report[b]
     assert report["wrong_accepted_with_bias"] == report["bias_on"]["wrong_accepted"]
     assert isinstance(report["accepted_only_with_bias"], list)
     assert "word error rate" in done.stdout and "by pilot voice engine" in done.stdout

@@ -88,3 +88,29 @@ def test_what_was_read_back_is_forgotten_once_the_state_moves_on(engine: Session
     assert session.readback_heard == {"arrival_altitude_ft": "4000"}
     engine.transmit(session, "QNH 1004, Lufthansa 359", now + 5)
     assert session.active.state != DESCEND and session.readback_heard == {} and session.readback_state is None
+
+
+def test_the_bench_pilot_answers_say_again_with_the_items_asked_as_it_believes_them() -> None:
+    """`livefreq bench readback --mode voice` plays the answer (tooling/bench/readback_again.py):
+    the items the controller asked for, a changed value said wrong again."""
+    from tooling.bench.readback import default_bench
+    from tooling.bench.readback_again import answer_text, asked_items
+
+    bench = default_bench()
+    case = next(c for c in bench.cases(60, 3, 1.0, forms="speech") if c.state == DESCEND and c.readback.mode == "wrong")
+    session, now = bench.at_state(case.flow, case.state, case.seed)
+    field = case.readback.field
+    other = next(n for n in case.readback.expected if n != field)
+    issued = {n: str(v) for n, v in case.readback.issued.items()}
+    # heard: the changed value unsure, the other right
+    heard_text = f"descend {issued['arrival_altitude_ft']} feet, QNH {issued['arrival_qnh']}, Lufthansa 359"
+    d = bench.engine.transmit(session, case.readback.text, now + 5, hearing=Hearing(alternatives=[heard_text]))
+    assert d.intent == "say_again_items" and asked_items(d, list(case.readback.expected)) == [field]
+    said = answer_text(bench, case, session, [field], "speech")
+    from engine.phraseology import extract, kind_for_variable
+
+    heard_values = {str(v) for v in extract(kind_for_variable(field), said)}
+    assert heard_values == {str(case.readback.said[field])}, said  # the wrong value again, nothing else
+    assert not {str(v) for v in extract(kind_for_variable(other), said)}
+    d = bench.engine.transmit(session, said, now + 15)
+    assert d.readback is not None and d.readback.fields[field] == "wrong" and session.active.state == DESCEND

@@ -33,7 +33,7 @@ import platform
 import random
 import time
 from collections import Counter, defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -194,6 +194,7 @@ class Tally:
         self.examples: dict[str, list[dict[str, Any]]] = defaultdict(list)
         self.failures: Counter[str] = Counter()
         self.wrong_accepted = 0
+        self.wrong_kept = 0  # changed or dropped value kept as read back right (a readback in parts)
         self.correct_refused = 0  # refused outright: corrected (wrong/missing), not asked again
         self.correct_said_again = 0  # the controller asked to say again
         self.forward_on_bad = 0
@@ -201,7 +202,13 @@ class Tally:
         # voice: transmissions whose unsure values were checked in the audio, and confirmed (per mode)
         self.value_checks: dict[str, Counter[str]] = {m: Counter() for m in ("correct", "wrong", "drop")}
 
-    def add(self, case: Case, decision: Decision, forward: bool, heard: str | None = None, extra: dict[str, Any] | None = None) -> None:
+    def add(
+        self, case: Case, decision: Decision, forward: bool, heard: str | None = None, extra: dict[str, Any] | None = None,
+        kept: Mapping[str, Any] | None = None,
+    ) -> None:
+        """Count one transmission; `kept`: the values the session keeps as read back right at the
+        state after it (`Session.readback_heard`): a changed or dropped one there would complete a
+        readback in parts, so it counts as `wrong_kept`, however this transmission was answered."""
         self.n += 1
         mode = case.readback.mode
         v = verdict(decision)
@@ -229,6 +236,9 @@ class Tally:
             self.wrong_accepted += 1
             self.forward_on_bad += int(forward)
             problem = "wrong_accepted"
+        elif mode != "correct" and case.readback.field in (kept or {}):
+            self.wrong_kept += 1
+            problem = "wrong_kept"
         elif mode != "correct" and cols[0] != ("caught_wrong" if mode == "wrong" else "caught_missing"):
             problem = "misdiagnosed"
         if problem:
@@ -261,6 +271,7 @@ class Tally:
             "outcomes": {m: dict(c) for m, c in self.outcomes.items()},
             "wrong_accepted": self.wrong_accepted,
             "wrong_moved_on": self.forward_on_bad,
+            "wrong_kept": self.wrong_kept,
             "correct_refused": self.correct_refused,
             "correct_said_again": self.correct_said_again,
             "wrong_accepted_rate": round(self.wrong_accepted / bad, 4) if bad else None,
@@ -325,8 +336,8 @@ def run_text_bench(bench: Bench, n: int, seed: int, wrong: float, progress: Prog
     cases = bench.cases(n, seed, wrong)
     tally = Tally()
     for done, case in enumerate(cases, start=1):
-        decision, _session, forward = bench.decide(case, case.readback.text)
-        tally.add(case, decision, forward)
+        decision, session, forward = bench.decide(case, case.readback.text)
+        tally.add(case, decision, forward, kept=session.readback_heard)
         progress.update(done, f"wrong accepted {tally.wrong_accepted}, correct refused {tally.correct_refused}, said again {tally.correct_said_again}")
     progress.done()
     report = report_head("text", n, seed, wrong, bench, started)
@@ -347,6 +358,7 @@ def headline(report: dict[str, Any]) -> list[str]:
     lines = [
         f"wrong readbacks accepted: {report['wrong_accepted']} of {report['bad']}"
         f" ({100 * (report['wrong_accepted_rate'] or 0):.2f}%{_within(report, 'wrong_accepted')}; should be 0)",
+        f"wrong values kept as read back right, for a readback in parts: {report.get('wrong_kept', 0)} (should be 0)",
         f"correct readbacks refused (corrected, not asked again): {report['correct_refused']} of {report['correct']}"
         f" ({100 * (report['correct_refused_rate'] or 0):.2f}%{_within(report, 'correct_refused')})",
         f"correct readbacks asked again (say again): {report.get('correct_said_again', 0)} of {report['correct']}"
@@ -359,6 +371,15 @@ def headline(report: dict[str, Any]) -> list[str]:
         lines.append(
             "values checked in the audio (gateway/speech/checking.py): confirmed on "
             + ", ".join(f"{c.get('confirmed', 0)} of {c.get('checked', 0)} {m} readbacks" for m, c in checks.items())
+        )
+    again = report.get("again")
+    if again:
+        lines.append(
+            f"answers to \"say again\" (the items asked, same voice): right readbacks accepted {again['correct_accepted']} "
+            f"of {again['correct_answered']}; right readbacks accepted within one \"say again\": "
+            f"{again['correct_accepted_within_one']} of {report['correct']} "
+            f"({100 * (again['correct_accepted_within_one_rate'] or 0):.2f}%); "
+            f"wrong readbacks accepted in the answer: {again['wrong_accepted']} of {again['wrong_answered']} (should be 0)"
         )
     if "wrong_accepted_with_bias" in report:
         lines.append(

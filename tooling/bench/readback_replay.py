@@ -102,13 +102,19 @@ def _decide(bench: Bench, flow: str, state: str, scenario: int, row: dict[str, A
     )
     decision = bench.engine.transmit(session, heard, now + 5.0, hearing=hearing)
     typed, typed_at = bench.at_state(flow, state, scenario)
-    said = verdict(bench.engine.transmit(typed, row["said"], typed_at + 5.0)) if row.get("said") else None
+    as_typed = bench.engine.transmit(typed, row["said"], typed_at + 5.0) if row.get("said") else None
+    said = verdict(as_typed) if as_typed is not None else None
+    typed_rb = as_typed.readback if as_typed is not None else None
+    # the values the pilot's words get wrong or leave out, typed (the text bench decides them all right)
+    off = sorted({*(w["field"] for w in typed_rb.wrong), *typed_rb.missing}) if typed_rb is not None else []
     return {
         "index": row["index"], "mode": row["mode"], "recorded": row["verdict"], "verdict": verdict(decision),
         "said_typed": said,
         "forward": moved_forward(decision, flow, state, session), "heard": heard,
         "fields": dict(decision.readback.fields) if decision.readback else None,
         "wrong": [dict(w) for w in decision.readback.wrong] if decision.readback else [],
+        "off": off,
+        "kept": sorted(session.readback_heard),  # read back right, for a readback in parts
     }
 
 
@@ -130,6 +136,9 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "recorded_by_mode": {m: dict(Counter(r["recorded"] for r in rows if r["mode"] == m)) for m in modes},
         "changes": dict(changes.most_common()),
         "wrong_accepted": sum(1 for r in bad if r["verdict"] == "accepted" or r["forward"]),
+        # the changed or dropped value kept as read back right: a readback in parts would complete with it
+        "wrong_kept": sum(1 for r in bad if set(r.get("off", ())) & set(r.get("kept", ()))),
+        "bad_unknown": sum(1 for r in bad if not r.get("off")),  # the words typed get nothing wrong today
         "bad": len(bad),
         "correct": len(correct),
         "correct_stale": len(stale),

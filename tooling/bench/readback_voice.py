@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from tooling.bench.common import interval95, interval_text
 from tooling.bench.readback import Bench, ReadbackBenchError, Tally, report_head, verdict
+from tooling.bench.readback_again import AgainTally, answer_text, asked_items, decide_answer
 
 if TYPE_CHECKING:
     from gateway.settings import Settings
@@ -88,21 +89,23 @@ CHANNELS = ("band", "radio")  # VHF band-pass only, or the full radio effect at 
 
 
 def pilot_recording(
-    text: str, rng: random.Random, voices: list[str] | None = None, channel: str = "band", mic_level_db: float = 0.0
+    text: str, rng: random.Random, voices: list[str] | None = None, channel: str = "band", mic_level_db: float = 0.0,
+    voice_of: str | None = None,
 ) -> tuple[bytes, dict[str, Any]]:
     """A pilot transmission at 16 kHz: a Kokoro, espeak-ng or flite voice, headset noise at 15-30 dB
     SNR, the microphone's gain (`mic_level_db`: -20 for a quiet one; voice and noise alike), then
     the channel: "band" the VHF voice band (300-3400 Hz), "radio" the gateway's full radio effect
     at readability 3-5 (compressor, fading, static: what the controller's voice gets, harsher
     than a pilot's microphone); resampled, with silence around it. Returns the PCM and how it
-    was made. The same `rng` gives the same words and noise at any `mic_level_db`."""
+    was made. The same `rng` gives the same words and noise at any `mic_level_db`. `voice_of`: the
+    voice of an earlier recording ("espeak:en-029+f1"), the same pilot speaking again."""
     import numpy as np
 
     from gateway.audio.radio import apply_radio, band_pass
     from gateway.audio.resample import resample
 
-    engine, _, voice = rng.choice(voices or pilot_voices()).partition(":")
-    if engine == "espeak":
+    engine, _, voice = (voice_of or rng.choice(voices or pilot_voices())).partition(":")
+    if engine == "espeak" and voice_of is None:
         voice += rng.choice(ESPEAK_VARIANTS)
     wpm = rng.randint(150, 190)
     snr = rng.uniform(*SNR_DB)
@@ -175,6 +178,7 @@ def run_voice_bench(
     checks: bool = True,
     mic_level_db: float = 0.0,
     forms: str = "speech",
+    again: bool = True,
 ) -> dict[str, Any]:
     """Speak, recognize and decide `n` readbacks; `bias`: on, off or both (see the module doc);
     `forms`: "speech", the textbook forms in words, or "spoken", every form the independent pilot
@@ -182,7 +186,8 @@ def run_voice_bench(
     `channel`: band (VHF band-pass) or radio (the full readability effect); `engines`: which
     pilot voice engines speak (default: every one installed); `checks`: unsure values checked in
     the audio before "say again", as the radio does (gateway/speech/checking.py); `mic_level_db`:
-    the pilot's microphone gain (`pilot_recording`)."""
+    the pilot's microphone gain (`pilot_recording`); `again`: the pilot answers each right or
+    changed readback asked again (`tooling.bench.readback_again`)."""
     from gateway.speech.stack import SpeechStack, stt_context
     from gateway.speech.stt.base import SttContext, start_engine
     from gateway.speech.stt.lexicon import radio_lexicon
@@ -197,6 +202,7 @@ def run_voice_bench(
     voices = pilot_voices(engines)
     settings_list = ["on", "off"] if bias == "both" else [bias]
     tallies = {b: Tally() for b in settings_list}
+    answers = {b: AgainTally() for b in settings_list}
     edits = {b: 0 for b in settings_list}
     rows: dict[str, list[dict[str, Any]]] = {b: [] for b in settings_list}  # one row per transmission
     words = 0
@@ -220,6 +226,28 @@ def run_voice_bench(
                 at, now = bench.at_state(case.flow, case.state, case.seed)
                 return bench.engine.value_query(at, heard.text.strip(), now + 5.0, heard.hearing)
 
+            async def _answer(case: Any, decision: Any, at: Any, context: Any, made: dict[str, Any], b: str) -> dict[str, Any]:
+                """The pilot says again what was asked, in the same voice; heard and decided at `at`."""
+                required = bench.registry.get(case.flow).states[case.state].readback_required
+                said = answer_text(bench, case, at, asked_items(decision, required), forms)
+                rng = random.Random(f"{seed}:again:{case.index}")
+                pcm, _made = await asyncio.to_thread(pilot_recording, said, rng, voices, channel, mic_level_db, made["voice"])
+                now = at.updated_at + 10.0
+
+                async def settles(first: Any) -> bool:
+                    return bool(bench.engine.transmit(at.model_copy(deep=True), first.text.strip(), now, hearing=first.hearing).settled)
+
+                async def ask(heard: Any) -> Any:
+                    return bench.engine.value_query(at, heard.text.strip(), now, heard.hearing)
+
+                context = context if b == "off" else stt_context(at, bench.engine.expected_pilot(at), context.lexicon)
+                text, hearing = await _recognize(stt, pcm, context, settles, ask if checks else None, settings.bigger_value_checks)
+                decision, forward = decide_answer(bench, case, at, text, hearing, now)
+                answers[b].add(case, decision, forward)
+                return {"said": said, "heard": text, "verdict": verdict(decision), "forward": forward,
+                        "alternatives": list(getattr(hearing, "alternatives", []) or []),
+                        "checks": [c.model_dump() for c in getattr(hearing, "checks", [])]}
+
             for b in settings_list:
                 context = (
                     stt_context(session, bench.engine.expected_pilot(session), lexicon)
@@ -230,9 +258,9 @@ def run_voice_bench(
                 text, hearing = await _recognize(stt, pcm, context, settles, checker, settings.bigger_value_checks)
                 e, w = word_errors(case.readback.text, text)
                 edits[b] += e
-                decision, _s, forward = bench.decide(case, text, hearing)
+                decision, at, forward = bench.decide(case, text, hearing)
                 conf = getattr(hearing, "confidence", None)
-                tallies[b].add(case, decision, forward, heard=text, extra={"audio": made, "confidence": conf})
+                tallies[b].add(case, decision, forward, heard=text, extra={"audio": made, "confidence": conf}, kept=at.readback_heard)
                 rows[b].append({
                     "index": case.index, "mode": case.readback.mode, "verdict": verdict(decision), "forward": forward,
                     "voice": made["voice"], "snr_db": made["snr_db"], "confidence": None if conf is None else round(conf, 3),
@@ -241,6 +269,8 @@ def run_voice_bench(
                     "checks": [c.model_dump() for c in getattr(hearing, "checks", [])],
                     "word_errors": e, "words": w,
                 })
+                if again and verdict(decision) == "say_again" and case.readback.mode != "drop":
+                    rows[b][-1]["again"] = await _answer(case, decision, at, context, made, b)
                 heard[b] = text
                 accepted[b] = case.readback.mode != "correct" and (verdict(decision) == "accepted" or forward)
             words += w
@@ -263,16 +293,19 @@ def run_voice_bench(
         result["wer"] = round(edits[b] / words, 4) if words else None
         result["by_voice"] = _by_voice(rows[b])
         result["by_engine"] = by_engine(rows[b])
+        if again:
+            result["again"] = answers[b].result(result["correct"], result["outcomes"]["correct"].get("accepted", 0))
         result["transmissions"] = rows[b]
         report[f"bias_{b}"] = result
     primary = report[f"bias_{settings_list[0]}"]
     report["by_engine"] = primary["by_engine"]
     for key in (
         "n", "correct", "bad", "changed", "dropped", "wrong_accepted", "correct_refused", "correct_said_again",
-        "wrong_accepted_rate", "correct_refused_rate", "correct_said_again_rate", "wer", "value_checks",
-        "wrong_accepted_ci95", "correct_refused_ci95", "correct_said_again_ci95",
+        "wrong_accepted_rate", "correct_refused_rate", "correct_said_again_rate", "wer", "value_checks", "wrong_kept",
+        "wrong_accepted_ci95", "correct_refused_ci95", "correct_said_again_ci95", "again",
     ):
-        report[key] = primary[key]
+        if key in primary:
+            report[key] = primary[key]
     if bias == "both":
         report["wrong_accepted_with_bias"] = tallies["on"].wrong_accepted
         report["wrong_accepted_without_bias"] = tallies["off"].wrong_accepted

@@ -207,7 +207,7 @@ def cmd_bench_readback(args: argparse.Namespace) -> int:
             engines = tuple(e.strip() for e in args.voices.split(",") if e.strip()) if args.voices else None
             report = run_voice_bench(
                 bench, settings, n, args.seed, args.wrong, Progress("readback voice", n, unit="readbacks"), bias=args.bias, channel=args.channel,
-                checks=args.value_checks, mic_level_db=args.mic_level, forms=args.forms, **({"engines": engines} if engines else {}),
+                checks=args.value_checks, mic_level_db=args.mic_level, forms=args.forms, again=args.again, **({"engines": engines} if engines else {}),
             )
     except (ReadbackBenchError, DriveError, SttError) as exc:
         raise CliError(str(exc)) from None
@@ -257,6 +257,8 @@ def _bench_readback_replay(args: argparse.Namespace) -> int:
         print(f"  {count:5d}  {change}")
     c = figures["correct"] or 1
     print(f"wrong readbacks accepted: {figures['wrong_accepted']} of {figures['bad']} (should be 0)")
+    unknown = f"; {figures['bad_unknown']} whose words typed get no value wrong today, not judged" if figures["bad_unknown"] else ""
+    print(f"wrong values kept as read back right, for a readback in parts: {figures['wrong_kept']} (should be 0{unknown})")
     if figures["correct_stale"]:
         print(f"right readbacks left out: {figures['correct_stale']}, whose words typed are not accepted today (the scenario or the bench's pilot changed since)")
     print(f"correct readbacks refused: {figures['correct_refused']} of {figures['correct']} ({100 * figures['correct_refused'] / c:.2f}%)")

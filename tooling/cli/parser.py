@@ -213,6 +213,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="voice: ask again where a value is unsure without checking it in the audio first (gateway/speech/checking.py)",
     )
     readback.add_argument(
+        "--no-again", dest="again", action="store_false",
+        help="voice: do not play the pilot's answer to a \"say again\" (the items asked, same voice; "
+        "tooling/bench/readback_again.py)",
+    )
+    readback.add_argument(
         "--fields", default=None, metavar="NAMES",
         help="only the states that read back one of these variables (comma-separated, e.g. sid,destination), and a bad "
         "readback changes or drops one of them; a SID changes its fix name (the names the recognizer may be biased to)",
