@@ -28,13 +28,18 @@ def engine() -> SessionEngine:
     return SessionEngine(load_registry(DirectoryFlowSource(FLOWS_DIR)))
 
 
-def _at_descend(engine: SessionEngine) -> tuple[Session, float]:
-    session, _ = engine.start(variables={**SCRIPT_SCENARIO, "arrival_qnh": 1004}, session_id="s1", flow="approach")
+def _at(engine: SessionEngine, flow: str, state: str, **variables: object) -> tuple[Session, float]:
+    """A session at (flow, state), brought there by the expected phrases."""
+    session, _ = engine.start(variables={**SCRIPT_SCENARIO, **variables}, session_id="s1", flow=flow)
     now = 1.0
-    while session.active.state != DESCEND:
+    while session.active.state != state:
         engine.transmit(session, engine.expected_pilot(session)[0], now)
         now += 1.0
     return session, now
+
+
+def _at_descend(engine: SessionEngine) -> tuple[Session, float]:
+    return _at(engine, "approach", DESCEND, arrival_qnh=1004)
 
 
 def test_say_again_qnh_answered_with_the_qnh_alone_is_accepted(engine: SessionEngine) -> None:
@@ -114,3 +119,21 @@ def test_the_bench_pilot_answers_say_again_with_the_items_asked_as_it_believes_t
     assert not {str(v) for v in extract(kind_for_variable(other), said)}
     d = bench.engine.transmit(session, said, now + 15)
     assert d.readback is not None and d.readback.fields[field] == "wrong" and session.active.state == DESCEND
+
+
+def test_by_voice_the_clearance_limit_is_kept_for_no_later_transmission(engine: SessionEngine) -> None:
+    """The recognizer's prompt names the issued city, and may write it for another one said
+    (readback_policy.NOT_KEPT_BY_VOICE): heard right, it counts in its own transmission only."""
+    session, now = _at(engine, "clearance", "CD_READBACK")
+    said = "Cleared to Munich via MARUN 7F departure, climb 5000 feet, squawk 4721, Lufthansa 359"
+    other = said.replace("4721", "4727")
+    d = engine.transmit(session, said, now, hearing=Hearing(alternatives=[other]))
+    assert d.intent == "say_again_items" and d.readback is not None and d.readback.unsure == ["squawk"]
+    assert "destination" not in session.readback_heard and "sid" in session.readback_heard
+    d = engine.transmit(session, "Squawk 4721, Lufthansa 359", now + 5, hearing=Hearing())
+    assert d.readback is not None and not d.readback.ok and d.readback.fields["destination"] != "ok"
+    assert d.readback.fields["squawk"] == "ok" and session.active.state == "CD_READBACK"
+    typed, now = _at(engine, "clearance", "CD_READBACK")
+    engine.transmit(typed, said.replace("4721", "4727"), now)  # typed: squawk wrong, the rest right
+    d = engine.transmit(typed, "Squawk 4721, Lufthansa 359", now + 5)
+    assert d.readback is not None and d.readback.ok  # typed, the city is kept like any value
