@@ -3,7 +3,7 @@
 A readback asked again is not refused: on the radio the pilot says again what was asked ("say
 again QNH": "QNH one zero one four, Lufthansa three five niner"), the engine keeps what it heard
 right before (`Session.readback_heard`, a readback in parts), and the exchange goes on. The voice
-bench (`--again`) plays that answer once for every right or changed readback asked again:
+bench plays that answer (unless `--no-again`) once for every right or changed readback asked again:
 
 - the same pilot voice engine and voice says the items the controller asked for, from what the
   pilot believes (a changed value is said wrong again), in its own phrasing, new noise;
