@@ -209,6 +209,28 @@ def run_voice_bench(
     flips: list[dict[str, Any]] = []  # wrong readbacks accepted with bias but not without
     stt = SpeechStack(settings).stt
 
+    async def _answer(case: Any, decision: Any, at: Any, context: Any, made: dict[str, Any], b: str) -> dict[str, Any]:
+        """The pilot says again what was asked, in the same voice; heard and decided at `at`."""
+        required = bench.registry.get(case.flow).states[case.state].readback_required
+        said = answer_text(bench, case, at, asked_items(decision, required), forms)
+        rng = random.Random(f"{seed}:again:{case.index}")
+        pcm, _made = await asyncio.to_thread(pilot_recording, said, rng, voices, channel, mic_level_db, made["voice"])
+        now = at.updated_at + 10.0
+
+        async def settles(first: Any) -> bool:
+            return bool(bench.engine.transmit(at.model_copy(deep=True), first.text.strip(), now, hearing=first.hearing).settled)
+
+        async def ask(heard: Any) -> Any:
+            return bench.engine.value_query(at, heard.text.strip(), now, heard.hearing)
+
+        context = context if b == "off" else stt_context(at, bench.engine.expected_pilot(at), context.lexicon)
+        text, hearing = await _recognize(stt, pcm, context, settles, ask if checks else None, settings.bigger_value_checks)
+        decision, forward = decide_answer(bench, case, at, text, hearing, now)
+        answers[b].add(case, decision, forward)
+        return {"said": said, "heard": text, "verdict": verdict(decision), "forward": forward,
+                "alternatives": list(getattr(hearing, "alternatives", []) or []),
+                "checks": [c.model_dump() for c in getattr(hearing, "checks", [])]}
+
     async def main() -> None:
         nonlocal words
         await start_engine(stt)
@@ -225,28 +247,6 @@ def run_voice_bench(
             async def ask(heard: Any, case: Any = case) -> Any:  # the radio's own question (value_query)
                 at, now = bench.at_state(case.flow, case.state, case.seed)
                 return bench.engine.value_query(at, heard.text.strip(), now + 5.0, heard.hearing)
-
-            async def _answer(case: Any, decision: Any, at: Any, context: Any, made: dict[str, Any], b: str) -> dict[str, Any]:
-                """The pilot says again what was asked, in the same voice; heard and decided at `at`."""
-                required = bench.registry.get(case.flow).states[case.state].readback_required
-                said = answer_text(bench, case, at, asked_items(decision, required), forms)
-                rng = random.Random(f"{seed}:again:{case.index}")
-                pcm, _made = await asyncio.to_thread(pilot_recording, said, rng, voices, channel, mic_level_db, made["voice"])
-                now = at.updated_at + 10.0
-
-                async def settles(first: Any) -> bool:
-                    return bool(bench.engine.transmit(at.model_copy(deep=True), first.text.strip(), now, hearing=first.hearing).settled)
-
-                async def ask(heard: Any) -> Any:
-                    return bench.engine.value_query(at, heard.text.strip(), now, heard.hearing)
-
-                context = context if b == "off" else stt_context(at, bench.engine.expected_pilot(at), context.lexicon)
-                text, hearing = await _recognize(stt, pcm, context, settles, ask if checks else None, settings.bigger_value_checks)
-                decision, forward = decide_answer(bench, case, at, text, hearing, now)
-                answers[b].add(case, decision, forward)
-                return {"said": said, "heard": text, "verdict": verdict(decision), "forward": forward,
-                        "alternatives": list(getattr(hearing, "alternatives", []) or []),
-                        "checks": [c.model_dump() for c in getattr(hearing, "checks", [])]}
 
             for b in settings_list:
                 context = (
