@@ -35,6 +35,8 @@ def test_no_recorded_wrong_readback_is_accepted_by_todays_engine(tmp_path, capsy
     kept = [r for r in report["rows"] if r["mode"] != "correct" and set(r["off"]) & set(r["kept"])]
     assert report["wrong_kept"] == len(kept) == 0, kept[:5]
     assert report["bad_unknown"] <= 0.05 * report["bad"]
+    # nor accept a wrong readback in the pilot's recorded answer to "say again" (runs since stop 48)
+    assert report["answers"] >= 20 and report["answers_wrong_accepted"] == 0
     assert "wrong readbacks accepted: 0 of" in printed and "left out" in err
     # the replay is the engine's own verdict: a correct readback accepted moves its state on
     assert all(r["forward"] for r in report["rows"] if r["verdict"] == "accepted" and r["fields"])

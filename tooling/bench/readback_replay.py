@@ -107,6 +107,7 @@ def _decide(bench: Bench, flow: str, state: str, scenario: int, row: dict[str, A
     typed_rb = as_typed.readback if as_typed is not None else None
     # the values the pilot's words get wrong or leave out, typed (the text bench decides them all right)
     off = sorted({*(w["field"] for w in typed_rb.wrong), *typed_rb.missing}) if typed_rb is not None else []
+    again = _decide_answer(bench, session, row["again"]) if row.get("again") else None
     return {
         "index": row["index"], "mode": row["mode"], "recorded": row["verdict"], "verdict": verdict(decision),
         "said_typed": said,
@@ -115,7 +116,20 @@ def _decide(bench: Bench, flow: str, state: str, scenario: int, row: dict[str, A
         "wrong": [dict(w) for w in decision.readback.wrong] if decision.readback else [],
         "off": off,
         "kept": sorted(session.readback_heard),  # read back right, for a readback in parts
+        **({"again": again} if again is not None else {}),
     }
+
+
+def _decide_answer(bench: Bench, session: Any, answer: dict[str, Any]) -> dict[str, Any]:
+    """The pilot's recorded answer to "say again" (tooling/bench/readback_again.py), decided again
+    at the state the first transmission left (`session`, changed), as the bench decided it."""
+    hearing = Hearing(
+        alternatives=list(answer.get("alternatives") or []),
+        checks=[ValueCheck(**check) for check in answer.get("checks") or []],
+    )
+    decision = bench.engine.transmit(session, answer["heard"].strip(), session.updated_at + 10.0, hearing=hearing)
+    flow, state = session.active.flow, session.active.state
+    return {"recorded": answer["verdict"], "verdict": verdict(decision), "forward": moved_forward(decision, flow, state, session)}
 
 
 def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -139,6 +153,11 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
         # the changed or dropped value kept as read back right: a readback in parts would complete with it
         "wrong_kept": sum(1 for r in bad if set(r.get("off", ())) & set(r.get("kept", ()))),
         "bad_unknown": sum(1 for r in bad if not r.get("off")),  # the words typed get nothing wrong today
+        # the pilot's recorded answers to "say again" (voice runs since stop 48), decided again
+        "answers": sum(1 for r in rows if "again" in r),
+        "answers_wrong_accepted": sum(
+            1 for r in bad if "again" in r and (r["again"]["verdict"] == "accepted" or r["again"]["forward"])
+        ),
         "bad": len(bad),
         "correct": len(correct),
         "correct_stale": len(stale),

@@ -259,6 +259,8 @@ def _bench_readback_replay(args: argparse.Namespace) -> int:
     print(f"wrong readbacks accepted: {figures['wrong_accepted']} of {figures['bad']} (should be 0)")
     unknown = f"; {figures['bad_unknown']} whose words typed get no value wrong today, not judged" if figures["bad_unknown"] else ""
     print(f"wrong values kept as read back right, for a readback in parts: {figures['wrong_kept']} (should be 0{unknown})")
+    if figures["answers"]:
+        print(f"answers to \"say again\" decided again: {figures['answers']}, wrong readbacks accepted in them: {figures['answers_wrong_accepted']} (should be 0)")
     if figures["correct_stale"]:
         print(f"right readbacks left out: {figures['correct_stale']}, whose words typed are not accepted today (the scenario or the bench's pilot changed since)")
     print(f"correct readbacks refused: {figures['correct_refused']} of {figures['correct']} ({100 * figures['correct_refused'] / c:.2f}%)")
