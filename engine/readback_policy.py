@@ -168,8 +168,8 @@ class ReadbackPolicy:
                 )
             return None  # nothing required, nothing contradicted: routing as usual
         if state.readback_required:
-            spoken = hearing is not None
-            session.readback_heard = {} if rb.ok else _heard_right(rb, state.readback_required, ctx, issued, spoken)
+            right = _heard_right(rb, state.readback_required, ctx, issued, hearing is not None)
+            rb = rb.model_copy(update={"heard_values": right})
         d.readback = rb
         d.trace.readback = rb
         heard = sum(1 for v in rb.fields.values() if v != "missing")
@@ -232,6 +232,7 @@ class ReadbackPolicy:
         key = f"{flow.slug}:{state.id}"
         if session.readback_state != key:
             session.readback_state, session.bad_readbacks = key, 0
+        session.readback_heard = dict(rb.heard_values)  # kept for a readback in parts
         if rb.unsure and not rb.wrong:
             items = say_again_text([*rb.unsure, *rb.missing])
             session.variables["say_again_items"] = items
@@ -297,15 +298,15 @@ def _keep_heard(
     session: Session, key: str, rb: ReadbackResult, ctx: dict[str, Any], issued: dict[str, Any], d: Decision
 ) -> ReadbackResult:
     """A readback in parts: a required value the pilot read back right earlier at this state
-    (`Session.readback_heard`) and leaves out now is still read back. Asked "say again QNH", a
-    pilot says the QNH, not the whole clearance again; corrected on one item, the corrected item.
-    Only a value left out is kept: one said again is judged as said now (a wrong one is wrong,
-    an unsure one asked again), and one issued anew since is not the value read back."""
-    if session.readback_state != key:
-        session.readback_state, session.bad_readbacks, session.readback_heard = key, 0, {}
+    (`Session.readback_heard`, which `bad_readback` leaves) and leaves out now is still read back.
+    Asked "say again QNH", a pilot says the QNH, not the whole clearance again; corrected on one
+    item, the corrected item. Only a value left out is kept: one said again is judged as said now
+    (a wrong one is wrong, an unsure one asked again), and one issued anew since is not the value
+    read back. Reads the session, never writes it (`route_query` routes on the live session)."""
+    held = session.readback_heard if session.readback_state == key else {}
     kept = sorted(
         name
-        for name, value in session.readback_heard.items()
+        for name, value in held.items()
         if rb.fields.get(name) == "missing" and value == _issued_value(name, ctx, issued)
     )
     if not kept:

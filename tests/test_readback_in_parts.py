@@ -137,3 +137,15 @@ def test_by_voice_the_clearance_limit_is_kept_for_no_later_transmission(engine: 
     engine.transmit(typed, said.replace("4721", "4727"), now)  # typed: squawk wrong, the rest right
     d = engine.transmit(typed, "Squawk 4721, Lufthansa 359", now + 5)
     assert d.readback is not None and d.readback.ok  # typed, the city is kept like any value
+
+
+def test_asking_what_a_transmission_would_do_changes_nothing(engine: SessionEngine) -> None:
+    """`route_query` and `value_query` route on the live session: what is kept is written only by
+    a transmission the controller answers (`ReadbackPolicy.bad_readback`)."""
+    session, now = _at_descend(engine)
+    engine.transmit(session, "Descend 4000 feet, QNH 1005, Lufthansa 359", now)
+    for text in ("Descend 5000 feet, QNH 1004, Lufthansa 359", "QNH 1004, Lufthansa 359", "radio check"):
+        before = session.model_dump()
+        engine.route_query(session, text)
+        engine.value_query(session, text, now + 5, Hearing())
+        assert session.model_dump() == before, text
