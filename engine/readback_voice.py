@@ -15,13 +15,13 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Any
 
 from rapidfuzz import fuzz
-from rapidfuzz.distance import Levenshtein
+from rapidfuzz.distance import Indel, Levenshtein
 
-from engine.phraseology.airports import LIMIT_BEFORE
+from engine.phraseology.airports import LIMIT_BEFORE, NAME_SCORE
 from engine.phraseology.airports import canonical as airport_code
 from engine.phraseology.alphabet import LETTER_WORDS
 from engine.phraseology.altitudes import ANCHORS as ALTITUDE_ANCHORS
@@ -55,12 +55,12 @@ class Voice:
     acceptable: Mapping[str, list[str]]
 
     @cached_property
-    def _session_words(self) -> frozenset[str]:
+    def session_words(self) -> frozenset[str]:
         # made only when a word is not in the vocabulary: most transmissions never need it
         return frozenset(w for v in self.values if isinstance(v, str) for w in words_in(v))
 
     def knows(self, word: str) -> bool:
-        return word in self.vocabulary or word in self._session_words
+        return word in self.vocabulary or word in self.session_words
 
 
 def garbled_by_voice(handler: Kind, t: Transcript, found: Found, expected: str, voice: Voice) -> Found:
@@ -114,7 +114,9 @@ def garbled_by_voice(handler: Kind, t: Transcript, found: Found, expected: str, 
       zero fife two fife, one six thousand feet" for "climb six thousand feet"): the verb was
       heard as a digit.
     - A clearance limit that is no place we know ("cleared to fran" for Prague): the
-      recognizer's spelling of the city, not another city (which is corrected); and without "to"
+      recognizer's spelling of the city, not another city (which is corrected); a place found by
+      a name with a letter swapped ("Lusseldorf" for Dusseldorf: the said "Lisbon" blended with
+      the prompt's city, seed 72; `_misspelt_place`); and without "to"
       before it, another place named bare, or a place named like a phonetic letter ("Rome" for
       a spoken "romeo", with Rome issued and never said).
     - A holding point or stand: the issued one with its end lost ("holding point whiskey." for
@@ -139,7 +141,8 @@ def garbled_by_voice(handler: Kind, t: Transcript, found: Found, expected: str, 
         lost = (number and _digit_after(t, h, voice)) or (
             whole and not handler.equal(expected, h.value) and _start_lost(t.words[h.index], expected)
         )
-        return stray or lost or cut(t, h, expected)
+        misspelt = handler.name == "airport" and _misspelt_place(t, h, voice)
+        return stray or lost or misspelt or cut(t, h, expected)
 
     return [Hit(h.index, f"{shown(h)}?", garbled=True) if not h.garbled and garbled(h) else h for h in found]
 
@@ -271,6 +274,27 @@ def _garbled_designator(_t: Transcript, hit: Hit, expected: str) -> bool:
     letter_lost = value.isdigit() and not expected.isdigit()  # "holding point four, one one" for H11
     digits_as_letters = value.isalpha() and not expected.isalpha() and value[0] == expected[0]
     return expected.startswith(value) or letter_lost or digits_as_letters or _one_digit_more(value, expected)
+
+
+@lru_cache(maxsize=1)
+def _place_words() -> frozenset[str]:
+    return frozenset(w for place in PLACES for w in place.split())
+
+
+def _misspelt_place(t: Transcript, hit: Hit, voice: Voice) -> bool:
+    """A place found by a name written like one of ours with a letter swapped ("Lusseldorf" for
+    Dusseldorf, `airports.NAME_SCORE`): the prompt names the issued city, and a blend of it with
+    the city said is written so. Seed 72 by voice: a pilot's "Lisbon" was written "Lusseldorf"
+    under a prompt naming Dusseldorf, issued, and accepted. A letter only lost or added is
+    whisper's spelling of the name itself: "Dsseldorf" (its "ü" lost, seeds 28, 34, 43),
+    "madridh", "tumadrid" ("to" run in). Typed, a misspelt name is the pilot's typo."""
+    said = t.words[hit.index]
+    if t.letters[hit.index] or said.upper() == hit.value or voice.knows(said) or said in _place_words():
+        return False  # a code, spelled or written, or a name as it is spelled
+    return not any(
+        Indel.distance(said, word) == Levenshtein.distance(said, word) and fuzz.ratio(said, word) >= NAME_SCORE
+        for word in voice.session_words
+    )
 
 
 def _garbled_airport(t: Transcript, hit: Hit, expected: str) -> bool:

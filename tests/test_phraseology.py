@@ -527,6 +527,8 @@ def test_kind_for_variable(name: str, kind: str) -> None:
         ("tower one one nine or decimal for, wilco", None, "tower 119.4 wilco"),  # seed 53
         ("one one eight decimal for five", None, "118.45"),
         ("runway nero seven left", None, "runway 07 left"),  # seeds 51-64
+        ("cleared to Düsseldorf", None, "cleared to dusseldorf"),  # whisper spells names as they are
+        ("Zürich, squawk 4721", None, "zurich squawk 4721"),
         ("heading one eight nirro", None, "heading 180"),
         ("squawking one two five niro", None, "squawking 1250"),
         # and where the same words mean what they say

@@ -312,3 +312,55 @@ def test_a_designator_heard_with_one_digit_more_is_asked_again(letter: str, numb
         issued = f"K8 {issued}"
     said = f"{lead} {letter_word(letter)} {speak_digits(str(number))} {speak_digits(str(extra))} {after}, {CALLSIGN}"
     _asked_again(kind, issued, said)
+
+
+_CITIES = [("EDDL", "Dusseldorf"), ("EDDM", "Munich"), ("LPPT", "Lisbon"), ("LEBL", "Barcelona"), ("LOWW", "Vienna"),
+           ("EHAM", "Amsterdam"), ("EKCH", "Copenhagen"), ("LSZH", "Zurich"), ("EPWA", "Warsaw"), ("LKPR", "Prague")]
+
+
+@given(city=st.sampled_from(_CITIES), at=st.integers(0, 9), letter=st.sampled_from("abcdefghijklmnoprstuvwz"))
+@settings(max_examples=200, deadline=None)
+def test_the_issued_city_found_by_a_misspelt_name_is_asked_again_by_voice(city: tuple[str, str], at: int, letter: str) -> None:
+    """Whisper writes a name it knows as it is spelled; under a prompt naming the issued city, a
+    blend of it ("Lusseldorf" for a said "Lisbon", Dusseldorf issued: fresh seed 72, accepted) is
+    as likely another city said. By voice it is asked again; typed, it is the pilot's typo."""
+    from rapidfuzz import fuzz
+
+    from engine.phraseology.airports import NAME_SCORE
+    from engine.phraseology.places import PLACES
+
+    code, name = city
+    at %= len(name)
+    misspelt = (name[:at] + letter + name[at + 1 :]).capitalize()
+    assume(misspelt.lower() != name.lower() and misspelt.lower() not in PLACES)
+    assume(fuzz.ratio(misspelt.lower(), name.lower()) >= NAME_SCORE)  # found as the issued city
+    variables = {**SCRIPT_SCENARIO, "destination": code, "destination_name": name}
+    evaluate = ReadbackEvaluator().evaluate
+    said = f"Cleared to {misspelt} via MARUN 7F departure, squawk 4721, {CALLSIGN}"
+    by_voice = evaluate(["destination"], variables, said, spoken=True)
+    assert by_voice.fields["destination"] == "unsure" and not by_voice.ok, (said, by_voice.fields)
+    assert evaluate(["destination"], variables, said).fields["destination"] == "ok", said
+    right = said.replace(misspelt, name)
+    assert evaluate(["destination"], variables, right, spoken=True).fields["destination"] == "ok", right
+
+
+@given(city=st.sampled_from(_CITIES), at=st.integers(0, 9), added=st.sampled_from(["", "h", "e", "to"]))
+@settings(max_examples=100, deadline=None)
+def test_the_issued_city_with_a_letter_lost_or_added_is_the_city_by_voice(city: tuple[str, str], at: int, added: str) -> None:
+    """Whisper's own spellings of a name lose or add letters, never swap them: "Dsseldorf" (its
+    "ü" lost, seeds 28, 34 and 43), "madridh", "Tumadrid"; and "Düsseldorf" is Dusseldorf."""
+    from engine.phraseology.places import PLACES
+
+    code, name = city
+    at %= len(name)
+    written = (name[:at] + name[at + 1 :] if not added else name[:at] + added + name[at:]).capitalize()
+    from rapidfuzz import fuzz
+
+    from engine.phraseology.airports import NAME_SCORE
+
+    assume(written.lower() not in PLACES and fuzz.ratio(written.lower(), name.lower()) >= NAME_SCORE)
+    variables = {**SCRIPT_SCENARIO, "destination": code, "destination_name": name}
+    evaluate = ReadbackEvaluator().evaluate
+    for form in (written, {"Dusseldorf": "Düsseldorf", "Zurich": "Zürich"}.get(name, name)):
+        said = f"Cleared to {form} via MARUN 7F departure, squawk 4721, {CALLSIGN}"
+        assert evaluate(["destination"], variables, said, spoken=True).fields["destination"] == "ok", said

@@ -146,8 +146,16 @@ def _ascii_digits(text: str) -> str:
     return "".join(str(unicodedata.digit(ch)) if ch.isdigit() else ch for ch in text)
 
 
+def _plain_letters(text: str) -> str:
+    """Accented letters as their plain ones: whisper writes "Düsseldorf" and "Zürich" as they are
+    spelled, and the place names the readback check knows are plain ("dusseldorf")."""
+    if text.isascii():
+        return text
+    return "".join(ch for ch in unicodedata.normalize("NFKD", text) if not unicodedata.combining(ch))
+
+
 def _raw_words(text: str) -> list[str]:
-    text = _ascii_digits(text).lower().replace("'", "").replace("\u2019", "")
+    text = _plain_letters(_ascii_digits(text)).lower().replace("'", "").replace("\u2019", "")
     if "," in text:
         text = _THOUSANDS.sub(lambda m: m.group(1) + m.group(2).replace(",", ""), text)
     if "-" in text:
