@@ -340,9 +340,6 @@ class ReadbackResult(DomainModel):
     contradicted: list[str] = Field(default_factory=list, exclude=True)
     # heard right only by a check in the audio (engine/value_check.py `apply_checks`); not on the wire
     confirmed: list[str] = Field(default_factory=list, exclude=True)
-    # required values heard right (or kept), with the value each was issued as: what a bad readback
-    # leaves in `Session.readback_heard` for a readback in parts (readback_policy); not on the wire
-    heard_values: dict[str, str] = Field(default_factory=dict, exclude=True)
 
 
 class CandidateTrace(DomainModel):

@@ -167,9 +167,6 @@ class ReadbackPolicy:
                     "readback", f"issued values heard and consistent: {sorted(rb.fields)}", fields=dict(rb.fields)
                 )
             return None  # nothing required, nothing contradicted: routing as usual
-        if state.readback_required:
-            right = _heard_right(rb, state.readback_required, ctx, issued, hearing is not None)
-            rb = rb.model_copy(update={"heard_values": right})
         d.readback = rb
         d.trace.readback = rb
         heard = sum(1 for v in rb.fields.values() if v != "missing")
@@ -221,7 +218,13 @@ class ReadbackPolicy:
 
     @staticmethod
     def bad_readback(
-        session: Session, d: Decision, flow: Flow, state: State, rb: ReadbackResult, chosen: Candidate
+        session: Session,
+        d: Decision,
+        flow: Flow,
+        state: State,
+        rb: ReadbackResult,
+        chosen: Candidate,
+        heard: dict[str, str] | None = None,
     ) -> BadReadback:
         """Count the bad readback and apply the policy.
 
@@ -232,7 +235,7 @@ class ReadbackPolicy:
         key = f"{flow.slug}:{state.id}"
         if session.readback_state != key:
             session.readback_state, session.bad_readbacks = key, 0
-        session.readback_heard = dict(rb.heard_values)  # kept for a readback in parts
+        session.readback_heard = dict(heard or {})  # kept for a readback in parts (`heard_right`)
         if rb.unsure and not rb.wrong:
             items = say_again_text([*rb.unsure, *rb.missing])
             session.variables["say_again_items"] = items
@@ -282,11 +285,12 @@ def _issued_value(name: str, ctx: dict[str, Any], issued: dict[str, Any]) -> str
 NOT_KEPT_BY_VOICE = frozenset({"airport"})
 
 
-def _heard_right(
+def heard_right(
     rb: ReadbackResult, required: list[str], ctx: dict[str, Any], issued: dict[str, Any], spoken: bool
 ) -> dict[str, str]:
-    """The required values `rb` heard right, with the value each was issued as; by voice
-    (`spoken`), none of a kind `NOT_KEPT_BY_VOICE`."""
+    """The required values `rb` heard right (or kept), with the value each was issued as: what a
+    bad readback leaves in `Session.readback_heard`; by voice (`spoken`), none of a kind
+    `NOT_KEPT_BY_VOICE`."""
     return {
         name: _issued_value(name, ctx, issued)
         for name in required

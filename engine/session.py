@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine import identity, phraseology, timers, value_check
+from engine import identity, phraseology, readback_policy, timers, value_check
 from engine.consult import LlmConsultation
 from engine.guards import session_holds
 from engine.hearing import Hearing
@@ -320,7 +320,9 @@ class SessionEngine:
             self.orchestrator.interrupt(session, d, chosen, now)
             return routing
         if chosen.transition.kind is TransitionKind.BAD and rb is not None:
-            outcome = self.routing.readback.bad_readback(session, d, flow, state, rb, chosen)
+            issued = session.issued.get(flow.slug, {})
+            heard = readback_policy.heard_right(rb, state.readback_required, ctx, issued, hearing is not None)
+            outcome = self.routing.readback.bad_readback(session, d, flow, state, rb, chosen, heard)
             if outcome is BadReadback.SAY_AGAIN_ITEMS:
                 self.speaker.ask(session, d, flow, state, flow.policies.say_again_items_tpl, now)
                 return routing
