@@ -189,8 +189,11 @@ def query(
     another value (`heard_other`, never checked), each have their own place (`_places`): no two
     values are tried over one word."""
     heard = words_of(transcript)
-    taken = _taken_words(heard, [callsign_symbols(callsign)])
-    spelled = {name: _taken_words(heard, [said_symbols(*value)]) for name, value in (heard_right or {}).items()}
+    own = _taken_words(heard, [callsign_symbols(callsign)])
+    taken = set(own)
+    # a value's spelling inside our callsign is the callsign's ("heading two eight seven" beside
+    # "egyptair two eight seven"): there the value is spelled in no words of its own
+    spelled = {name: _taken_words(heard, [said_symbols(*value)]) - own for name, value in (heard_right or {}).items()}
     taken.update(*spelled.values())
     unspelled = {name: value for name, value in (heard_right or {}).items() if name in by_check and not spelled[name]}
     for start, end in _places(heard, unspelled, taken).values():  # `_places` claims on a copy

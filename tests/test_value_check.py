@@ -12,7 +12,7 @@ import asyncio
 import re
 from collections.abc import Callable
 
-from hypothesis import assume, given
+from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
 from engine.hearing import Hearing, ValueCheck
@@ -297,6 +297,9 @@ GARBLE = st.sampled_from(["fifty", "sixty", "forty", "sick", "fight", "fire", "t
     thousands=st.integers(1, 9),
     callsign=st.sampled_from(["egyptair two eight seven", "american six three four", "wizz air niner fife"]),
 )
+# found by a fresh draw (stop 48): the heading's digits are our callsign's, so its spelling was
+# found in the callsign's words and it claimed no place of its own
+@example(heading=287, garbled=0, garble="fifty", thousands=2, callsign="egyptair two eight seven")
 def test_a_dropped_value_is_not_tried_over_a_value_a_check_confirmed(
     heading: int, garbled: int, garble: str, thousands: int, callsign: str
 ) -> None:
