@@ -446,8 +446,9 @@ class Session(DomainModel):
     timer_counter: int = 0
     bad_readbacks: int = 0  # consecutive bad readbacks at `readback_state`
     readback_state: str | None = None  # "flow:state" whose readback is being counted
-    # variable -> issued value the pilot has read back right at `readback_state` since it was
-    # entered: a readback in parts ("say again QNH" answered "QNH 1004") keeps them (readback_policy)
+    # variable -> issued value read back right at `readback_state`, as the last bad readback there
+    # left it (cleared when the state moves on): a readback in parts ("say again QNH" answered
+    # "QNH 1004") keeps them (readback_policy `bad_readback`, `_keep_heard`)
     readback_heard: dict[str, str] = Field(default_factory=dict)
     silence_prompts: int = 0  # in the current state
     station: str | None = None
