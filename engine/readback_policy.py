@@ -237,10 +237,22 @@ class ReadbackPolicy:
             session.readback_state, session.bad_readbacks = key, 0
         session.readback_heard = dict(heard or {})  # kept for a readback in parts (`heard_right`)
         if rb.unsure and not rb.wrong:
-            items = say_again_text([*rb.unsure, *rb.missing])
+            # by voice, a value heard right but kept for no later transmission (`NOT_KEPT_BY_VOICE`)
+            # is asked for now, with the rest: asked later, the controller would ask twice
+            unkept = (
+                []
+                if heard is None
+                else [n for n in state.readback_required if rb.fields.get(n) == "ok" and n not in heard]
+            )
+            asked = list(dict.fromkeys([*rb.unsure, *rb.missing, *unkept]))
+            items = say_again_text(asked)
             session.variables["say_again_items"] = items
             d.intent = "say_again_items"
-            d.trace.add("readback", f"unsure hearing of {rb.unsure}: controller asks to say again {items}")
+            d.trace.add("readback", f"unsure hearing of {rb.unsure}: controller asks to say again {items}", asked=asked)
+            if unkept:
+                d.trace.add(
+                    "readback", f"heard right, asked with the rest: {unkept} (by voice, kept for no later transmission)"
+                )
             return BadReadback.SAY_AGAIN_ITEMS
         session.bad_readbacks += 1
         policy = flow.policies
@@ -296,6 +308,17 @@ def heard_right(
         for name in required
         if rb.fields.get(name) == "ok" and not (spoken and phraseology.kind_for_variable(name) in NOT_KEPT_BY_VOICE)
     }
+
+
+def left_to_read(session: Session, flow: Flow, state: State, ctx: dict[str, Any]) -> list[str]:
+    """The required values still to read back at `state` after a bad readback there: those the
+    session does not hold as read back right (`Session.readback_heard`, at the value issued now).
+    Empty with nothing held: then the whole readback is what the pilot says."""
+    if session.readback_state != f"{flow.slug}:{state.id}" or not session.readback_heard:
+        return []
+    issued = session.issued.get(flow.slug, {})
+    held = {n for n, v in session.readback_heard.items() if v == _issued_value(n, ctx, issued)}
+    return [n for n in state.readback_required if n not in held]
 
 
 def _keep_heard(

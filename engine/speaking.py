@@ -10,8 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from engine import readback_policy
+from engine.corrections import correction_items
 from engine.messages import build_message, render_text, speaking_context
-from engine.models import Decision, Flow, Role, Session, State
+from engine.models import Decision, Flow, ReadbackResult, Role, Session, State
 from engine.phraseology.instructions import record_instructions
 from engine.readback import record_issued
 from engine.registry import FlowRegistry
@@ -41,13 +43,20 @@ class Speaker:
         return {**session.variables, **derived}
 
     def expected_pilot(self, session: Session) -> list[str]:
-        """Example phrases for the pilot's turn (rendered text), main route first."""
+        """Example phrases for the pilot's turn (rendered text), main route first; after a bad
+        readback, what is still to read back ("QNH 1004, Lufthansa 359") before them."""
         flow = self.registry.get(session.active.flow)
         state = flow.states[session.active.state]
         if state.role is not Role.PILOT or session.completed:
             return []
         ctx = self.render_ctx(session, flow, state)
         out: list[str] = []
+        left = readback_policy.left_to_read(session, flow, state, ctx)
+        if left:  # a readback in parts: what is still to read back, first
+            result = ReadbackResult(ok=False, fields=dict.fromkeys(left, "missing"), missing=left)
+            items = correction_items(state.readback_required, ctx, result)
+            text = ", ".join([*items, str(ctx.get("callsign_spoken") or "")]).strip(", ")
+            out.append(text[:1].upper() + text[1:])
         for tpl in [state.utterance_tpl, *(t.utterance_tpl for t in state.transitions)]:
             if tpl:
                 text = render_text(tpl, ctx)

@@ -130,9 +130,14 @@ def test_by_voice_the_clearance_limit_is_kept_for_no_later_transmission(engine: 
     d = engine.transmit(session, said, now, hearing=Hearing(alternatives=[other]))
     assert d.intent == "say_again_items" and d.readback is not None and d.readback.unsure == ["squawk"]
     assert "destination" not in session.readback_heard and "sid" in session.readback_heard
+    # so the controller asks for it with the squawk, and the hint says both: it never asks twice
+    assert d.messages[0].text == "Lufthansa 359, say again squawk and clearance limit."
+    assert engine.expected_pilot(session)[0] == "Cleared to Munich, squawk 4721, Lufthansa 359"
     d = engine.transmit(session, "Squawk 4721, Lufthansa 359", now + 5, hearing=Hearing())
     assert d.readback is not None and not d.readback.ok and d.readback.fields["destination"] != "ok"
     assert d.readback.fields["squawk"] == "ok" and session.active.state == "CD_READBACK"
+    d = engine.transmit(session, "Cleared to Munich, squawk 4721, Lufthansa 359", now + 10, hearing=Hearing())
+    assert d.readback is not None and d.readback.ok and session.active.state != "CD_READBACK"
     typed, now = _at(engine, "clearance", "CD_READBACK")
     engine.transmit(typed, said.replace("4721", "4727"), now)  # typed: squawk wrong, the rest right
     d = engine.transmit(typed, "Squawk 4721, Lufthansa 359", now + 5)
@@ -149,3 +154,22 @@ def test_asking_what_a_transmission_would_do_changes_nothing(engine: SessionEngi
         engine.route_query(session, text)
         engine.value_query(session, text, now + 5, Hearing())
         assert session.model_dump() == before, text
+
+
+def test_the_hint_after_a_bad_readback_is_what_is_left_to_read_back(engine: SessionEngine) -> None:
+    """The pilot's hint (`expected_pilot`, first) names the items still to read back, and the
+    whole readback after them; once the state moves on, the next state's phrase."""
+    session, now = _at_descend(engine)
+    whole = engine.expected_pilot(session)
+    engine.transmit(session, "Descend 4000 feet, QNH 1005, Lufthansa 359", now)  # QNH corrected
+    hint = engine.expected_pilot(session)
+    assert hint[0] == "QNH 1004, Lufthansa 359" and hint[1:] == whole
+    engine.transmit(session, hint[0], now + 5)
+    assert session.active.state != DESCEND and "QNH 1004" not in engine.expected_pilot(session)[0]
+
+
+def test_with_nothing_read_back_right_the_hint_is_the_whole_readback(engine: SessionEngine) -> None:
+    session, now = _at_descend(engine)
+    whole = engine.expected_pilot(session)
+    engine.transmit(session, "Descend 5000 feet, QNH 1005, Lufthansa 359", now)  # both wrong
+    assert session.readback_heard == {} and engine.expected_pilot(session) == whole

@@ -30,6 +30,7 @@ import random
 
 import pytest
 
+from engine.hearing import Hearing
 from engine.phraseology import kind_for_variable, normalize_transcript
 from tooling.readback_pilot.words import AIRPORT_NAMES
 from hypothesis import HealthCheck, Phase, assume, given, settings
@@ -218,3 +219,34 @@ def test_a_readback_in_parts_moves_on_once_every_value_is_read_back_right(
         assert not forward and not (decision.readback and decision.readback.ok), (said.text, again.text)
     else:
         assert forward and decision.readback is not None and decision.readback.ok, (said.text, again.text, decision.readback)
+
+
+# --------------------------------------------------------------------------- (f) the hint
+
+
+@pytest.mark.parametrize(("flow", "state"), [p for p in _params("hint") if len(rb.required(*p.values)) > 1])
+@settings(COMMON, max_examples=4)
+@given(rng=st.randoms(use_true_random=False), seed=st.sampled_from(rb.SEEDS), split=st.integers(1, 7), voice=st.booleans())
+def test_the_hint_after_part_of_a_readback_completes_it(
+    flow: str, state: str, rng: random.Random, seed: int, split: int, voice: bool
+):
+    """After part of a readback, the pilot's hint (`expected_pilot`, first) names what is left,
+    said or typed: read as it stands it completes the readback, so the controller never asks
+    for an item twice; by voice it names the clearance limit again (`NOT_KEPT_BY_VOICE`)."""
+    fields = rb.required(flow, state)
+    first = fields[: split % (len(fields) - 1) + 1]
+    session, now = rb.at_state(flow, state, seed)
+    carrier = rb.carrier_of(rb.registry(), flow, state)
+    ctx = rb.render_context(rb.engine(), session)
+    said = rb.phrase_readback(rng, first, ctx, carrier=carrier, forms="core", heard=rb.last_atc_text(session))
+    hearing = Hearing() if voice else None
+    rb.engine().transmit(session, said.text, now + 5.0, hearing=hearing)
+    assume((session.active.flow, session.active.state) == (flow, state))  # not ended by on_max_bad
+    hint = rb.engine().expected_pilot(session)[0]
+    held = set(session.readback_heard)
+    assert held <= set(first), (said.text, held)
+    if voice:
+        assert not {f for f in held if kind_for_variable(f) == "airport"}
+    decision = rb.engine().transmit(session, hint, now + 15.0, hearing=hearing)
+    forward = rb.moved_forward(decision, flow, state, session)
+    assert forward and decision.readback is not None and decision.readback.ok, (said.text, hint, decision.readback)

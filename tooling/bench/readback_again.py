@@ -31,11 +31,12 @@ __all__ = ["AgainTally", "asked_items", "answer_text"]
 
 
 def asked_items(decision: Decision, required: list[str]) -> list[str]:
-    """The fields the controller asked again: the unsure and missing ones of an item-wise "say
-    again", every required one when nothing of the readback was heard."""
-    rb = decision.readback
-    if decision.intent == "say_again_items" and rb is not None and (rb.unsure or rb.missing):
-        return [name for name in required if name in rb.unsure or name in rb.missing]
+    """The fields the controller asked again, as its trace names them (`asked`: the unsure and
+    missing ones of an item-wise "say again", and by voice a clearance limit heard right but not
+    kept), every required one when nothing of the readback was heard."""
+    asked = next((step.data["asked"] for step in decision.trace.steps if "asked" in step.data), None)
+    if decision.intent == "say_again_items" and asked:
+        return [name for name in required if name in asked]
     return list(required)
 
 
