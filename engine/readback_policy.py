@@ -236,29 +236,28 @@ class ReadbackPolicy:
         if session.readback_state != key:
             session.readback_state, session.bad_readbacks = key, 0
         session.readback_heard = dict(heard or {})  # kept for a readback in parts (`heard_right`)
-        if rb.unsure and not rb.wrong:
-            # by voice, a value heard right but kept for no later transmission (`NOT_KEPT_BY_VOICE`)
-            # is asked for now, with the rest: asked later, the controller would ask twice
-            unkept = (
-                []
-                if heard is None
-                else [n for n in state.readback_required if rb.fields.get(n) == "ok" and n not in heard]
+        # by voice, a value heard right but kept for no later transmission (`NOT_KEPT_BY_VOICE`) is
+        # asked for or said again now, with the rest: asked later, the controller would ask twice
+        unkept = (
+            [] if heard is None else [n for n in state.readback_required if rb.fields.get(n) == "ok" and n not in heard]
+        )
+        if unkept:
+            d.trace.add(
+                "readback", f"heard right, said with the rest: {unkept} (by voice, kept for no later transmission)"
             )
+        if rb.unsure and not rb.wrong:
             asked = list(dict.fromkeys([*rb.unsure, *rb.missing, *unkept]))
             items = say_again_text(asked)
             session.variables["say_again_items"] = items
             d.intent = "say_again_items"
             d.trace.add("readback", f"unsure hearing of {rb.unsure}: controller asks to say again {items}", asked=asked)
-            if unkept:
-                d.trace.add(
-                    "readback", f"heard right, asked with the rest: {unkept} (by voice, kept for no later transmission)"
-                )
             return BadReadback.SAY_AGAIN_ITEMS
         session.bad_readbacks += 1
         policy = flow.policies
         at_max = session.bad_readbacks >= policy.max_bad_readbacks
         everything = at_max and policy.on_max_bad == "correct_and_continue"
-        corrections = correction_text(state.readback_required, session.variables, rb, everything=everything)
+        shown = rb.model_copy(update={"fields": {**rb.fields, **dict.fromkeys(unkept, "missing")}}) if unkept else rb
+        corrections = correction_text(state.readback_required, session.variables, shown, everything=everything)
         session.variables["corrections"] = corrections
         explicit = chosen.transition.to != state.id or chosen.transition.label != "controller correction"
         d.trace.add(

@@ -173,3 +173,18 @@ def test_with_nothing_read_back_right_the_hint_is_the_whole_readback(engine: Ses
     whole = engine.expected_pilot(session)
     engine.transmit(session, "Descend 5000 feet, QNH 1005, Lufthansa 359", now)  # both wrong
     assert session.readback_heard == {} and engine.expected_pilot(session) == whole
+
+
+def test_by_voice_a_correction_says_the_clearance_limit_again(engine: SessionEngine) -> None:
+    """Kept for no later transmission by voice, a clearance limit heard right is said again in a
+    correction too, so the readback of the correction is the whole of what is left."""
+    session, now = _at(engine, "clearance", "CD_READBACK")
+    said = "Cleared to Munich via MARUN 7F departure, climb 5000 feet, squawk 4727, Lufthansa 359"
+    d = engine.transmit(session, said, now, hearing=Hearing(alternatives=[said]))
+    assert d.messages[0].text == "Lufthansa 359, negative, I say again, cleared to Munich, squawk 4721."
+    assert engine.expected_pilot(session)[0] == "Cleared to Munich, squawk 4721, Lufthansa 359"
+    d = engine.transmit(session, "Cleared to Munich, squawk 4721, Lufthansa 359", now + 5, hearing=Hearing())
+    assert d.readback is not None and d.readback.ok and session.active.state != "CD_READBACK"
+    typed, now = _at(engine, "clearance", "CD_READBACK")
+    d = engine.transmit(typed, said, now)
+    assert d.messages[0].text == "Lufthansa 359, negative, I say again, squawk 4721."
