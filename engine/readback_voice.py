@@ -41,6 +41,8 @@ NUMBER_KINDS = frozenset({"frequency", "squawk", "qnh", "heading", "altitude", "
 # Kinds read as one whole number: one heard as the issued one's last digits lost its first words.
 WHOLE_NUMBER_KINDS = frozenset({"squawk", "qnh", "heading", "altitude", "flight_level", "speed"})
 _LETTER_WORDS = tuple(w.lower() for w in LETTER_WORDS.values())
+LETTER_OF_WORD = {w.lower(): letter for letter, w in LETTER_WORDS.items()}
+_SYMBOL_LETTER = re.compile(r"(?<![A-Z])[A-Z](?![A-Z])")
 _LONG_DIGIT_WORDS = tuple(w for w in DIGITS if len(w) >= 3)  # "pife" is one edit from "fife"; "to" from nothing
 
 
@@ -58,6 +60,14 @@ class Voice:
     def session_words(self) -> frozenset[str]:
         # made only when a word is not in the vocabulary: most transmissions never need it
         return frozenset(w for v in self.values if isinstance(v, str) for w in words_in(v))
+
+    @cached_property
+    def letters(self) -> frozenset[str]:
+        """The letters a pilot may say as symbols here: each letter standing apart from other
+        letters in a value it may say (`acceptable`: "TELOS 8R": R; "E4 U6": E, U), never one
+        inside a name or code."""
+        said = (v for values in self.acceptable.values() for v in values)
+        return frozenset(m for v in said if isinstance(v, str) for m in _SYMBOL_LETTER.findall(v.upper()))
 
     def knows(self, word: str) -> bool:
         return word in self.vocabulary or word in self.session_words
@@ -117,8 +127,8 @@ def garbled_by_voice(handler: Kind, t: Transcript, found: Found, expected: str, 
       recognizer's spelling of the city, not another city (which is corrected); a place found by
       a name with a letter swapped ("Lusseldorf" for Dusseldorf: the said "Lisbon" blended with
       the prompt's city, seed 72; `_misspelt_place`); and without "to"
-      before it, another place named bare, or a place named like a phonetic letter ("Rome" for
-      a spoken "romeo", with Rome issued and never said).
+      before it, another place named bare, or a place named like a phonetic letter the readback
+      has to say ("Rome" for the spoken "romeo" of TELOS 8R, with Rome issued and never said).
     - A holding point or stand: the issued one with its end lost ("holding point whiskey." for
       W4, "tango one for my yankee" for T14), its letter lost (digits only: "holding point one
       three" for B13, "holding point four, one one" for H11), its digits heard as letters
@@ -141,8 +151,8 @@ def garbled_by_voice(handler: Kind, t: Transcript, found: Found, expected: str, 
         lost = (number and _digit_after(t, h, voice)) or (
             whole and not handler.equal(expected, h.value) and _start_lost(t.words[h.index], expected)
         )
-        misspelt = handler.name == "airport" and _misspelt_place(t, h, voice)
-        return stray or lost or misspelt or cut(t, h, expected)
+        place = handler.name == "airport" and (_misspelt_place(t, h, voice) or _garbled_airport(t, h, expected, voice))
+        return stray or lost or place or cut(t, h, expected)
 
     return [Hit(h.index, f"{shown(h)}?", garbled=True) if not h.garbled and garbled(h) else h for h in found]
 
@@ -297,16 +307,18 @@ def _misspelt_place(t: Transcript, hit: Hit, voice: Voice) -> bool:
     )
 
 
-def _garbled_airport(t: Transcript, hit: Hit, expected: str) -> bool:
+def _garbled_airport(t: Transcript, hit: Hit, expected: str, voice: Voice) -> bool:
     """A clearance limit that is no place we know ("cleared to fran" for Prague): the recognizer's
     spelling of a city, not another city (which is corrected). Without "to" before it, another
-    place (typed: a wrong limit), and a place named like a phonetic letter ("Rome", "romeo"):
-    whisper wrote "via TELOS eight Rome" for a spoken "eight romeo", under a prompt naming Rome,
-    with the limit never said."""
+    place (typed: a wrong limit), and a place named like a phonetic letter ("Rome", "romeo") where
+    the session has that letter to say: whisper wrote "via TELOS eight Rome" for a spoken "eight
+    romeo", under a prompt naming Rome, with the limit never said. With no such letter to say
+    ("via COLEM eight victor ... Rome"), no letter was heard as the place."""
     said = t.words[hit.index]
     lead = hit.index > 0 and t.words[hit.index - 1] in LIMIT_BEFORE
     bare = airport_code(hit.value) is None  # a place by name no airport of ours has
-    if not lead and (bare or any(fuzz.ratio(said, w) >= LETTER_LIKE_SCORE for w in _LETTER_WORDS)):
+    like = {LETTER_OF_WORD[w] for w in _LETTER_WORDS if fuzz.ratio(said, w) >= LETTER_LIKE_SCORE}
+    if not lead and (bare or like & voice.letters):
         return True  # another place named bare ("squawk 3553, Dublin") is as likely the recognizer's guess
     words = hit.value.casefold().split()  # the limit runs on to the next words: "zurich lufthansa"
     known = any(" ".join(words[:k]) in PLACES for k in range(1, len(words) + 1))
@@ -314,7 +326,6 @@ def _garbled_airport(t: Transcript, hit: Hit, expected: str) -> bool:
 
 
 _GARBLED_BY_VOICE = {
-    "airport": _garbled_airport,
     "runway": _garbled_runway,
     "sid": _garbled_procedure,
     "star": _garbled_procedure,

@@ -218,22 +218,32 @@ def test_a_phonetic_letter_never_stands_for_the_clearance_limit(
 
 
 @given(
-    city=st.sampled_from(["Rome", "Victoria", "Colima"]),
-    before=st.sampled_from(["", "roger", "wilco", "climbing five thousand", "via TELOS eight"]),
+    city=st.sampled_from([("Rome", "R"), ("Victoria", "V"), ("Colima", "L")]),
+    before=st.sampled_from(["", "roger", "wilco", "climbing five thousand"]),
     after=st.sampled_from(["", "climbing five thousand", "squawk one two five zero"]),
+    letter_said=st.booleans(),
 )
-@settings(max_examples=60, deadline=None)
-def test_a_limit_named_like_a_phonetic_letter_counts_by_voice_only_after_to(city: str, before: str, after: str) -> None:
+@settings(max_examples=80, deadline=None)
+def test_a_limit_named_like_a_phonetic_letter_counts_by_voice_only_after_to(
+    city: tuple[str, str], before: str, after: str, letter_said: bool
+) -> None:
     """Seen on the focused voice bench: whisper wrote "via TELOS eight Rome" for a spoken "eight
-    romeo" (the limit, Rome, never said) under a prompt naming Rome. By voice such a place counts
-    only right after "to"; anywhere else it is asked again. Typed, it is what the pilot wrote."""
-    variables = {**SCRIPT_SCENARIO, "destination": "LIRF", "destination_name": city}
+    romeo" (the limit, Rome, never said) under a prompt naming Rome. By voice, where the readback
+    has that letter to say (a SID "TELOS 8R"), such a place counts only right after "to";
+    anywhere else it is asked again. Where no value says that letter ("via TELOS eight kilo ...
+    Rome"), no letter was heard as the place, and it counts (recorded seeds 50, 72, 73: right
+    readbacks asked again so). Typed, it is what the pilot wrote."""
+    name, letter = city
+    sid_letter = letter if letter_said else "K"
+    variables = {**SCRIPT_SCENARIO, "destination": "LIRF", "destination_name": name, "sid": f"TELOS 8{sid_letter}"}
     evaluate = ReadbackEvaluator().evaluate
-    bare = ", ".join(p for p in (before, city, after, "Lufthansa three five niner") if p)
-    assert evaluate(["destination"], variables, bare, spoken=True).fields["destination"] == "unsure", bare
-    assert evaluate(["destination"], variables, bare).ok
-    led = ", ".join(p for p in (before, f"cleared to {city}", after, "Lufthansa three five niner") if p)
-    assert evaluate(["destination"], variables, led, spoken=True).ok, led
+    via = f"via TELOS eight {LETTER_WORDS[sid_letter].lower()}"
+    bare = ", ".join(p for p in (before, via, name, after, "Lufthansa three five niner") if p)
+    heard = evaluate(["destination", "sid"], variables, bare, spoken=True)
+    assert heard.fields["destination"] == ("unsure" if letter_said else "ok"), bare
+    assert evaluate(["destination", "sid"], variables, bare).ok
+    led = ", ".join(p for p in (before, via, f"cleared to {name}", after, "Lufthansa three five niner") if p)
+    assert evaluate(["destination", "sid"], variables, led, spoken=True).ok, led
 
 
 @given(
