@@ -129,6 +129,9 @@ def garbled_by_voice(handler: Kind, t: Transcript, found: Found, expected: str, 
       the prompt's city, seed 72; `_misspelt_place`); and without "to"
       before it, another place named bare, or a place named like a phonetic letter the readback
       has to say ("Rome" for the spoken "romeo" of TELOS 8R, with Rome issued and never said).
+    - A frequency with fewer than three decimals right before a bare number that would complete
+      them ("133.2, 2"), unless together they are the issued one: the recognizer paused inside its
+      decimals (`_decimals_go_on`).
     - A holding point or stand: the issued one with its end lost ("holding point whiskey." for
       W4, "tango one for my yankee" for T14), its letter lost (digits only: "holding point one
       three" for B13, "holding point four, one one" for H11), its digits heard as letters
@@ -152,7 +155,8 @@ def garbled_by_voice(handler: Kind, t: Transcript, found: Found, expected: str, 
             whole and not handler.equal(expected, h.value) and _start_lost(t.words[h.index], expected)
         )
         place = handler.name == "airport" and (_misspelt_place(t, h, voice) or _garbled_airport(t, h, expected, voice))
-        return stray or lost or place or cut(t, h, expected)
+        split = handler.name == "frequency" and _decimals_go_on(t, h, expected)
+        return stray or lost or place or split or cut(t, h, expected)
 
     return [Hit(h.index, f"{shown(h)}?", garbled=True) if not h.garbled and garbled(h) else h for h in found]
 
@@ -189,6 +193,23 @@ def _digit_after(t: Transcript, hit: Hit, voice: Voice) -> bool:
     if i >= len(t.words) or not t.words[i].isalpha() or voice.knows(t.words[i]):
         return False
     return any(Levenshtein.distance(t.words[i], d, score_cutoff=1) <= 1 for d in _LONG_DIGIT_WORDS)
+
+
+def _decimals_go_on(t: Transcript, hit: Hit, expected: str) -> bool:
+    """A frequency with fewer than three decimals right before a bare number as short as the
+    decimals it lacks: a pause the recognizer put in its decimals ("decimal two, two, i" of a
+    spoken "decimal two two five", held-out seed 75: read 133.2, the issued 133.200, for a said
+    133.225). Unless the two together are the issued frequency ("decimal one six, zero" for
+    129.160); a longer number is another value ("decimal five five thousand feet")."""
+    i = hit.index + 1
+    said = t.words[hit.index]
+    if "." not in said or i >= len(t.words) or not t.words[i].isdigit():
+        return False
+    decimals = said.partition(".")[2]
+    if len(decimals) + len(t.words[i]) > 3:
+        return False
+    joined = f"{said}{t.words[i]}"
+    return joined.rstrip("0") != expected.rstrip("0")
 
 
 def _start_lost(said: str, expected: str) -> bool:
