@@ -28,13 +28,15 @@ def _asked_again(name: str, issued: str, said: str, typed: bool = False) -> None
     assert (evaluate([name], variables, said).fields[name] == "ok") is typed, said
 
 
-@given(
-    mhz=st.integers(118, 136),
-    step=st.integers(0, 39),
-    offset=st.sampled_from(CHANNEL_OFFSETS_KHZ),
-    keep=st.integers(1, 2),
-    other=st.integers(0, 9),
-)
+# an issued frequency: MHz, a 25 kHz step and an 8.33 kHz channel's offset within it
+FREQUENCY = {
+    "mhz": st.integers(118, 136),
+    "step": st.integers(0, 39),
+    "offset": st.sampled_from(CHANNEL_OFFSETS_KHZ),
+}
+
+
+@given(**FREQUENCY, keep=st.integers(1, 2), other=st.integers(0, 9))
 @settings(max_examples=150, deadline=None)
 def test_a_frequency_heard_with_fewer_decimals_after_its_first_is_asked_again(
     mhz: int, step: int, offset: int, keep: int, other: int
@@ -49,9 +51,7 @@ def test_a_frequency_heard_with_fewer_decimals_after_its_first_is_asked_again(
 
 
 @given(
-    mhz=st.integers(118, 136),
-    step=st.integers(0, 39),
-    offset=st.sampled_from(CHANNEL_OFFSETS_KHZ),
+    **FREQUENCY,
     cut=st.integers(1, 2),
     more=st.integers(0, 99),
     gap=st.sampled_from([", ", ". ", " , "]),
