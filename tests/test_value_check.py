@@ -457,6 +457,38 @@ def test_heard_again_at_another_tempo_a_check_needs_the_stricter_slack() -> None
     assert result.fields["runway"] == "unsure" and notes[0]["slack"] == TEMPO_SLACK
 
 
+@given(
+    against_margin=st.floats(-6.0, -0.01),
+    against_lowest=st.floats(FLOOR, 0.0),
+    margin=st.floats(MARGIN, 8.0),
+    tempo=st.sampled_from(TEMPOS),
+    bigger=st.booleans(),
+    field=st.sampled_from(["center_freq", "tower_freq", "qnh"]),
+)
+def test_a_frequency_heard_otherwise_in_place_is_not_confirmed_after_the_transcript(
+    against_margin: float, against_lowest: float, margin: float, tempo: float, bigger: bool, field: str
+) -> None:
+    """Held-out seed 80 by voice: 133.225 said for 133.200, written "two two pine"; in place
+    another digit was likelier at every tempo, but after the transcript the issued frequency
+    passed at 1.11x: a wrong frequency accepted. A frequency's appended check no longer confirms
+    where an in-place check by the same model heard another digit there; without that in-place
+    check, or by the other model, it still does; other kinds keep it (the replay's cost)."""
+    value = "1004" if field == "qnh" else "133.200"
+    appended = ValueCheck(field=field, value=value, margin=margin, lowest=-2.0, delta=-30.0, appended=True,
+                          tempo=tempo, bigger=bigger)
+    in_place = ValueCheck(field=field, value=value, margin=against_margin, lowest=against_lowest, delta=0.0,
+                          tempo=1.0, bigger=bigger)
+    other_model = in_place.model_copy(update={"bigger": not bigger})
+    rb = ReadbackResult(ok=False, fields={field: "unsure"}, unsure=[field])
+    fields = {field: ("frequency" if field != "qnh" else "qnh", value)}
+    alone, _ = apply_checks(rb, [appended], fields)
+    assume(alone.fields[field] == "ok")  # the appended check passes its thresholds on its own
+    against, _ = apply_checks(rb, [in_place, appended], fields)
+    elsewhere, _ = apply_checks(rb, [other_model, appended], fields)
+    assert elsewhere.fields[field] == "ok"
+    assert against.fields[field] == ("unsure" if field != "qnh" else "ok")
+
+
 def test_the_engine_asks_about_an_unsure_value_and_accepts_it_only_when_confirmed(radio_service: RadioService) -> None:
     service = radio_service
     session, opening, _ = service.create(flow="clearance", seed=5)
