@@ -107,8 +107,7 @@ def _decide(bench: Bench, flow: str, state: str, scenario: int, row: dict[str, A
     typed_rb = as_typed.readback if as_typed is not None else None
     # the values the pilot's words get wrong or leave out, typed (the text bench decides them all right)
     off = sorted({*(w["field"] for w in typed_rb.wrong), *typed_rb.missing}) if typed_rb is not None else []
-    again = _decide_answer(bench, session, row["again"]) if row.get("again") else None
-    return {
+    first = {
         "index": row["index"], "mode": row["mode"], "recorded": row["verdict"], "verdict": verdict(decision),
         "said_typed": said,
         "forward": moved_forward(decision, flow, state, session), "heard": heard,
@@ -116,8 +115,10 @@ def _decide(bench: Bench, flow: str, state: str, scenario: int, row: dict[str, A
         "wrong": [dict(w) for w in decision.readback.wrong] if decision.readback else [],
         "off": off,
         "kept": sorted(session.readback_heard),  # read back right, for a readback in parts
-        **({"again": again} if again is not None else {}),
     }
+    # the answer moves the same session on: the first transmission's row is read before it
+    again = _decide_answer(bench, session, row["again"]) if row.get("again") else None
+    return {**first, **({"again": again} if again is not None else {})}
 
 
 def _decide_answer(bench: Bench, session: Any, answer: dict[str, Any]) -> dict[str, Any]:
@@ -127,8 +128,8 @@ def _decide_answer(bench: Bench, session: Any, answer: dict[str, Any]) -> dict[s
         alternatives=list(answer.get("alternatives") or []),
         checks=[ValueCheck(**check) for check in answer.get("checks") or []],
     )
+    flow, state = session.active.flow, session.active.state  # where the answer is heard, before it
     decision = bench.engine.transmit(session, answer["heard"].strip(), session.updated_at + 10.0, hearing=hearing)
-    flow, state = session.active.flow, session.active.state
     return {"recorded": answer["verdict"], "verdict": verdict(decision), "forward": moved_forward(decision, flow, state, session)}
 
 
