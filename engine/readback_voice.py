@@ -13,7 +13,7 @@ voice goes through them; typed text and the n-best alternatives keep their stric
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from typing import Any
@@ -41,7 +41,7 @@ NUMBER_KINDS = frozenset({"frequency", "squawk", "qnh", "heading", "altitude", "
 # Kinds read as one whole number: one heard as the issued one's last digits lost its first words.
 WHOLE_NUMBER_KINDS = frozenset({"squawk", "qnh", "heading", "altitude", "flight_level", "speed"})
 _LETTER_WORDS = tuple(w.lower() for w in LETTER_WORDS.values())
-LETTER_OF_WORD = {w.lower(): letter for letter, w in LETTER_WORDS.items()}
+_LETTER_OF_WORD = {w.lower(): letter for letter, w in LETTER_WORDS.items()}
 _SYMBOL_LETTER = re.compile(r"(?<![A-Z])[A-Z](?![A-Z])")
 _LONG_DIGIT_WORDS = tuple(w for w in DIGITS if len(w) >= 3)  # "pife" is one edit from "fife"; "to" from nothing
 
@@ -141,7 +141,7 @@ def garbled_by_voice(handler: Kind, t: Transcript, found: Found, expected: str, 
     """
     if handler.name in ("callsign", "text"):
         return found
-    cut = _GARBLED_BY_VOICE.get(handler.name, lambda _t, _h, _e: False)
+    cut = _GARBLED_BY_VOICE.get(handler.name, lambda _t, _h, _e, _v: False)
     fine = [expected, *voice.acceptable.get(handler.name, [])]
     shown = (lambda h: h.value) if handler.name in ("route", "designator") else (lambda h: t.words[h.index])
 
@@ -154,9 +154,7 @@ def garbled_by_voice(handler: Kind, t: Transcript, found: Found, expected: str, 
         lost = (number and _digit_after(t, h, voice)) or (
             whole and not handler.equal(expected, h.value) and _start_lost(t.words[h.index], expected)
         )
-        place = handler.name == "airport" and (_misspelt_place(t, h, voice) or _garbled_airport(t, h, expected, voice))
-        split = handler.name == "frequency" and _decimals_go_on(t, h, expected)
-        return stray or lost or place or split or cut(t, h, expected)
+        return stray or lost or cut(t, h, expected, voice)
 
     return [Hit(h.index, f"{shown(h)}?", garbled=True) if not h.garbled and garbled(h) else h for h in found]
 
@@ -220,7 +218,7 @@ def _start_lost(said: str, expected: str) -> bool:
     return bool(heard) and len(heard) < len(issued) and issued.endswith(heard)
 
 
-def _garbled_runway(t: Transcript, hit: Hit, expected: str) -> bool:
+def _garbled_runway(t: Transcript, hit: Hit, expected: str, _voice: Voice) -> bool:
     number, said = expected[:2], t.words[hit.index]
     if len(expected) == 3 and hit.value == number:
         return True  # its side lost
@@ -228,7 +226,7 @@ def _garbled_runway(t: Transcript, hit: Hit, expected: str) -> bool:
     return len(said) == 1 and hit.value[:2] == said.zfill(2) != number
 
 
-def _garbled_procedure(_t: Transcript, hit: Hit, expected: str) -> bool:
+def _garbled_procedure(_t: Transcript, hit: Hit, expected: str, _voice: Voice) -> bool:
     name, _, suffix = hit.value.partition(" ")
     exp_name, _, exp_suffix = expected.partition(" ")
     if name == exp_name:
@@ -236,14 +234,16 @@ def _garbled_procedure(_t: Transcript, hit: Hit, expected: str) -> bool:
     return suffix == exp_suffix and fuzz.ratio(name, exp_name) >= MISSPELT_NAME_SCORE
 
 
-def _garbled_heading(t: Transcript, hit: Hit, expected: str) -> bool:
+def _garbled_heading(t: Transcript, hit: Hit, expected: str, _voice: Voice) -> bool:
     said = t.words[hit.index]
     if hit.value.isdigit() and int(hit.value) % 5 and hit.value != expected:
         return True  # off the fives: misheard
     return hit.index == len(t.words) - 1 and len(said) < 3 and expected.startswith(said)
 
 
-def _garbled_frequency(t: Transcript, hit: Hit, expected: str) -> bool:
+def _garbled_frequency(t: Transcript, hit: Hit, expected: str, _voice: Voice) -> bool:
+    if _decimals_go_on(t, hit, expected):
+        return True
     if hit.value != expected and not is_channel(hit.value):
         return True
     whole, dot, frac = t.words[hit.index].partition(".")
@@ -266,7 +266,7 @@ def _one_digit_more(heard: str, issued: str) -> bool:
     return len(heard) == len(issued) + 1 and heard.startswith(issued) and heard[-1].isdigit() and issued[-1:].isdigit()
 
 
-def _garbled_route(_t: Transcript, hit: Hit, expected: str) -> bool:
+def _garbled_route(_t: Transcript, hit: Hit, expected: str, _voice: Voice) -> bool:
     said, issued = hit.value.split(), expected.split()
     if any(e.isalpha() for e in said) and not any(e.isalpha() for e in issued):
         return True  # a taxiway without its number: "via c air eight" (C for S8 T5), "hotel a" (H A for H8)
@@ -279,7 +279,7 @@ def _garbled_route(_t: Transcript, hit: Hit, expected: str) -> bool:
     return start_lost or all(element.startswith(heard) for heard, element in zip(said, issued, strict=False))
 
 
-def _garbled_altitude(t: Transcript, hit: Hit, expected: str) -> bool:
+def _garbled_altitude(t: Transcript, hit: Hit, expected: str, _voice: Voice) -> bool:
     if not (hit.value.isdigit() and expected.isdigit()):
         return False
     if int(hit.value) > max(TRANSITION_ALTITUDE_MAX_FT, int(expected)):
@@ -290,7 +290,7 @@ def _garbled_altitude(t: Transcript, hit: Hit, expected: str) -> bool:
     return not verb and len(hit.value) == len(expected) + 1 and hit.value.endswith(expected) and int(expected) > 0
 
 
-def _garbled_level(t: Transcript, hit: Hit, expected: str) -> bool:
+def _garbled_level(t: Transcript, hit: Hit, expected: str, _voice: Voice) -> bool:
     """The issued flight level's first digits as written, fewer than it has: its last digit lost
     ("flight level three five, we are all ..." for FL350, the "zero" heard as words; seed 32 by
     voice). Read as a level, "three five" is FL035; said so, "zero three five"."""
@@ -298,7 +298,7 @@ def _garbled_level(t: Transcript, hit: Hit, expected: str) -> bool:
     return bool(heard) and len(heard) < len(issued) and issued.startswith(heard)
 
 
-def _garbled_designator(_t: Transcript, hit: Hit, expected: str) -> bool:
+def _garbled_designator(_t: Transcript, hit: Hit, expected: str, _voice: Voice) -> bool:
     value = hit.value
     if value == expected or not value:
         return False
@@ -334,11 +334,14 @@ def _garbled_airport(t: Transcript, hit: Hit, expected: str, voice: Voice) -> bo
     place (typed: a wrong limit), and a place named like a phonetic letter ("Rome", "romeo") where
     the session has that letter to say: whisper wrote "via TELOS eight Rome" for a spoken "eight
     romeo", under a prompt naming Rome, with the limit never said. With no such letter to say
-    ("via COLEM eight victor ... Rome"), no letter was heard as the place."""
+    ("via COLEM eight victor ... Rome"), no letter was heard as the place. And a name with a
+    letter swapped (`_misspelt_place`)."""
+    if _misspelt_place(t, hit, voice):
+        return True
     said = t.words[hit.index]
     lead = hit.index > 0 and t.words[hit.index - 1] in LIMIT_BEFORE
     bare = airport_code(hit.value) is None  # a place by name no airport of ours has
-    like = {LETTER_OF_WORD[w] for w in _LETTER_WORDS if fuzz.ratio(said, w) >= LETTER_LIKE_SCORE}
+    like = {_LETTER_OF_WORD[w] for w in _LETTER_WORDS if fuzz.ratio(said, w) >= LETTER_LIKE_SCORE}
     if not lead and (bare or like & voice.letters):
         return True  # another place named bare ("squawk 3553, Dublin") is as likely the recognizer's guess
     words = hit.value.casefold().split()  # the limit runs on to the next words: "zurich lufthansa"
@@ -346,7 +349,8 @@ def _garbled_airport(t: Transcript, hit: Hit, expected: str, voice: Voice) -> bo
     return hit.value != expected and not known and hit.value.upper() not in CODES
 
 
-_GARBLED_BY_VOICE = {
+_GARBLED_BY_VOICE: dict[str, Callable[[Transcript, Hit, str, Voice], bool]] = {
+    "airport": _garbled_airport,
     "runway": _garbled_runway,
     "sid": _garbled_procedure,
     "star": _garbled_procedure,
