@@ -1,4 +1,4 @@
-"""Digits that sound like words ("too", "to", "for", "oh", "o", whisper's "fall"/"full"/"near"),
+"""Digits that sound like words ("too", "to", "for", "oh", "o", whisper's "fall"/"full"/"near"/"free"),
 decided by their neighbours: one pass of the number parser (engine/phraseology/numbers.py), in
 its own module because every rule is a pilot's or a recognizer's habit found in a transcript, and
 they keep coming."""
@@ -12,7 +12,18 @@ from engine.phraseology.number_passes import BREAK, DECIMAL_WORDS, NUMERIC
 
 __all__ = ["HOMOPHONES", "MISHEARD_SIDES", "resolve_homophones"]
 
-HOMOPHONES: dict[str, int] = {"too": 2, "to": 2, "for": 4, "fo": 4, "fall": 4, "full": 4, "oh": 0, "o": 0, "near": 9}
+HOMOPHONES: dict[str, int] = {
+    "too": 2,
+    "to": 2,
+    "for": 4,
+    "fo": 4,
+    "fall": 4,
+    "full": 4,
+    "oh": 0,
+    "o": 0,
+    "near": 9,
+    "free": 3,
+}
 # whisper's words for a runway side it misheard (engine/phraseology/runways.py)
 MISHEARD_SIDES = frozenset(
     {"lift", "last", "lats", "laughed", "lefts", "light", "lite", "write", "rite", "wright", "bride"}
@@ -75,6 +86,8 @@ def resolve_homophones(
       "for"/"fo"/"fall"/"full" also after a digit before a side ("runway tree fall left");
       and right after a number's decimal word ("one one niner decimal for": nothing but a digit
       follows it there; "point to" stays, whisper's "point zero" as often as "point two");
+    - "free" (ICAO "tree" as whisper writes it) next to a number, after a value keyword or a
+      phonetic letter: "Egyptair free two", "squawk four five free tree", "kilo free";
     - "o" only between two numbers (alone it is also the letter)."""
     changed = True
     while pending and changed:
@@ -104,6 +117,8 @@ def resolve_homophones(
                 keyed = word == "to" and i > 0 and words[i - 1] in _TWO_AFTER and nxt == "D"  # "heading to five zero"
                 decimal = word != "to" and i > 1 and words[i - 1] in DECIMAL_WORDS and beside(i - 1, -1) in NUMERIC
                 digit = (prev == "D" and nxt == "D") or in_route or sided or keyed or decimal
+            elif word == "free":  # ICAO "tree" as whisper writes it: "Egyptair free two", "kilo free"
+                digit = prev in NUMERIC or nxt in NUMERIC or keyword or (i > 0 and words[i - 1] in _PHONETIC)
             elif word == "near":  # "niner" as a recognizer writes it: "three five near" after two digits
                 digit = prev == "D" and beside(i - 1, -1) in ("D", "N")
             elif word == "oh":
