@@ -59,7 +59,8 @@ readbacks asked again, 15 were confirmed and none of the 59 wrong or dropped one
 18-28, which passed 101 more right fields and no changed or dropped one (docs/performance.md,
 "the check in the audio eased"); eased further, two changed or dropped values passed. At another
 tempo the transcript with the value keeps the stricter `TEMPO_SLACK` (`slack_for`): held-out seed
-35 found a wrong runway confirmed at 0.83x with a delta of -4.3.
+35 found a wrong runway confirmed at 0.83x with a delta of -4.3. A frequency in place as recorded
+has the looser `FREQUENCY_SLACK`: its places, not the whole transcript, are its evidence.
 The check can only turn "say again" into "correct" for the value the controller issued: it never
 overrules a value heard wrong, and the value it confirms is the engine's, never the recognizer's.
 A check scored by whisper base after the third hearing (`ValueCheck.bigger`) passes on the same
