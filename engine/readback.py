@@ -175,7 +175,7 @@ class ReadbackEvaluator:
         traffic = tuple(traffic)
         hint = callsign_hint(variables)
         alternatives = [alt for alt in alternatives if not is_truncation(alt, transcript, hint)]
-        best = self._judge(required, variables, transcript, issued or {}, traffic, spoken=spoken)
+        best = self._judge(required, variables, transcript, issued or {}, traffic, spoken=spoken, others=alternatives)
         others = [
             (self._judge(required, variables, alt, issued or {}, traffic), UNSURE_WORD in alt) for alt in alternatives
         ]
@@ -220,6 +220,7 @@ class ReadbackEvaluator:
         issued: Mapping[str, Any],
         traffic: tuple[str, ...],
         spoken: bool = False,
+        others: Sequence[str] = (),
     ) -> dict[str, tuple[Status, str, str]]:
         """name -> (status, expected shown, heard shown) for the required fields and for every
         issued value whose kind was heard; `spoken` (the best transcript by voice) applies
@@ -236,7 +237,8 @@ class ReadbackEvaluator:
         correction = last_correction(t)  # one said with its keyword: values after it replace those of their kind
         out: dict[str, tuple[Status, str, str]] = {}
         acceptable = _acceptable(required, variables, issued)
-        voice = Voice(self.vocabulary, (*variables.values(), *issued.values()), acceptable) if spoken else None
+        values = (*variables.values(), *issued.values())
+        voice = Voice(self.vocabulary, values, acceptable, tuple(others)) if spoken else None
         for name in required:
             if name in out:
                 continue

