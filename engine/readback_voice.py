@@ -261,33 +261,40 @@ def _garbled_frequency(t: Transcript, hit: Hit, expected: str, voice: Voice) -> 
 
 def _decimals_longer_elsewhere(t: Transcript, hit: Hit, voice: Voice) -> bool:
     """A frequency with fewer than three decimals where another transcript of the same audio has
-    more words after the decimal word: digits or words the radio does not use, up to the first
-    radio word (held-out seed 92: 136.550 said, "decimal five." written, read 136.5, the issued
-    136.500; the n-best wrote "decimal time time"). A lost last digit is not a pilot leaving out
-    the zeros."""
+    more after the decimal word than the best one: digits, or words the radio does not use, up to
+    the first radio word (held-out seed 92: 136.550 said, "decimal five." written, read 136.5, the
+    issued 136.500; the n-best wrote "decimal time time"). A lost last digit is not a pilot
+    leaving out the zeros."""
     whole, dot, decimals = t.words[hit.index].partition(".")
     if not dot or len(decimals) >= 3:
         return False
+    heard = _said_after_decimal([decimals, *t.words[hit.index + 1 :]], voice)
     for other in voice.others:
         words = tokenize(other).words
         for j, word in enumerate(words):
             if word == whole and j + 1 < len(words) and words[j + 1] in DECIMAL_WORDS:
                 tail = list(words[j + 2 :])
-            elif word.startswith(f"{whole}.") and word != t.words[hit.index]:
+            elif word.startswith(f"{whole}."):
                 tail = [word.partition(".")[2], *words[j + 1 :]]
             else:
                 continue
-            run = 0
-            for w in tail:
-                if w.isdigit():
-                    run += len(w)
-                elif not voice.knows(w) and w.isalpha():
-                    run += 1
-                else:
-                    break
-            if run > len(decimals):
+            if _said_after_decimal(tail, voice) > heard:
                 return True
     return False
+
+
+def _said_after_decimal(tail: list[str], voice: Voice) -> int:
+    """How much is said after a decimal word: a digit each, a word the radio does not use one,
+    up to the first radio word."""
+    run = 0
+    for word in tail:
+        if word.isdigit():
+            run += len(word)
+        elif word.isalpha() and not voice.knows(word):
+            run += 1
+        else:
+            break
+    return run
 
 
 def _one_digit_more(heard: str, issued: str) -> bool:

@@ -6,7 +6,7 @@ test is a typed one, from the text bench run at 5,000 readbacks on seeds 1-8."""
 
 from __future__ import annotations
 
-from hypothesis import assume, given, settings
+from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
 from engine.phraseology.alphabet import letter_word
@@ -89,6 +89,7 @@ def test_a_frequency_whose_decimals_go_on_after_a_pause_is_asked_again(
     after=st.sampled_from(["", ", wilco", f", {CALLSIGN}"]),
 )
 @settings(max_examples=150, deadline=None)
+@example(mhz=118, first=5, tail=["five", "time"], after="")  # the same "118.5", then a word the radio does not use
 def test_a_frequency_whose_decimals_another_hearing_has_longer_is_asked_again(
     mhz: int, first: int, tail: list[str], after: str
 ) -> None:
