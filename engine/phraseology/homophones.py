@@ -99,10 +99,10 @@ def resolve_homophones(
             keyword = keyword or (i > 1 and words[i - 1] in DECIMAL_WORDS and beside(i - 1, -1) in NUMERIC)
             keyword = keyword or (i > 1 and words[i - 1] == "and" and beside(i - 1, -1) == "M")  # "hundred and too"
             keyword = keyword or (i > 1 and words[i - 1] == "to" and words[i - 2] in _VALUE_WORDS)  # "speed to too"
-            if word == "too":
+            if word in ("too", "free"):  # "free": ICAO "tree" as whisper writes it ("Egyptair free two")
                 after = words[i + 1] if i + 1 < len(words) else ""
-                twice = "too" in (words[i - 1] if i else "", after) or after == "oh"  # "too oh oh": 200
-                # after a phonetic letter: a taxiway or holding point ("tango too", "golf too")
+                twice = word == "too" and ("too" in (words[i - 1] if i else "", after) or after == "oh")  # 200
+                # after a phonetic letter: a taxiway or holding point ("tango too", "golf too", "kilo free")
                 lettered = i > 0 and words[i - 1] in _PHONETIC
                 digit = prev in NUMERIC or nxt in NUMERIC or keyword or twice or lettered
             elif word in ("to", "for", "fo", "fall", "full"):
@@ -117,8 +117,6 @@ def resolve_homophones(
                 keyed = word == "to" and i > 0 and words[i - 1] in _TWO_AFTER and nxt == "D"  # "heading to five zero"
                 decimal = word != "to" and i > 1 and words[i - 1] in DECIMAL_WORDS and beside(i - 1, -1) in NUMERIC
                 digit = (prev == "D" and nxt == "D") or in_route or sided or keyed or decimal
-            elif word == "free":  # ICAO "tree" as whisper writes it: "Egyptair free two", "kilo free"
-                digit = prev in NUMERIC or nxt in NUMERIC or keyword or (i > 0 and words[i - 1] in _PHONETIC)
             elif word == "near":  # "niner" as a recognizer writes it: "three five near" after two digits
                 digit = prev == "D" and beside(i - 1, -1) in ("D", "N")
             elif word == "oh":
