@@ -508,6 +508,7 @@ def test_kind_for_variable(name: str, kind: str) -> None:
         ("KQNH one zero zero four", None, "qnh 1004"),
         ("Egyptair three two. One way zero seven left", None, "egyptair 32 runway 07 left"),
         ("All Nippon six zero two one way tree four left", "ANA602", "all nippon 602 runway 34 left"),
+        ("Roger one way, zero tree Egyptair two eight seven", None, "roger runway 03 egyptair 287"),  # seed 93
         ("Roger runway tree fall left", None, "roger runway 34 left"),
         ("via bravo fo lima fo and golf one", None, "via bravo 4 lima 4 and golf 1"),
         ("taxi via delta to golf two", None, "taxi via delta 2 golf 2"),
@@ -539,6 +540,7 @@ def test_kind_for_variable(name: str, kind: str) -> None:
         ("feel free to call, runway two five", None, "feel free to call runway 25"),
         # and where the same words mean what they say
         ("heading two seven one way two six", None, "heading 271 way 26"),
+        ("heading two seven one way, two six", None, "heading 271 way 26"),
         ("holding point alfa for runway two five", None, "holding point alfa for runway 25"),
         ("taxi to holding point alfa to runway two five", None, "taxi to holding point alfa to runway 25"),
         ("cleared for takeoff runway two five", None, "cleared for takeoff runway 25"),
