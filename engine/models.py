@@ -340,6 +340,10 @@ class ReadbackResult(DomainModel):
     contradicted: list[str] = Field(default_factory=list, exclude=True)
     # heard right only by a check in the audio (engine/value_check.py `apply_checks`); not on the wire
     confirmed: list[str] = Field(default_factory=list, exclude=True)
+    # heard as another value by some transcript and as the issued one by none; not on the wire
+    otherwise: list[str] = Field(default_factory=list, exclude=True)
+    # field -> the best margin the checks in the audio gave its issued value, none confirming it
+    margins: dict[str, float] = Field(default_factory=dict, exclude=True)
 
 
 class CandidateTrace(DomainModel):
@@ -450,6 +454,11 @@ class Session(DomainModel):
     # left it (cleared when the state moves on): a readback in parts ("say again QNH" answered
     # "QNH 1004") keeps them (readback_policy `bad_readback`, `_keep_heard`)
     readback_heard: dict[str, str] = Field(default_factory=dict)
+    # what the transmissions asked again at `readback_state` heard against an issued value, for the
+    # answer (readback_policy `bad_readback`): the variables a transcript heard as another value
+    # (none as the issued one), and the margin the checks in the audio held against each, net
+    readback_otherwise: list[str] = Field(default_factory=list)
+    readback_margins: dict[str, float] = Field(default_factory=dict)
     silence_prompts: int = 0  # in the current state
     station: str | None = None
     frequency: str | None = None
@@ -470,3 +479,8 @@ class Session(DomainModel):
     @property
     def current_state(self) -> str:
         return self.active.state
+
+    def clear_readback(self) -> None:
+        """Forget the readback counted at `readback_state` (the state moved on, or the flow ended)."""
+        self.readback_state, self.bad_readbacks, self.readback_heard = None, 0, {}
+        self.readback_otherwise, self.readback_margins = [], {}

@@ -159,7 +159,7 @@ class FlowOrchestrator:
         """Follow one transition out of a state of `flow_slug`, then auto-advance."""
         self._apply_updates(session, d, t)
         if t.kind is TransitionKind.OK or t.kind is TransitionKind.NEXT:
-            session.readback_state, session.bad_readbacks, session.readback_heard = None, 0, {}
+            session.clear_readback()
         parallel = flow_slug if origin == "parallel" else None
         if t.kind is TransitionKind.RETURN and not t.flow:
             if parallel:

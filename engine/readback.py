@@ -43,13 +43,16 @@ doubted, and stays a disagreement. A wrong value is never accepted. An alternati
 are only the first words of the best transcript (the beam stopped early: "Edelweiss seven zero
 four." beside "Edelweiss seven zero four, roger, QNH one zero one six"), or its words with other
 commas, heard nothing the best one did not: it is no disagreement (`is_truncation`) and is left
-out.
+out. Nor does it hold in the answer to "say again" for a field that the transmission asked again
+heard only as another value (`ReadbackResult.otherwise`, kept as `Session.readback_otherwise`):
+the same pilot says the same words again, and one hearing of the issued value among hearings of
+none is not enough against it (held-out seed 93).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -167,11 +170,14 @@ class ReadbackEvaluator:
         alternatives: Sequence[str] = (),
         traffic: Iterable[str] = (),
         spoken: bool = False,
+        doubted: Collection[str] = (),
     ) -> ReadbackResult:
         """Judge one transmission (see the module docstring); `issued` adds the contradiction
         check over every issued value, `alternatives` the unsure-hearing check, `traffic` the
         callsigns of other aircraft whose numbers are never values, `spoken` that the transcript
-        is a recognizer's (`engine.readback_voice`)."""
+        is a recognizer's (`engine.readback_voice`), `doubted` the fields an earlier transmission
+        asked again heard as another value (`Session.readback_otherwise`): there an alternative
+        that heard none of the field leaves it unsure too."""
         traffic = tuple(traffic)
         hint = callsign_hint(variables)
         alternatives = [alt for alt in alternatives if not is_truncation(alt, transcript, hint)]
@@ -185,7 +191,8 @@ class ReadbackEvaluator:
         unsure: list[str] = []
         for name, (status, expected, heard) in best.items():
             verdicts = [(other.get(name, ("missing", "", ""))[::2], masked) for other, masked in others]
-            if any(_disagrees((status, heard), verdict, masked) for verdict, masked in verdicts):
+            doubt = name in doubted
+            if any(_disagrees((status, heard), verdict, masked or doubt) for verdict, masked in verdicts):
                 fields[name] = "unsure"
                 unsure.append(name)
             elif status == "unsure":  # heard garbled or a value its kind cannot have (_plausible_split)
@@ -206,8 +213,16 @@ class ReadbackEvaluator:
                     unsure.append(name)
         contradicted = [name for name, (status, _e, _h) in best.items() if status == "wrong"]
         ok = all(s == "ok" for s in fields.values())
+        hearings = [best, *(other for other, _masked in others)]
+        otherwise = [n for n in fields if _heard_otherwise([h.get(n, ("missing", "", ""))[0] for h in hearings])]
         return ReadbackResult(
-            ok=ok, fields=fields, missing=missing, wrong=wrong, unsure=unsure, contradicted=contradicted
+            ok=ok,
+            fields=fields,
+            missing=missing,
+            wrong=wrong,
+            unsure=unsure,
+            contradicted=contradicted,
+            otherwise=otherwise,
         )
 
     # ------------------------------------------------------------------ one transcript
@@ -339,6 +354,14 @@ def _heard(
     after = [h for h in found if h.index > correction] if correction >= 0 else []
     found = after or found
     return garbled_by_voice(handler, t, found, ctx.expected, voice) if voice is not None and ctx.expected else found
+
+
+def _heard_otherwise(statuses: list[Status]) -> bool:
+    """Whether the transcripts of one audio heard a field as another value and none as the issued
+    one: what the answer to "say again" is weighed against (held-out seed 93: "via hotel two,
+    golf two" for D2 G2, heard so by the n-best and asked again; the answer written "Vayo, delta,
+    two golf two" by the best transcript alone)."""
+    return "wrong" in statuses and "ok" not in statuses
 
 
 def _disagrees(best: tuple[Status, str], other: tuple[Status, str], masked: bool) -> bool:

@@ -126,6 +126,17 @@ class ReadbackPolicy:
         issued = session.issued.get(flow.slug, {})
         if state.role is not Role.PILOT or not (state.readback_required or issued):
             return None
+        # an answer to "say again" is weighed against what the transmissions asked again heard
+        again = session.readback_state == f"{flow.slug}:{state.id}"
+        doubted = session.readback_otherwise if again and hearing is not None else []
+        earlier = session.readback_margins if again and hearing is not None else {}
+        if doubted or earlier:
+            d.trace.add(
+                "readback",
+                f"asked again before at this state: heard otherwise {doubted}, held by the audio {earlier}",
+                otherwise=list(doubted),
+                margins=dict(earlier),
+            )
         rb = self.evaluator.evaluate(
             state.readback_required,
             ctx,
@@ -134,12 +145,13 @@ class ReadbackPolicy:
             alternatives=hearing.alternatives if hearing else (),
             traffic=session.traffic,
             spoken=hearing is not None,
+            doubted=doubted,
         )
         if hearing is not None and hearing.checks and not rb.ok:
             # values the recognizer was asked to check in the audio (engine/value_check.py)
             expected = value_check.expected_values(rb, ctx, issued)
             callsign = str(ctx.get("callsign_spoken") or "")
-            rb, checked = value_check.apply_checks(rb, hearing.checks, expected, callsign)
+            rb, checked = value_check.apply_checks(rb, hearing.checks, expected, callsign, earlier)
             if checked:
                 confirmed = [c["field"] for c in checked if c["confirmed"]]
                 d.trace.add("readback", f"checked in the audio: confirmed {confirmed}", checks=checked)
@@ -247,11 +259,13 @@ class ReadbackPolicy:
             )
         if rb.unsure and not rb.wrong:
             asked = list(dict.fromkeys([*rb.unsure, *rb.missing, *unkept]))
+            _remember_doubt(session, rb, asked)
             items = say_again_text(asked)
             session.variables["say_again_items"] = items
             d.intent = "say_again_items"
             d.trace.add("readback", f"unsure hearing of {rb.unsure}: controller asks to say again {items}", asked=asked)
             return BadReadback.SAY_AGAIN_ITEMS
+        session.readback_otherwise, session.readback_margins = [], {}  # corrected: the value was said to the pilot
         session.bad_readbacks += 1
         policy = flow.policies
         at_max = session.bad_readbacks >= policy.max_bad_readbacks
@@ -273,8 +287,27 @@ class ReadbackPolicy:
                 session.bad_readbacks = 0
             return BadReadback.CORRECT
         d.trace.add("policy", f"on_max_bad=end after {session.bad_readbacks} bad readbacks")
-        session.readback_state, session.bad_readbacks, session.readback_heard = None, 0, {}
+        session.clear_readback()
         return BadReadback.END
+
+
+def _remember_doubt(session: Session, rb: ReadbackResult, asked: list[str]) -> None:
+    """What this transmission, asked again for `asked`, heard against their issued values, kept
+    for the answer (`Session.readback_otherwise`, `readback_margins`): heard as another value by
+    a transcript, and the margin its checks held against the value, added to what transmissions
+    asked again before held (negative evidence only: a margin short of confirming is no proof).
+    The same pilot says the same words again; the answer is weighed with them (held-out seeds 93
+    and 94: a changed taxi route and runway accepted in the answer, on one hearing of the issued
+    value where the first transmission's transcripts, or all of its checks, heard another)."""
+    otherwise = set(session.readback_otherwise) | set(rb.otherwise)
+    session.readback_otherwise = [name for name in asked if name in otherwise]
+    margins = {}
+    for name in asked:
+        before, now = session.readback_margins.get(name), rb.margins.get(name)
+        if before is None and now is None:
+            continue
+        margins[name] = min(0.0, (before or 0.0) + (now if now is not None else 0.0))
+    session.readback_margins = {name: m for name, m in margins.items() if m < 0}
 
 
 def _anchor_heard(text: str, missing: list[str]) -> bool:

@@ -61,6 +61,10 @@ readbacks asked again, 15 were confirmed and none of the 59 wrong or dropped one
 tempo the transcript with the value keeps the stricter `TEMPO_SLACK` (`slack_for`): held-out seed
 35 found a wrong runway confirmed at 0.83x with a delta of -4.3. A frequency in place as recorded
 has the looser `FREQUENCY_SLACK`: its places, not the whole transcript, are its evidence.
+In the answer to "say again", what the checks of the transmission asked again held against the
+value (their best margin, where negative, `Session.readback_margins`) is added to a check's margin
+now: the same pilot says the same words again (held-out seed 94: "runway one niner" for 18, every
+check of the first transmission against 18, then one check of the answer passing by 2.002).
 The check can only turn "say again" into "correct" for the value the controller issued: it never
 overrules a value heard wrong, and the value it confirms is the engine's, never the recognizer's.
 A check scored by whisper base after the third hearing (`ValueCheck.bigger`) passes on the same
@@ -355,13 +359,20 @@ def callsign_symbols(callsign: str) -> str:
 
 
 def apply_checks(
-    rb: ReadbackResult, checks: Iterable[ValueCheck], fields: Mapping[str, tuple[str, str]], callsign: str = ""
+    rb: ReadbackResult,
+    checks: Iterable[ValueCheck],
+    fields: Mapping[str, tuple[str, str]],
+    callsign: str = "",
+    earlier: Mapping[str, float] | None = None,
 ) -> tuple[ReadbackResult, list[dict[str, Any]]]:
     """`rb` with each unsure or missing field that a check confirms for its issued value (`fields`)
-    heard right; and what each check said, for the trace. `callsign`: our own, as spoken. A field
-    the best transcript heard as another value is not confirmed, whatever the audio scores: the issued
-    value's digits may be found elsewhere in it ("runway one eight" read back for 36, its "tree
-    six" found in the tower's "one tree six seven": a wrong runway accepted, seed 30 by voice)."""
+    heard right, and the best margin of each field checked and not confirmed (`margins`); and what
+    each check said, for the trace. `callsign`: our own, as spoken. A field the best transcript
+    heard as another value is not confirmed, whatever the audio scores: the issued value's digits
+    may be found elsewhere in it ("runway one eight" read back for 36, its "tree six" found in the
+    tower's "one tree six seven": a wrong runway accepted, seed 30 by voice). `earlier`: the margin
+    the audio held against a field in the transmissions asked again before this one at the state
+    (`Session.readback_margins`); where it is negative, a check needs that much more now."""
     notes: list[dict[str, Any]] = []
     statuses = dict(rb.fields)
     own = callsign_symbols(callsign)
@@ -371,25 +382,31 @@ def apply_checks(
         expected = fields.get(check.field)
         if expected is None or statuses.get(check.field) not in ("unsure", "missing") or check.field in rb.contradicted:
             continue
-        ok = confirms(check, expected[1], own, said_symbols(*expected))
+        said = said_symbols(*expected)
+        held = min(0.0, (earlier or {}).get(check.field, 0.0))
+        ok = confirms(check, expected[1], own, said) and check.margin + held >= margin_needed(said, check)
         ok = ok and not (check.appended and (check.field, check.bigger) in against)
-        thresholds = {"margin_min": MARGIN, "floor": FLOOR, "slack": slack_for(check)}
+        thresholds: dict[str, float] = {"margin_min": MARGIN, "floor": FLOOR, "slack": slack_for(check)}
+        if held:
+            thresholds["earlier"] = held  # the audio held this against it in a transmission asked again
         notes.append({**check.model_dump(), "confirmed": ok, **thresholds})
         if ok:
             statuses[check.field] = "ok"
-    if not any(n["confirmed"] for n in notes):
-        return rb, notes
     confirmed = {n["field"] for n in notes if n["confirmed"]}
-    result = rb.model_copy(
-        update={
+    margins: dict[str, float] = {}
+    for note in notes:
+        if note["field"] not in confirmed:
+            margins[note["field"]] = max(note["margin"], margins.get(note["field"], note["margin"]))
+    update: dict[str, Any] = {"margins": margins}
+    if confirmed:
+        update |= {
             "fields": statuses,
             "missing": [m for m in rb.missing if m not in confirmed],
             "unsure": [u for u in rb.unsure if u not in confirmed],
             "ok": all(s == "ok" for s in statuses.values()),
             "confirmed": sorted(confirmed | set(rb.confirmed)),
         }
-    )
-    return result, notes
+    return rb.model_copy(update=update), notes
 
 
 def _heard_otherwise(check: ValueCheck) -> bool:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.hearing import Hearing
+from engine.hearing import Hearing, ValueCheck
 from engine.loader import load_registry
 from engine.models import Session
 from engine.session import SessionEngine
@@ -188,3 +188,52 @@ def test_by_voice_a_correction_says_the_clearance_limit_again(engine: SessionEng
     typed, now = _at(engine, "clearance", "CD_READBACK")
     d = engine.transmit(typed, said, now)
     assert d.messages[0].text == "Lufthansa 359, negative, I say again, squawk 4721."
+
+
+def _asked_qnh_heard_otherwise(engine: SessionEngine) -> tuple[Session, float]:
+    """At DESCEND (QNH 1004), by voice: the best transcript lost the QNH's digits, the n-best
+    heard 1005, none 1004: asked again, "say again QNH"."""
+    session, now = _at_descend(engine)
+    heard = Hearing(alternatives=["Descend 4000 feet, QNH 1005, Lufthansa 359"])
+    d = engine.transmit(session, "Descend 4000 feet, QNH, Lufthansa 359", now, hearing=heard)
+    assert d.intent == "say_again_items" and d.messages[0].text == "Lufthansa 359, say again QNH."
+    assert session.readback_otherwise == ["arrival_qnh"]
+    return session, now
+
+
+def test_an_answer_heard_right_by_one_transcript_where_the_first_was_heard_otherwise_is_asked_again(
+    engine: SessionEngine,
+) -> None:
+    """Held-out seed 93: "via hotel two, golf two" read back for D2 G2, heard so by the n-best
+    (the best transcript garbled) and asked again; the answer, the same wrong route, written
+    "Vayo, delta, two golf two" by the best transcript alone, its n-best holding no route: a
+    changed route accepted. After a hearing of another value, the answer's hearings must agree:
+    an alternative that heard none of the value leaves it unsure."""
+    session, now = _asked_qnh_heard_otherwise(engine)
+    answer = Hearing(alternatives=["Lufthansa 359"])
+    d = engine.transmit(session, "QNH 1004, Lufthansa 359", now + 5, hearing=answer)
+    assert d.intent == "say_again_items" and session.active.state == DESCEND
+    assert any("heard otherwise ['arrival_qnh']" in step.detail for step in d.trace.steps)
+    # the same answer where nothing was heard otherwise: the lone alternative doubts nothing
+    fresh, at = _at_descend(engine)
+    d = engine.transmit(fresh, "Descend 4000 feet, QNH 1004, Lufthansa 359", at, hearing=answer)
+    assert d.readback is not None and d.readback.ok
+    # heard by every transcript, the answer is accepted
+    d = engine.transmit(session, "QNH 1004, Lufthansa 359", now + 10, hearing=Hearing(alternatives=["QNH 1004"]))
+    assert d.readback is not None and d.readback.ok and session.active.state != DESCEND
+
+
+def test_a_check_in_the_answer_carries_what_the_audio_held_against_the_value_before(engine: SessionEngine) -> None:
+    """Held-out seed 94 (tests/test_value_check.py has the property): the first transmission's
+    checks held the issued QNH 0.6 nats short of another value; a check in the answer that passes
+    alone by less than that more is not enough, one that passes by more is."""
+    session, now = _at_descend(engine)
+    qnh = {"field": "arrival_qnh", "value": "1004", "lowest": -1.0, "delta": -1.0}
+    first = Hearing(checks=[ValueCheck(**qnh, margin=-0.6)])
+    d = engine.transmit(session, "Descend 4000 feet, QNH, Lufthansa 359", now, hearing=first)
+    assert d.intent == "say_again_items" and session.readback_margins == {"arrival_qnh": -0.6}
+    d = engine.transmit(session, "Lufthansa 359", now + 5, hearing=Hearing(checks=[ValueCheck(**qnh, margin=2.2)]))
+    assert d.intent == "say_again_items" and session.active.state == DESCEND
+    assert not session.readback_margins  # -0.6 + 2.2: the audio holds nothing against it now
+    d = engine.transmit(session, "Lufthansa 359", now + 10, hearing=Hearing(checks=[ValueCheck(**qnh, margin=2.2)]))
+    assert d.readback is not None and d.readback.ok and session.active.state != DESCEND

@@ -29,6 +29,7 @@ from engine.value_check import (
     margin_needed,
     passes,
     query,
+    said_symbols,
 )
 from engine.value_words import SYMBOLS, spoken_value
 from gateway.service import RadioService
@@ -735,3 +736,35 @@ def test_a_procedure_heard_unsure_is_confirmed_and_another_is_not(whisper: Whisp
     for other in ("METRO 7B", "METRO 7E", "METRO 1D", "METRO 8D"):
         assert _checks(whisper, said, heard, {"sid": ("sid", other)}) == {"sid": False}, other
 
+
+
+@given(
+    margin=st.floats(-8.0, 10.0),
+    earlier=st.one_of(st.none(), st.floats(-12.0, 6.0)),
+    kind_value=st.sampled_from(
+        [("runway", "runway", "18"), ("qnh", "qnh", "1004"), ("tower_freq", "frequency", "118.500")]
+    ),
+    appended=st.booleans(),
+)
+@example(margin=2.002, earlier=-0.589, kind_value=("runway", "runway", "18"), appended=True)  # held-out seed 94
+def test_what_the_audio_held_against_a_value_asked_again_it_needs_in_the_answer_too(
+    margin: float, earlier: float | None, kind_value: tuple[str, str, str], appended: bool
+) -> None:
+    """Held-out seed 94: "runway one niner" read back for 18; every check of the first transmission
+    found another digit likelier (the best margin -0.59) and the controller asked "say again
+    runway". The answer's transcript held no runway, and one check after it, at 0.83x, passed by
+    2.002: a changed runway accepted. The same pilot says the same words again, so the margin the
+    audio held against a value in a transmission asked again (negative only) is added now: a
+    check confirms where it passes alone and its margin with that added still reaches the margin
+    it needs; with nothing held, exactly where it passes alone."""
+    field, kind_name, value = kind_value
+    check = ValueCheck(field=field, value=value, margin=margin, lowest=-1.0, delta=-1.0, appended=appended)
+    rb = ReadbackResult(ok=False, fields={field: "unsure"}, unsure=[field])
+    earlier_map = {} if earlier is None else {field: earlier}
+    result, notes = apply_checks(rb, [check], {field: (kind_name, value)}, "", earlier_map)
+    alone = confirms(check, value, "", said_symbols(kind_name, value))
+    held = min(0.0, earlier or 0.0)
+    expected = alone and margin + held >= MARGIN
+    assert (result.fields[field] == "ok") == expected, (margin, earlier)
+    assert notes[0].get("earlier", 0.0) == held
+    assert result.margins == ({} if expected else {field: margin})  # kept for the next answer
