@@ -195,7 +195,7 @@ def query(
     another value (`heard_other`, never checked), each have their own place (`_places`): no two
     values are tried over one word."""
     heard = words_of(transcript)
-    own = _taken_words(heard, [callsign_symbols(callsign)])
+    own = _callsign_words(heard, callsign, _taken_words(heard, [callsign_symbols(callsign)]))
     taken = set(own)
     # a value's spelling inside our callsign is the callsign's ("heading two eight seven" beside
     # "egyptair two eight seven"): there the value is spelled in no words of its own
@@ -265,6 +265,20 @@ def _places(heard: list[str], fields: Mapping[str, tuple[str, str]], taken: set[
 
 
 _INSIDE_NUMBERS = frozenset({"decimal", "point", "hundred", "thousand"})
+
+
+def _callsign_words(heard: list[str], callsign: str, digits: set[int]) -> set[int]:
+    """`digits` (where our callsign's symbols are said) with the words of its name right before
+    them ("wizz air" of "wizz air niner fife"): a heading 295 written "sixty nine five" was else
+    tried over "wizz air", the words most like "two niner fife" left to it (a hypothesis draw)."""
+    name = {w for w in words_of(speak_text(callsign)) if w not in SYMBOL_OF and not w.isdigit()} if callsign else set()
+    out = set(digits)
+    for start in sorted(digits):
+        at = start - 1
+        while at >= 0 and at not in out and heard[at] in name:
+            out.add(at)
+            at -= 1
+    return out
 
 
 def _taken_words(heard: list[str], said: Iterable[str]) -> set[int]:

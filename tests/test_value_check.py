@@ -302,6 +302,8 @@ GARBLE = st.sampled_from(["fifty", "sixty", "forty", "sick", "fight", "fire", "t
 # found by a fresh draw (stop 48): the heading's digits are our callsign's, so its spelling was
 # found in the callsign's words and it claimed no place of its own
 @example(heading=287, garbled=0, garble="fifty", thousands=2, callsign="egyptair two eight seven")
+# found by a draw (stop 51): "sixty nine five" for 295 beside "wizz air niner fife", tried over "wizz air"
+@example(heading=295, garbled=0, garble="sixty", thousands=2, callsign="wizz air niner fife")
 def test_a_dropped_value_is_not_tried_over_a_value_a_check_confirmed(
     heading: int, garbled: int, garble: str, thousands: int, callsign: str
 ) -> None:
