@@ -245,8 +245,9 @@ class ReadbackPolicy:
         required item (correct_and_continue) or only the wrong ones (repeat), or ends the flow.
         Sets `say_again_items` or `corrections` for the template the engine says next."""
         key = f"{flow.slug}:{state.id}"
-        if session.readback_state != key:
-            session.readback_state, session.bad_readbacks = key, 0
+        if session.readback_state != key:  # another state's count and doubts are not this one's
+            session.clear_readback()
+            session.readback_state = key
         session.readback_heard = dict(heard or {})  # kept for a readback in parts (`heard_right`)
         # by voice, a value heard right but kept for no later transmission (`NOT_KEPT_BY_VOICE`) is
         # asked for or said again now, with the rest: asked later, the controller would ask twice
