@@ -147,7 +147,9 @@ class ReadbackPolicy:
             spoken=hearing is not None,
             doubted=doubted,
         )
-        if hearing is not None and hearing.checks and not rb.ok:
+        if hearing is not None and hearing.checks and not rb.ok and value_check.said_twice(text):
+            d.trace.add("readback", "checks in the audio not counted: the transcript says its words twice (a loop)")
+        elif hearing is not None and hearing.checks and not rb.ok:
             # values the recognizer was asked to check in the audio (engine/value_check.py)
             expected = value_check.expected_values(rb, ctx, issued)
             callsign = str(ctx.get("callsign_spoken") or "")

@@ -177,6 +177,8 @@ class SessionEngine:
         when there is nothing to check. Decides on a copy: changes nothing."""
         if session.completed:
             return None
+        if value_check.said_twice(text):
+            return None  # a loop: no check of it counts (value_check.said_twice)
         rb = self.transmit(session.model_copy(deep=True), text, now, hearing=hearing).readback
         if rb is None or rb.ok or rb.wrong:
             return None

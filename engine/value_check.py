@@ -267,6 +267,21 @@ def _places(heard: list[str], fields: Mapping[str, tuple[str, str]], taken: set[
 _INSIDE_NUMBERS = frozenset({"decimal", "point", "hundred", "thousand"})
 
 
+LOOP_MIN_WORDS = 3  # a block this long said again to the end is whisper's loop, not the pilot
+
+
+def said_twice(transcript: str) -> bool:
+    """Whether the transcript is one block of words said again to its end (whisper's loop: "All
+    Nippon six zero two. Departure one one eight point four. All Nippon six zero two. Departure
+    one one eight point four."): the second copy is not in the audio, so a value put into either
+    copy is scored beside words the pilot never said there (held-out seed 96: 118.400 read back
+    for 118.450, written so; "five" put after the first "four" passed by 2.8). A check of such a
+    transcript confirms nothing, and none is asked for."""
+    words = words_of(transcript)
+    n = len(words)
+    return any(all(words[i] == words[i % k] for i in range(n)) for k in range(LOOP_MIN_WORDS, n // 2 + 1))
+
+
 def _callsign_words(heard: list[str], callsign: str, digits: set[int]) -> set[int]:
     """`digits` (where our callsign's symbols are said) with the words of its name right before
     them ("wizz air" of "wizz air niner fife"): a heading 295 written "sixty nine five" was else

@@ -30,6 +30,7 @@ from engine.value_check import (
     passes,
     query,
     said_symbols,
+    said_twice,
 )
 from engine.value_words import SYMBOLS, spoken_value
 from gateway.service import RadioService
@@ -770,3 +771,46 @@ def test_what_the_audio_held_against_a_value_asked_again_it_needs_in_the_answer_
     assert (result.fields[field] == "ok") == expected, (margin, earlier)
     assert notes[0].get("earlier", 0.0) == held
     assert result.margins == ({} if expected else {field: margin})  # kept for the next answer
+
+
+WORDS = st.sampled_from(["all", "nippon", "six", "zero", "two", "departure", "one", "eight", "point", "four", "roger", "wilco"])
+
+
+@given(block=st.lists(WORDS, min_size=3, max_size=12), copies=st.integers(2, 3))
+def test_a_transcript_that_says_its_words_twice_over_is_a_loop(block: list[str], copies: int) -> None:
+    """Held-out seed 96: 118.400 read back for 118.450 (espeak-ng), written "All Nippon six zero
+    two. Departure one one eight point four." twice over; "five" put after the first "four" was
+    scored beside the second copy, which the audio does not hold there, and passed by 2.8: a
+    changed frequency accepted. Any block of three words or more said again to the end is a loop;
+    said once, it is not (unless the block is itself a loop)."""
+    text = ". ".join([" ".join(block)] * copies) + "."
+    assert said_twice(text)
+    assert said_twice(" ".join(block)) == any(
+        all(block[i] == block[i % k] for i in range(len(block))) for k in range(3, len(block) // 2 + 1)
+    )
+
+
+def test_a_check_of_a_looped_transcript_confirms_nothing() -> None:
+    """The engine's side of the same (engine/readback_policy.py): recorded at seed 96, the check
+    that passed alone is not counted, and the readback is asked again, not accepted."""
+    from pathlib import Path
+
+    from engine.loader import load_registry
+    from engine.session import SessionEngine
+    from gateway.flows_source import DirectoryFlowSource
+    from tooling.flow_scripts import SCRIPT_SCENARIO
+
+    engine = SessionEngine(load_registry(DirectoryFlowSource(Path(__file__).resolve().parents[1] / "flows")))
+    said = "Lufthansa three five niner. Descend four thousand feet, QNH one zero zero."
+    check = ValueCheck(field="arrival_qnh", value="1004", margin=2.8, lowest=-1.0, delta=-1.0)
+    verdicts = {}
+    for text in (said, f"{said} {said}"):
+        session, _ = engine.start(variables={**SCRIPT_SCENARIO, "arrival_qnh": 1004}, session_id="s", flow="approach")
+        now = 1.0
+        while session.active.state != "APP_DESCEND_RB":
+            engine.transmit(session, engine.expected_pilot(session)[0], now)
+            now += 1.0
+        d = engine.transmit(session, text, now, hearing=Hearing(checks=[check]))
+        verdicts[text == said] = (d.readback.ok if d.readback else None, d.intent)
+    assert verdicts[True][0] is True  # said once: the check confirms the QNH
+    assert verdicts[False] == (False, "say_again_items")  # said twice: it does not
