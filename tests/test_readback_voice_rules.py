@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from engine.phraseology.alphabet import letter_word
 from engine.phraseology.frequencies import CHANNEL_OFFSETS_KHZ
-from engine.phraseology.numbers import speak_digits
+from engine.phraseology.numbers import DIGIT_WORDS, speak_digits
 from engine.readback import ReadbackEvaluator
 from tooling.flow_scripts import SCRIPT_SCENARIO
 
@@ -425,3 +425,24 @@ def test_the_issued_city_with_a_letter_lost_or_added_is_the_city_by_voice(city: 
     for form in (written, {"Dusseldorf": "Düsseldorf", "Zurich": "Zürich"}.get(name, name)):
         said = f"Cleared to {form} via MARUN 7F departure, squawk 4721, {CALLSIGN}"
         assert evaluate(["destination"], variables, said, spoken=True).fields["destination"] == "ok", said
+
+
+@given(digit=st.integers(1, 9), garble=st.sampled_from(["near", "opea", "nyah"]), after=st.sampled_from(["", " roger"]))
+@settings(max_examples=60, deadline=None)
+@example(digit=2, garble="near", after="")  # held-out seed 97
+def test_a_runway_of_one_digit_right_before_a_word_the_radio_does_not_use_is_asked_again(
+    digit: int, garble: str, after: str
+) -> None:
+    """Held-out seed 97 (espeak-ng): "runway two zero" read back for 02, written "runway two near
+    opea tier two eight seven" and read as 02 (a pilot may leave out the zero): a wrong runway
+    accepted. By voice, the issued runway said in one digit right before a word the radio does
+    not use is asked again, for that word may be its lost digit; before a radio word, or the
+    transmission's end, it is the pilot leaving out the zero, and accepted."""
+    issued = f"0{digit}"
+    variables = {**SCRIPT_SCENARIO, "runway": issued}
+    evaluate = ReadbackEvaluator().evaluate
+    one = DIGIT_WORDS[digit]
+    asked = evaluate(["runway"], variables, f"runway {one} {garble}{after}, {CALLSIGN}", spoken=True)
+    assert asked.fields["runway"] == "unsure" and not asked.ok, asked
+    for said in (f"runway {one}{after}, {CALLSIGN}", f"{CALLSIGN}, runway {one}"):
+        assert evaluate(["runway"], variables, said, spoken=True).ok, said
