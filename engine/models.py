@@ -342,8 +342,9 @@ class ReadbackResult(DomainModel):
     confirmed: list[str] = Field(default_factory=list, exclude=True)
     # heard as another value by some transcript and as the issued one by none; not on the wire
     otherwise: list[str] = Field(default_factory=list, exclude=True)
-    # field -> the best margin the checks in the audio gave its issued value, none confirming it
-    margins: dict[str, float] = Field(default_factory=dict, exclude=True)
+    # field -> question (value_check.check_question) -> the best margin the checks in the audio
+    # gave its issued value, none confirming it; not on the wire
+    margins: dict[str, dict[str, float]] = Field(default_factory=dict, exclude=True)
 
 
 class CandidateTrace(DomainModel):
@@ -458,7 +459,7 @@ class Session(DomainModel):
     # answer (readback_policy `bad_readback`): the variables a transcript heard as another value
     # (none as the issued one), and the margin the checks in the audio held against each, net
     readback_otherwise: list[str] = Field(default_factory=list)
-    readback_margins: dict[str, float] = Field(default_factory=dict)
+    readback_margins: dict[str, dict[str, float]] = Field(default_factory=dict)
     silence_prompts: int = 0  # in the current state
     station: str | None = None
     frequency: str | None = None

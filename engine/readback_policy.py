@@ -297,20 +297,21 @@ class ReadbackPolicy:
 def _remember_doubt(session: Session, rb: ReadbackResult, asked: list[str]) -> None:
     """What this transmission, asked again for `asked`, heard against their issued values, kept
     for the answer (`Session.readback_otherwise`, `readback_margins`): heard as another value by
-    a transcript, and the margin its checks held against the value, added to what transmissions
-    asked again before held (negative evidence only: a margin short of confirming is no proof).
+    a transcript, and the margin its checks held against the value per question (model and
+    placement), added to what transmissions asked again before held (negative evidence only: a
+    margin short of confirming is no proof).
     The same pilot says the same words again; the answer is weighed with them (held-out seeds 93
     and 94: a changed taxi route and runway accepted in the answer, on one hearing of the issued
     value where the first transmission's transcripts, or all of its checks, heard another)."""
     otherwise = set(session.readback_otherwise) | set(rb.otherwise)
     session.readback_otherwise = [name for name in asked if name in otherwise]
-    margins = {}
+    margins: dict[str, dict[str, float]] = {}
     for name in asked:
-        before, now = session.readback_margins.get(name), rb.margins.get(name)
-        if before is None and now is None:
-            continue
-        margins[name] = min(0.0, (before or 0.0) + (now if now is not None else 0.0))
-    session.readback_margins = {name: m for name, m in margins.items() if m < 0}
+        before, now = session.readback_margins.get(name, {}), rb.margins.get(name, {})
+        held = {q: min(0.0, before.get(q, 0.0) + now.get(q, 0.0)) for q in {*before, *now}}
+        if any(m < 0 for m in held.values()):
+            margins[name] = {q: m for q, m in held.items() if m < 0}
+    session.readback_margins = margins
 
 
 def _anchor_heard(text: str, missing: list[str]) -> bool:

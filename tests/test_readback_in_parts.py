@@ -231,7 +231,7 @@ def test_a_check_in_the_answer_carries_what_the_audio_held_against_the_value_bef
     qnh = {"field": "arrival_qnh", "value": "1004", "lowest": -1.0, "delta": -1.0}
     first = Hearing(checks=[ValueCheck(**qnh, margin=-0.6)])
     d = engine.transmit(session, "Descend 4000 feet, QNH, Lufthansa 359", now, hearing=first)
-    assert d.intent == "say_again_items" and session.readback_margins == {"arrival_qnh": -0.6}
+    assert d.intent == "say_again_items" and session.readback_margins == {"arrival_qnh": {"first in place": -0.6}}
     d = engine.transmit(session, "Lufthansa 359", now + 5, hearing=Hearing(checks=[ValueCheck(**qnh, margin=2.2)]))
     assert d.intent == "say_again_items" and session.active.state == DESCEND
     assert not session.readback_margins  # -0.6 + 2.2: the audio holds nothing against it now
