@@ -214,7 +214,7 @@ class ReadbackEvaluator:
         contradicted = [name for name, (status, _e, _h) in best.items() if status == "wrong"]
         ok = all(s == "ok" for s in fields.values())
         hearings = [best, *(other for other, _masked in others)]
-        otherwise = [n for n in fields if _heard_otherwise([h.get(n, ("missing", "", ""))[0] for h in hearings])]
+        otherwise = [n for n in fields if _only_another_value([h.get(n, ("missing", "", ""))[0] for h in hearings])]
         return ReadbackResult(
             ok=ok,
             fields=fields,
@@ -356,7 +356,7 @@ def _heard(
     return garbled_by_voice(handler, t, found, ctx.expected, voice) if voice is not None and ctx.expected else found
 
 
-def _heard_otherwise(statuses: list[Status]) -> bool:
+def _only_another_value(statuses: list[Status]) -> bool:
     """Whether the transcripts of one audio heard a field as another value and none as the issued
     one: what the answer to "say again" is weighed against (held-out seed 93: "via hotel two,
     golf two" for D2 G2, heard so by the n-best and asked again; the answer written "Vayo, delta,

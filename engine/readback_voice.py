@@ -230,9 +230,7 @@ def _garbled_runway(t: Transcript, hit: Hit, expected: str, voice: Voice) -> boo
     # one digit where two are said: "runway two. I am center" for 25C; or the issued one said
     # without its zero, right before a word the radio does not use, which may be its lost digit
     # (held-out seed 97: "runway two zero" for 02 written "runway two near", read 02)
-    after = t.words[hit.index + 1] if hit.index + 1 < len(t.words) else ""
-    lost = after.isalpha() and not voice.knows(after)
-    return hit.value[:2] == said.zfill(2) and (said.zfill(2) != number or lost)
+    return hit.value[:2] == said.zfill(2) and (said.zfill(2) != number or _stray_after(t, hit, voice))
 
 
 def _garbled_procedure(_t: Transcript, hit: Hit, expected: str, _voice: Voice) -> bool:
