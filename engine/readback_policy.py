@@ -22,21 +22,8 @@ from engine.hearing import Hearing
 from engine.models import Decision, Flow, ReadbackResult, Role, Session, State, Transition, TransitionKind
 from engine.phraseology.designators import LETTER_ANCHORS
 from engine.readback import ReadbackEvaluator
+from engine.value_words import RADIO_WORDS
 
-RADIO_WORDS = (
-    "wilco",
-    "roger",
-    "copied",
-    "copy",
-    "readback",
-    "read",
-    "back",
-    "affirm",
-    "cleared",
-    "correct",
-    "okay",
-    "ok",
-)
 NOISE_KEYS = ("callsign_spoken", "station_name", "airport_name", "destination_name")
 # The words a pilot says right before a value of each kind. Heard by voice with the value missing
 # ("... circuits and information. The by ..."), the recognizer lost the value: the pilot said it.

@@ -41,11 +41,11 @@ for a misheard word ("fly" written "five") to stand for it. The recognizer may h
 several tempos (`ValueCheck.tempo`); a check at any of them confirms.
 
 A value is never tried in place of words that say another value the readback check heard
-right, or our callsign, as a whole number (`_taken_words`): there its digits are in the audio
+right, or our callsign, as a whole number (`taken_words`): there its digits are in the audio
 whatever the pilot said of this value ("runway three six" put over the "three six" of "tower one
 three six, decimal five" confirmed a dropped runway, seed 25): the words most like it elsewhere
 are its place; nor where a value heard right by a check is (seed 61: a dropped "three thousand"
-over the "three fifty" of a heading 360). Nor are two values tried over one word (`_places`): a
+over the "three fifty" of a heading 360). Nor are two values tried over one word (`field_places`): a
 dropped runway 36 would find the "tree six" of a garbled tower frequency and score as said there.
 
 A SID or STAR is checked only where the transcript has its fix name (`is_fix_name`, as the
@@ -78,7 +78,6 @@ from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
 from pydantic import Field
-from rapidfuzz.distance import Levenshtein
 
 from engine.hearing import ValueCheck
 from engine.models import DomainModel, ReadbackResult
@@ -87,6 +86,7 @@ from engine.phraseology.designators import is_fix_name
 from engine.phraseology.handlers import canonical_of, kind
 from engine.phraseology.instructions import PREFIX as INSTRUCTION_PREFIX
 from engine.phraseology.kinds import PROCEDURE_KINDS
+from engine.value_places import INTRO, callsign_words, field_places, taken_words
 from engine.value_words import (
     SYMBOL_OF,
     class_of,
@@ -104,16 +104,7 @@ SLACK = 5.0  # nats: the transcript with the issued value at most e^5 (150x) les
 TEMPO_SLACK = 3.0  # nats: heard again at another tempo, at most e^3 (20x): each further hearing is one more chance
 FREQUENCY_SLACK = 15.0  # nats: a frequency as recorded, in place: its five or six places carry the evidence
 TEMPO_MARGIN = 1.0  # nats more for a value of one symbol checked after the transcript at another tempo
-WINDOW_EXTRA_WORDS = 3  # the words replaced may be up to this many more than the value has
-# The words that introduce a value tried after the whole transcript.
-_INTRO: dict[str, tuple[str, ...]] = {
-    "runway": ("runway",),
-    "heading": ("heading",),
-    "flight_level": ("flight", "level"),
-    "squawk": ("squawk",),
-    "qnh": ("qnh",),
-    "letter": ("information",),
-}
+
 
 # Procedures: their fix name is no symbol, so a check confirms only the digit and letter, of a
 # name the transcript itself has (`is_fix_name`), in place, never after the transcript.
@@ -190,23 +181,23 @@ def query(
     place of the words of the transcript most like its ICAO one (or inserted at the end of an
     empty transcript), and after the whole transcript with the words that introduce it
     (`appended`). `heard_right` (the fields heard right, by their words or a check) and
-    `callsign` (our own, as spoken) say words no field is tried in place of (`_taken_words`; for
+    `callsign` (our own, as spoken) say words no field is tried in place of (`taken_words`; for
     a value heard right only `by_check` and spelled in no words, the words most like it): the
     words most like it elsewhere are. The fields checked, and those the best transcript heard as
-    another value (`heard_other`, never checked), each have their own place (`_places`): no two
+    another value (`heard_other`, never checked), each have their own place (`field_places`): no two
     values are tried over one word."""
     heard = words_of(transcript)
-    own = _callsign_words(heard, callsign, _taken_words(heard, [callsign_symbols(callsign)]))
+    own = callsign_words(heard, callsign, taken_words(heard, [callsign_symbols(callsign)]))
     taken = set(own)
     # a value's spelling inside our callsign is the callsign's ("heading two eight seven" beside
     # "egyptair two eight seven"): there the value is spelled in no words of its own
-    spelled = {name: _taken_words(heard, [said_symbols(*value)]) - own for name, value in (heard_right or {}).items()}
+    spelled = {name: taken_words(heard, [said_symbols(*value)]) - own for name, value in (heard_right or {}).items()}
     taken.update(*spelled.values())
     unspelled = {name: value for name, value in (heard_right or {}).items() if name in by_check and not spelled[name]}
-    for start, end in _places(heard, unspelled, taken).values():  # `_places` claims on a copy
+    for start, end in field_places(heard, unspelled, taken).values():  # `field_places` claims on a copy
         taken.update(range(start, end))
     hypotheses: list[Hypothesis] = []
-    windows = _places(heard, {**(heard_other or {}), **fields}, taken)
+    windows = field_places(heard, {**(heard_other or {}), **fields}, taken)
     for name, (kind_name, value) in fields.items():
         spoken = spoken_value(kind_name, value)
         if spoken is None:
@@ -220,7 +211,7 @@ def query(
             (start, end, (), spellings_of(kind_name, spoken, heard[start:end]))
         ]
         if heard and kind_name not in _NAMED:
-            places.append((len(heard), len(heard), _INTRO.get(kind_name, ()), [spoken]))
+            places.append((len(heard), len(heard), INTRO.get(kind_name, ()), [spoken]))
         for at, until, intro, spellings in places:
             for spelling in spellings:
                 words = [*heard[:at], *intro, *spelling, *heard[until:]]
@@ -248,26 +239,6 @@ def query(
     return ValueQuery(heard=heard, hypotheses=hypotheses) if hypotheses else None
 
 
-def _places(heard: list[str], fields: Mapping[str, tuple[str, str]], taken: set[int]) -> dict[str, tuple[int, int]]:
-    """Each field's place in `heard` (`_window`), the longest value's first: no word is the place
-    of two values. A value said with some of another's digits would otherwise be tried over them:
-    a dropped runway 36 over the "tree six" of the tower's 136.5 that the recognizer garbled (an
-    unsure frequency, whose words `_taken_words` does not know), and confirmed by the audio there.
-    The longer value has the more telling place; the shorter one is tried at the words most like
-    it elsewhere, or after the transcript."""
-    spoken = {name: spoken_value(kind_name, value) for name, (kind_name, value) in fields.items()}
-    order = sorted((name for name in fields if spoken[name]), key=lambda name: (-len(spoken[name] or ()), name))
-    claimed = set(taken)
-    out: dict[str, tuple[int, int]] = {}
-    for name in order:
-        out[name] = start, end = _window(heard, spoken[name] or [], claimed)
-        claimed.update(range(start, end))
-    return out
-
-
-_INSIDE_NUMBERS = frozenset({"decimal", "point", "hundred", "thousand"})
-
-
 LOOP_MIN_WORDS = 3  # a block this long said again to the end is whisper's loop, not the pilot
 
 
@@ -281,55 +252,6 @@ def said_twice(transcript: str) -> bool:
     words = words_of(transcript)
     n = len(words)
     return any(all(words[i] == words[i % k] for i in range(n)) for k in range(LOOP_MIN_WORDS, n // 2 + 1))
-
-
-def _callsign_words(heard: list[str], callsign: str, digits: set[int]) -> set[int]:
-    """`digits` (where our callsign's symbols are said) with the words of its name right before
-    them ("wizz air" of "wizz air niner fife"): a heading 295 written "sixty nine five" was else
-    tried over "wizz air", the words most like "two niner fife" left to it (a hypothesis draw)."""
-    name = {w for w in words_of(speak_text(callsign)) if w not in SYMBOL_OF and not w.isdigit()} if callsign else set()
-    out = set(digits)
-    for start in sorted(digits):
-        at = start - 1
-        while at >= 0 and at not in out and heard[at] in name:
-            out.add(at)
-            at -= 1
-    return out
-
-
-def _taken_words(heard: list[str], said: Iterable[str]) -> set[int]:
-    """The indices of the words of `heard` that say one of the symbol strings `said`, symbol for
-    symbol ("one three six decimal five" for 136.5): another value's words, or our callsign's.
-    Tried in their place, a value said with some of the same digits scores as if said ("runway
-    three six" over the "three six" of the tower's 136.5 confirmed a dropped runway 36, seed 25
-    by voice; "runway two eight" would over "Egyptair two eight seven"). Where the value is said
-    as a whole number (no symbol of the same kind right before or after it), only there: the
-    "three six" of "runway three six, tower one three six" is the frequency's as well as the
-    runway's. Where it is run together with others ("... way one eight one three six decimal
-    five", seed 27), wherever it is. Values of one symbol ("fife thousand") are left out: any
-    "five" of the transcript says it."""
-    taken: set[int] = set()
-    for target in said:
-        if len(target) < 2:
-            continue
-        whole: set[int] = set()
-        inside: set[int] = set()  # matches run together with other symbols
-        for start in range(len(heard)):
-            got, end = "", start
-            while end < len(heard) and len(got) < len(target):
-                word = heard[end]
-                if word in SYMBOL_OF or word.isdigit():  # whisper writes digits too ("qnh 102 four")
-                    got += SYMBOL_OF[word][1] if word in SYMBOL_OF else word
-                elif word not in _INSIDE_NUMBERS or end == start:
-                    break
-                end += 1
-            if got != target:
-                continue
-            runs_on = start > 0 and class_of(heard[start - 1]) == class_of(heard[start])
-            runs_on = runs_on or (end < len(heard) and class_of(heard[end]) == class_of(heard[end - 1]))
-            (inside if runs_on else whole).update(range(start, end))
-        taken |= whole or inside
-    return taken
 
 
 def passes(check: ValueCheck, margin: float = MARGIN) -> bool:
@@ -461,19 +383,3 @@ def _heard_otherwise(check: ValueCheck) -> bool:
     readbacks, headings mostly ("one eight nero", the in-place window over the wrong words); for
     frequencies, 2."""
     return kind_for_variable(check.field) == "frequency" and check.margin < 0 and check.lowest >= FLOOR
-
-
-def _window(heard: list[str], spoken: list[str], taken: set[int] | frozenset[int] = frozenset()) -> tuple[int, int]:
-    """The words of `heard` most like `spoken` (characters, normalized edit distance), as a
-    slice: where the recognizer wrote the value, however garbled; never over a word of `taken`
-    (another value's, `_taken_words`)."""
-    target = " ".join(spoken)
-    best = (2.0, len(heard), len(heard))
-    for start in range(len(heard) + 1):
-        for end in range(start, min(len(heard), start + len(spoken) + WINDOW_EXTRA_WORDS) + 1):
-            if end > start and end - 1 in taken:  # a longer window holds it too
-                break
-            distance = Levenshtein.normalized_distance(" ".join(heard[start:end]), target)
-            if distance < best[0]:
-                best = (distance, start, end)
-    return best[1], best[2]

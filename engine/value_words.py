@@ -14,6 +14,22 @@ from collections.abc import Iterable, Sequence
 from engine.phraseology import speak_text
 from engine.phraseology.alphabet import LETTER_WORDS
 
+# The radio words a readback carries around its values ("wilco", "roger"): no value, no name.
+RADIO_WORDS = (
+    "wilco",
+    "roger",
+    "copied",
+    "copy",
+    "readback",
+    "read",
+    "back",
+    "affirm",
+    "cleared",
+    "correct",
+    "okay",
+    "ok",
+)
+
 # The most digits a value of a kind has: no digit can follow a value that has them all.
 MOST_DIGITS = {"runway": 2, "heading": 3, "squawk": 4, "flight_level": 3, "qnh": 4}
 
