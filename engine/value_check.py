@@ -45,8 +45,11 @@ right, or our callsign, as a whole number (`taken_words`): there its digits are 
 whatever the pilot said of this value ("runway three six" put over the "three six" of "tower one
 three six, decimal five" confirmed a dropped runway, seed 25): the words most like it elsewhere
 are its place; nor where a value heard right by a check is (seed 61: a dropped "three thousand"
-over the "three fifty" of a heading 360). Nor are two values tried over one word (`field_places`): a
-dropped runway 36 would find the "tree six" of a garbled tower frequency and score as said there.
+over the "three fifty" of a heading 360); nor over our callsign's name, written right or garbled
+right before its digits (seed 110: a dropped "three thousand" over the "date, hold" written for
+"Edelweiss"). Nor are two values tried over one word (`field_places`): a dropped runway 36 would
+find the "tree six" of a garbled tower frequency and score as said there. Where the words are
+chosen lives in `engine.value_places`.
 
 A SID or STAR is checked only where the transcript has its fix name (`is_fix_name`, as the
 readback check finds it) and its digit or letter is unsure ("via METRO one halfa"): the name is
