@@ -65,7 +65,7 @@ def callsign_words(heard: list[str], callsign: str, digits: set[int]) -> set[int
             out.add(at)
             at -= 1
     starts = [i for i in sorted(digits) if i - 1 not in digits]
-    if len(starts) == 1 and out == digits:  # said once, its name nowhere as written
+    if len(starts) == 1 and out == digits:  # said once, its name not written right before them
         out.update(_garbled_name(heard, starts[0], sum(_syllables(w) for w in name), out))
     return out
 
