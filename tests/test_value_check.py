@@ -250,7 +250,7 @@ def test_no_two_values_are_tried_over_one_word(
     values: list[tuple[str, str]], heard: list[str], contradicted: bool
 ) -> None:
     """A runway 36 left out of a readback, with the tower's 136.5 garbled ("one tree sick decimal
-    fife": an unsure frequency, which `_taken_words` cannot know as a value heard right), was
+    fife": an unsure frequency, which `taken_words` cannot know as a value heard right), was
     tried over the frequency's "tree six" and scored as said there. Every value checked, and one
     the best transcript heard as another (`contradicted`: never checked, its words still its
     own), has a place of its own: the words a hypothesis replaces (`place`) are never another
@@ -312,7 +312,7 @@ def test_a_dropped_value_is_not_tried_over_a_value_a_check_confirmed(
     """Fresh seed 61 (flite): "heading tree six zero" with the missed approach's altitude dropped,
     heard "heading three fifty zero". A check confirmed the heading there; whisper base's check
     after the third hearing then tried the dropped "three thousand" over the same "three fifty"
-    (the heading, heard right only by its check, is spelled in no words `_taken_words` knows),
+    (the heading, heard right only by its check, is spelled in no words `taken_words` knows),
     scored the audio's "tree" for it, and the readback was accepted. A value heard right, by its
     words or by a check, keeps its place: any heading garbled at any digit, any altitude, no
     hypothesis for the altitude replaces a word where the heading's own check puts it."""
