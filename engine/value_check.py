@@ -73,6 +73,8 @@ The check can only turn "say again" into "correct" for the value the controller 
 overrules a value heard wrong, and the value it confirms is the engine's, never the recognizer's.
 A check scored by whisper base after the third hearing (`ValueCheck.bigger`) passes on the same
 thresholds: on seeds 20, 21 and 47 none of its 1,472 checks of a changed or dropped value did.
+After the transcript, where the two models disagree (one confirms, the other finds another symbol
+likelier by `MARGIN`), neither confirms (held-out seed 114, `apply_checks`).
 """
 
 from __future__ import annotations
@@ -328,12 +330,18 @@ def apply_checks(
     tower's "one tree six seven": a wrong runway accepted, seed 30 by voice). `earlier`: the margin
     the audio held against a field in the transmissions asked again before this one at the state,
     per question (`check_question`: the model, in place or after; `Session.readback_margins`);
-    where it is negative, a check of the same question needs that much more now."""
+    where it is negative, a check of the same question needs that much more now. A value read
+    after the transcript by one model is not confirmed where the other model, reading it there
+    too, found another symbol likelier by `MARGIN` (`doubted`: the two readings disagree, and a
+    disagreement is asked again; held-out seed 114: "runway zero seven left" for 07R, only "All
+    Nippon six zero two." written; whisper base after it found "right" likelier by 2.1 at 0.83x,
+    tiny.en "left" by 1.4 to 4.6 at every tempo)."""
     notes: list[dict[str, Any]] = []
     statuses = dict(rb.fields)
     own = callsign_symbols(callsign)
     checks = list(checks)
     against = {(c.field, c.bigger) for c in checks if not c.appended and _heard_otherwise(c)}
+    doubted = {(c.field, c.bigger) for c in checks if c.appended and c.margin <= -MARGIN}
     for check in checks:
         expected = fields.get(check.field)
         if expected is None or statuses.get(check.field) not in ("unsure", "missing") or check.field in rb.contradicted:
@@ -342,6 +350,7 @@ def apply_checks(
         held = min(0.0, (earlier or {}).get(check.field, {}).get(check_question(check), 0.0))
         ok = confirms(check, expected[1], own, said) and check.margin + held >= margin_needed(said, check)
         ok = ok and not (check.appended and (check.field, check.bigger) in against)
+        ok = ok and not (check.appended and (check.field, not check.bigger) in doubted)
         thresholds: dict[str, float] = {"margin_min": MARGIN, "floor": FLOOR, "slack": slack_for(check)}
         if held:
             thresholds["earlier"] = held  # the audio held this against it in a transmission asked again
