@@ -31,6 +31,9 @@ class ValueCheck(DomainModel):
     appended: bool = False  # checked after the whole transcript, not in place of words of it
     tempo: float = 1.0  # the audio as recorded (1.0), or played this much faster (>1) or slower
     bigger: bool = False  # scored by the third hearing's model (whisper base), not the first's
+    # not the issued value but its rival, a value the pilot may have said that the transcript
+    # would write as the issued one (engine/value_rivals.py): only its `delta` counts, against it
+    rival: bool = False
 
 
 class Hearing(DomainModel):

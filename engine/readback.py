@@ -70,6 +70,7 @@ from engine.phraseology.plausible import plausible
 from engine.phraseology.transcript import Transcript
 from engine.pilot_correction import corrections, last_correction, splice_bare
 from engine.readback_voice import Voice, garbled_by_voice
+from engine.value_rivals import short_frequencies
 from engine.vocabulary import base_vocabulary
 
 _SPOKEN = re.compile(r"[^\W_]+")  # the words of a transcript, without its punctuation
@@ -153,6 +154,19 @@ class _Heard:
     values: tuple[str, ...]
 
 
+def _issued_ok(
+    fields: Mapping[str, Status], variables: Mapping[str, Any], issued: Mapping[str, Any] | None
+) -> dict[str, tuple[str, str]]:
+    """Field -> ("frequency", canonical issued value) for the frequencies heard right."""
+    out: dict[str, tuple[str, str]] = {}
+    for name, status in fields.items():
+        if status == "ok" and kind_for_variable(name) == "frequency":
+            value = canonical_of(kind("frequency"), variables.get(name, (issued or {}).get(name)))
+            if value is not None:
+                out[name] = ("frequency", value)
+    return out
+
+
 class ReadbackEvaluator:
     """Stateless; one instance may serve every session. `vocabulary`: the radio's words
     (`engine.vocabulary`; the flows' own words beside the base ones), for `engine.readback_voice`."""
@@ -212,6 +226,10 @@ class ReadbackEvaluator:
                     fields[name] = "unsure"
                     unsure.append(name)
         contradicted = [name for name, (status, _e, _h) in best.items() if status == "wrong"]
+        rivalled = sorted(short_frequencies([transcript], _issued_ok(fields, variables, issued))) if spoken else []
+        for name in rivalled:  # heard right, written short: its rival decides (engine/value_rivals.py)
+            fields[name] = "unsure"
+            unsure.append(name)
         ok = all(s == "ok" for s in fields.values())
         hearings = [best, *(other for other, _masked in others)]
         otherwise = [n for n in fields if _only_another_value([h.get(n, ("missing", "", ""))[0] for h in hearings])]
@@ -223,6 +241,7 @@ class ReadbackEvaluator:
             unsure=unsure,
             contradicted=contradicted,
             otherwise=otherwise,
+            rivalled=rivalled,
         )
 
     # ------------------------------------------------------------------ one transcript

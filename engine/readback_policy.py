@@ -22,6 +22,7 @@ from engine.hearing import Hearing
 from engine.models import Decision, Flow, ReadbackResult, Role, Session, State, Transition, TransitionKind
 from engine.phraseology.designators import LETTER_ANCHORS
 from engine.readback import ReadbackEvaluator
+from engine.value_rivals import short_frequencies
 from engine.value_words import RADIO_WORDS
 
 NOISE_KEYS = ("callsign_spoken", "station_name", "airport_name", "destination_name")
@@ -140,7 +141,9 @@ class ReadbackPolicy:
             # values the recognizer was asked to check in the audio (engine/value_check.py)
             expected = value_check.expected_values(rb, ctx, issued)
             callsign = str(ctx.get("callsign_spoken") or "")
-            rb, checked = value_check.apply_checks(rb, hearing.checks, expected, callsign, earlier)
+            # a frequency written short is confirmed only where its rival allows (engine/value_rivals.py)
+            rivals = short_frequencies([text, *hearing.alternatives], expected)
+            rb, checked = value_check.apply_checks(rb, hearing.checks, expected, callsign, earlier, rivals)
             if checked:
                 confirmed = [c["field"] for c in checked if c["confirmed"]]
                 d.trace.add("readback", f"checked in the audio: confirmed {confirmed}", checks=checked)

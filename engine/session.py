@@ -32,6 +32,7 @@ from engine.routing import RouteChooser, is_say_again, trace_candidate
 from engine.speaking import HISTORY_LIMIT, Speaker
 from engine.timing import Timing, locate
 from engine.value_check import ValueQuery
+from engine.value_rivals import short_frequencies
 
 __all__ = ["HISTORY_LIMIT", "MAX_HOPS", "SessionEngine"]
 
@@ -191,7 +192,10 @@ class SessionEngine:
         heard_right = value_check.expected_values(rb, ctx, issued, statuses=("ok",))
         heard_other = value_check.issued_values(rb.contradicted, ctx, issued)
         callsign = str(ctx.get("callsign_spoken") or "")
-        return value_check.query(text, fields, heard_right, callsign, heard_other, by_check=rb.confirmed)
+        rivals = short_frequencies([text, *(hearing.alternatives if hearing else ())], fields)
+        return value_check.query(
+            text, fields, heard_right, callsign, heard_other, by_check=rb.confirmed, rivals=rivals, rivalled=rb.rivalled
+        )
 
     def route_query(self, session: Session, text: str) -> RouterQuery | None:
         """The question for the LLM router if `text` were transmitted now, or None when the

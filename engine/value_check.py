@@ -92,6 +92,7 @@ from engine.phraseology.handlers import canonical_of, kind
 from engine.phraseology.instructions import PREFIX as INSTRUCTION_PREFIX
 from engine.phraseology.kinds import PROCEDURE_KINDS
 from engine.value_places import INTRO, callsign_words, field_places, taken_words
+from engine.value_rivals import RIVAL_SLACK, rival_allows, rival_value
 from engine.value_words import (
     SYMBOL_OF,
     class_of,
@@ -134,6 +135,8 @@ class Hypothesis(DomainModel):
     appended: bool = False  # after the whole transcript, not in place of words of it
     place: tuple[int, int] = (0, 0)  # the words of `ValueQuery.heard` it replaces (none when appended)
     end: int | None = None  # the word after a value that ends in a digit: no further digit may be said there
+    rival: bool = False  # not the issued value but its rival (engine/value_rivals.py): `value` is the rival's
+    against: list[str] = Field(default_factory=list)  # a rival's words to score it against (else `heard`)
 
 
 class ValueQuery(DomainModel):
@@ -180,6 +183,8 @@ def query(
     callsign: str = "",
     heard_other: Mapping[str, tuple[str, str]] | None = None,
     by_check: Collection[str] = (),
+    rivals: Mapping[str, str] | None = None,
+    rivalled: Collection[str] = (),
 ) -> ValueQuery | None:
     """The question about `fields` (field -> (kind, issued value)); None when no field's kind
     can be checked. Each field is tried in both spellings (and the two mixed as written), in
@@ -190,7 +195,10 @@ def query(
     a value heard right only `by_check` and spelled in no words, the words most like it): the
     words most like it elsewhere are. The fields checked, and those the best transcript heard as
     another value (`heard_other`, never checked), each have their own place (`field_places`): no two
-    values are tried over one word."""
+    values are tried over one word. A frequency of `rivals` (field -> a transcript that wrote it
+    short, `value_rivals`) is also tried in place in that transcript with its last decimal said
+    twice (`Hypothesis.rival`), against the same with it said once; of those `rivalled` (heard
+    right, only written short: `ReadbackResult.rivalled`) only the rival is asked."""
     heard = words_of(transcript)
     own = callsign_words(heard, callsign, taken_words(heard, [callsign_symbols(callsign)]))
     taken = set(own)
@@ -205,7 +213,7 @@ def query(
     windows = field_places(heard, {**(heard_other or {}), **fields}, taken)
     for name, (kind_name, value) in fields.items():
         spoken = spoken_value(kind_name, value)
-        if spoken is None:
+        if spoken is None or name in rivalled:
             continue
         start, end = windows[name]
         if kind_name in _NAMED and not any(is_fix_name(w, spoken[0]) for w in heard[start:end]):
@@ -230,18 +238,39 @@ def query(
                     appended = bool(heard) and at == len(heard)
                     after = at + len(intro) + len(spelling)
                     last_digit = class_of(spelling[-1]) == "digit" and not is_full(kind_name, spelling)
-                    hypotheses.append(
-                        Hypothesis(
-                            field=name,
-                            value=value,
-                            words=words,
-                            slots=slots,
-                            appended=appended,
-                            place=(at, until),
-                            end=after if last_digit else None,
-                        )
+                    hypothesis = Hypothesis(
+                        field=name,
+                        value=value,
+                        words=words,
+                        slots=slots,
+                        appended=appended,
+                        place=(at, until),
+                        end=after if last_digit else None,
                     )
+                    hypotheses.append(hypothesis)
+    for name, transcript in (rivals or {}).items():
+        # the value said once, in the words of the hearing that wrote it short; said twice against it
+        written = query(transcript, {name: fields[name]}, heard_right, callsign, heard_other, by_check)
+        hypotheses += [_said_twice(h) for h in (written.hypotheses if written else []) if not h.appended and h.end]
     return ValueQuery(heard=heard, hypotheses=hypotheses) if hypotheses else None
+
+
+def _said_twice(hypothesis: Hypothesis) -> Hypothesis:
+    """`hypothesis` (a frequency in place, written short) with its last digit said twice: the
+    rival value the transcript would write as it (`value_rivals`), scored against it."""
+    last = hypothesis.slots[-1]
+    words = [*hypothesis.words[: last.word + 1], hypothesis.words[last.word], *hypothesis.words[last.word + 1 :]]
+    decimals = len(hypothesis.slots) - len(hypothesis.value.partition(".")[0])
+    return hypothesis.model_copy(
+        update={
+            "value": rival_value(hypothesis.value, decimals),
+            "words": words,
+            "slots": [*hypothesis.slots, last.model_copy(update={"word": last.word + 1})],
+            "end": None if hypothesis.end is None else hypothesis.end + 1,
+            "rival": True,
+            "against": hypothesis.words,
+        }
+    )
 
 
 LOOP_MIN_WORDS = 3  # a block this long said again to the end is whisper's loop, not the pilot
@@ -321,6 +350,7 @@ def apply_checks(
     fields: Mapping[str, tuple[str, str]],
     callsign: str = "",
     earlier: Mapping[str, Mapping[str, float]] | None = None,
+    rivals: Collection[str] = (),
 ) -> tuple[ReadbackResult, list[dict[str, Any]]]:
     """`rb` with each unsure or missing field that a check confirms for its issued value (`fields`)
     heard right, and the best margin of each field checked and not confirmed (`margins`); and what
@@ -335,11 +365,14 @@ def apply_checks(
     too, found another symbol likelier by `MARGIN` (`doubted`: the two readings disagree, and a
     disagreement is asked again; held-out seed 114: "runway zero seven left" for 07R, only "All
     Nippon six zero two." written; whisper base after it found "right" likelier by 2.1 at 0.83x,
-    tiny.en "left" by 1.4 to 4.6 at every tempo)."""
+    tiny.en "left" by 1.4 to 4.6 at every tempo). A frequency of `rivals` (written short by a
+    hearing) is confirmed only where its rival checks allow it (`value_rivals.rival_allows`); one
+    the best transcript heard right but wrote short (`rb.rivalled`) is confirmed by that alone."""
     notes: list[dict[str, Any]] = []
     statuses = dict(rb.fields)
     own = callsign_symbols(callsign)
-    checks = list(checks)
+    everything = list(checks)
+    checks = [c for c in everything if not c.rival]
     against = {(c.field, c.bigger) for c in checks if not c.appended and _heard_otherwise(c)}
     doubted = {(c.field, c.bigger) for c in checks if c.appended and c.margin <= -MARGIN}
     for check in checks:
@@ -351,13 +384,21 @@ def apply_checks(
         ok = confirms(check, expected[1], own, said) and check.margin + held >= margin_needed(said, check)
         ok = ok and not (check.appended and (check.field, check.bigger) in against)
         ok = ok and not (check.appended and (check.field, not check.bigger) in doubted)
+        ok = ok and (check.field not in rivals or rival_allows(check.field, everything, FLOOR))
         thresholds: dict[str, float] = {"margin_min": MARGIN, "floor": FLOOR, "slack": slack_for(check)}
         if held:
             thresholds["earlier"] = held  # the audio held this against it in a transmission asked again
         notes.append({**check.model_dump(), "confirmed": ok, **thresholds})
         if ok:
             statuses[check.field] = "ok"
+    # the rivals scored, for the trace: why a value written short was or was not confirmed
+    notes += [{**c.model_dump(), "confirmed": False, "rival_slack": RIVAL_SLACK} for c in everything if c.rival]
     confirmed = {n["field"] for n in notes if n["confirmed"]}
+    for name in rb.rivalled:  # heard right but written short: the audio ruled its rival out
+        if statuses.get(name) == "unsure" and name not in confirmed and rival_allows(name, everything, FLOOR):
+            statuses[name] = "ok"
+            confirmed.add(name)
+            notes.append({"field": name, "value": fields.get(name, ("", ""))[1], "confirmed": True, "by": "rival"})
     margins: dict[str, dict[str, float]] = {}
     for check in checks:
         if check.field in confirmed or not any(n["field"] == check.field for n in notes):

@@ -421,3 +421,22 @@ def test_the_third_hearing_leaves_a_worker_free_for_another_pilots_final() -> No
     finally:
         release.set()
         job.result(timeout=5)
+
+
+def test_a_frequency_heard_right_but_written_short_is_decided_by_its_rival_alone(
+    with_base: WhisperEngine, service: RadioService
+) -> None:
+    """Where the engine's only doubt is a frequency written short (`engine/value_rivals.py`), the
+    chain checks its rival in the audio and stops: no second or third hearing (which could not
+    tell "five" from "five five" apart where the first did not), and no check of the issued
+    value, which was heard; the rival is scored at every tempo."""
+    from engine.value_check import query
+    from gateway.speech.stt.whisper_scoring import TEMPOS
+
+    said = "Lufthansa three five nine, runway zero seven right, tower one three six decimal five"
+    asked = query(said, {"tower_freq": ("frequency", "136.500")}, rivals={"tower_freq": said}, rivalled=["tower_freq"])
+    assert asked is not None and all(h.rival for h in asked.hypotheses)
+    first, result, dry_runs = _hear_out(with_base, service, settled_after=0, question=asked)
+    assert result.text == first.text and dry_runs == [first.text]  # no other hearing
+    assert result.hearing.checks and all(c.rival and not c.bigger for c in result.hearing.checks)
+    assert {c.tempo for c in result.hearing.checks} == set(TEMPOS)

@@ -4,6 +4,8 @@ One order, for the WebSocket radio (`gateway.radio.pipeline`) and the readback b
 (`tooling.bench.readback_voice`), each step only while the engine would still not accept what
 was heard (`settles`, a dry run on a copy of the session):
 
+0. where the engine's only doubt is a frequency heard right but written short, its rival checked
+   in the audio (`engine/value_rivals.py`), within `bigger_due_s`, and nothing else;
 1. the second hearing, in the radio's words (`gateway.speech.rehearing.hear_again`);
 2. the unsure or missing values checked in the audio (`gateway.speech.checking`);
 3. the third hearing, by whisper base (`gateway.speech.stt.whisper_bigger`), and its values
@@ -46,6 +48,10 @@ async def hear_out(
     None (the bench): no due times, the hearing of an idle node."""
     if await settles(first):
         return first
+    if ask is not None and _only_rivals(query := await ask(first)):
+        # heard right, only written short: the rival alone decides, and no other hearing can
+        # (engine/value_rivals.py); given the third hearing's time, which it saves
+        return await check_values(stream, first, _asked(query), speech_ended=speech_ended, due_s=bigger_due_s)
     heard = await hear_again(stream, first, settles, speech_ended=speech_ended, due_s=due_s, settled=False)
     if heard is not first and await settles(heard):
         return heard
@@ -53,7 +59,12 @@ async def hear_out(
     if ask is not None:
         heard = await check_values(stream, heard, ask, speech_ended=speech_ended, due_s=due_s)
     bigger = await hear_bigger(
-        stream, heard, settles, speech_ended=speech_ended, due_s=bigger_due_s, settled=False if heard is refused else None
+        stream,
+        heard,
+        settles,
+        speech_ended=speech_ended,
+        due_s=bigger_due_s,
+        settled=False if heard is refused else None,
     )
     if bigger is heard or ask is None or await settles(bigger):
         return bigger
@@ -61,3 +72,17 @@ async def hear_out(
     if not bigger_checks or (checked is not bigger and await settles(checked)):
         return checked
     return await check_values(stream, checked, ask, speech_ended=speech_ended, due_s=bigger_due_s, bigger=True)
+
+
+def _only_rivals(query: ValueQuery | None) -> bool:
+    """The engine asks about rivals alone: every unsure value was heard right, only written short."""
+    return query is not None and bool(query.hypotheses) and all(h.rival for h in query.hypotheses)
+
+
+def _asked(query: ValueQuery | None) -> Callable[[SttResult], Awaitable[ValueQuery | None]]:
+    """`query`, as the question `check_values` asks for."""
+
+    async def ask(_heard: SttResult) -> ValueQuery | None:
+        return query
+
+    return ask

@@ -121,10 +121,23 @@ def _decide(bench: Bench, flow: str, state: str, scenario: int, row: dict[str, A
         "wrong": [dict(w) for w in decision.readback.wrong] if decision.readback else [],
         "off": off,
         "kept": sorted(session.readback_heard),  # read back right, for a readback in parts
+        # asked again only for a frequency written short whose rival no recorded check scored
+        # (runs recorded before engine/value_rivals.py): no verdict of the audio, either way
+        "unrivalled": _unrivalled(decision, hearing),
     }
     # the answer moves the same session on: the first transmission's row is read before it
     again = _decide_answer(bench, session, row["again"]) if row.get("again") else None
     return {**first, **({"again": again} if again is not None else {})}
+
+
+def _unrivalled(decision: Any, hearing: Hearing) -> bool:
+    """Asked again only for frequencies written short (`ReadbackResult.rivalled`) with no rival
+    check in the recording."""
+    rb = decision.readback
+    if rb is None or not rb.rivalled or any(c.rival for c in hearing.checks):
+        return False
+    unsure = {name for name, status in rb.fields.items() if status != "ok"}
+    return verdict(decision) == "say_again" and unsure <= set(rb.rivalled)
 
 
 def _decide_answer(bench: Bench, session: Any, answer: dict[str, Any]) -> dict[str, Any]:
@@ -170,4 +183,6 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "correct_stale": len(stale),
         "correct_refused": sum(1 for r in correct if r["verdict"] in ("wrong", "missing")),
         "correct_said_again": sum(1 for r in correct if r["verdict"] == "say_again"),
+        # of those, asked again only for want of a rival check the recording could not have
+        "correct_said_again_unrivalled": sum(1 for r in correct if r["verdict"] == "say_again" and r.get("unrivalled")),
     }

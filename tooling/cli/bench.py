@@ -265,6 +265,13 @@ def _bench_readback_replay(args: argparse.Namespace) -> int:
         print(f"right readbacks left out: {figures['correct_stale']}, whose words typed are not accepted today (the scenario or the bench's pilot changed since)")
     print(f"correct readbacks refused: {figures['correct_refused']} of {figures['correct']} ({100 * figures['correct_refused'] / c:.2f}%)")
     print(f"correct readbacks asked again: {figures['correct_said_again']} of {figures['correct']} ({100 * figures['correct_said_again'] / c:.2f}%)")
+    if figures["correct_said_again_unrivalled"]:
+        unrivalled = figures["correct_said_again_unrivalled"]
+        print(
+            f"  of them {unrivalled} only for a frequency written short whose rival the recording never scored "
+            f"(recorded before engine/value_rivals.py); without them {figures['correct_said_again'] - unrivalled} "
+            f"({100 * (figures['correct_said_again'] - unrivalled) / c:.2f}%)"
+        )
     by_bias = {b: summary([r for r in result["rows"] if r["bias"] == b]) for b in ("on", "off")}
     for b, f in by_bias.items():
         if f["transmissions"]:

@@ -119,6 +119,14 @@ def _end_margin(row: np.ndarray, digits: tuple[int, ...]) -> float:
     return rest - float(said.max())
 
 
+def _no_digit_after(rows: list[np.ndarray], at: int, digits: tuple[int, ...]) -> float:
+    """The log-probability that no digit follows the forced tokens (`at` of them), where whisper
+    gave a row after them; 0 where it did not."""
+    if at >= len(rows):
+        return 0.0
+    return float(np.log1p(-min(float(np.exp(rows[at][list(digits)]).sum()), 1.0 - 1e-9)))
+
+
 def _tokens(tokenizer: Any, words: list[str]) -> tuple[list[int], list[int]]:
     """The tokens of `words` (each with its leading space) and where each word's first token is."""
     tokens: list[int] = []
@@ -140,14 +148,20 @@ def check_values(
 ) -> list[ValueCheck]:
     """The `ValueCheck`s of `query`'s fields: per field and placement (in place, appended) its
     better spelling by `delta`, heard at each tempo of `TEMPOS` in turn while a field has no
-    check that passes (`value_check.passes`, at the margin the engine will ask of its value);
+    check that passes (`value_check.passes`, at the margin the engine will ask of its value), and
+    a field's rival (`Hypothesis.rival`, its likeliest spelling) at every tempo;
     none for audio past one window. `until` (`time.monotonic()`): no further tempo is started
     that would end after it, by how long the first took. Runs in the calling thread (a CPU pool
     worker)."""
     checks: list[ValueCheck] = []
     started = time.monotonic()
     for tempos_heard, tempo in enumerate(TEMPOS):
-        asked = [h for h in query.hypotheses if not any(c.field == h.field and passes(c, _needs(h, c)) for c in checks)]
+        # a rival (engine/value_rivals.py) is heard at every tempo: it speaks against the value
+        asked = [
+            h
+            for h in query.hypotheses
+            if h.rival or not any(c.field == h.field and not c.rival and passes(c, _needs(h, c)) for c in checks)
+        ]
         now = time.monotonic()
         per_tempo = (now - started) / tempos_heard if tempos_heard else 0.0
         if not asked or (tempos_heard and until is not None and now + per_tempo > until):
@@ -177,7 +191,9 @@ def _check_view(
     start = engine.prompt_tokens(prompt)
     features = engine.window_input(samples, start, 0).features
     encoded = np.asarray(model.encode(ctranslate2.StorageView.from_array(features[None]), to_cpu=True))
-    written = [_tokens(tokenizer, words) for words in [query.heard, *(h.words for h in query.hypotheses)]]
+    # a rival is scored against its own words (`Hypothesis.against`), forced after the hypotheses
+    againsts = [h.against for h in query.hypotheses if h.against]
+    written = [_tokens(tokenizer, words) for words in [query.heard, *(h.words for h in query.hypotheses), *againsts]]
     results = model.generate(
         ctranslate2.StorageView.from_array(np.ascontiguousarray(np.repeat(encoded, len(written), axis=0))),
         [start + tokens for tokens, _ in written],
@@ -196,6 +212,16 @@ def _check_view(
         # one row more where there is one: what whisper would write after the last forced word
         rows.append([_log_softmax(logits) for logits in result.logits[0][: len(tokens) + 1]])
     heard_score = _score(written[0][0], rows[0])
+    n = len(query.hypotheses)
+    digits = _end_tokens(tokenizer)
+    # a rival and its value said once each end with no further digit: at the end of the transcript
+    # the rival's extra digit is otherwise weighed against nothing (seed 103: "decimal one" last)
+    against_scores = iter(
+        _score(tokens, lp) + _no_digit_after(lp, len(tokens), digits)
+        for (tokens, _), lp in zip(written[1 + n :], rows[1 + n :], strict=True)
+    )
+    bases = [next(against_scores) if h.against else heard_score for h in query.hypotheses]
+    written, rows = written[: 1 + n], rows[: 1 + n]
     table = _symbol_tokens(tokenizer)
     places: list[list[_Place]] = []
     for hypothesis, (tokens, starts), lp in zip(query.hypotheses, written[1:], rows[1:], strict=True):
@@ -208,9 +234,11 @@ def _check_view(
     # the places whose first tokens left the margin short; one under the floor fails anyway
     short = [p for ps in places for p in ps if p.margin < MARGIN and p.own >= FLOOR]
     _whole_words(model, encoded, start, short, _symbol_forms(tokenizer))
-    best: dict[tuple[str, bool], ValueCheck] = {}
-    digits = _end_tokens(tokenizer)
-    for hypothesis, (tokens, starts), lp, slots in zip(query.hypotheses, written[1:], rows[1:], places, strict=True):
+    best: dict[tuple[str, bool, bool], ValueCheck] = {}
+    for hypothesis, (tokens, starts), lp, slots, base in zip(
+        query.hypotheses, written[1:], rows[1:], places, bases, strict=True
+    ):
+        score = _score(tokens, lp) + (_no_digit_after(lp, len(tokens), digits) if hypothesis.against else 0.0)
         margins = [p.margin for p in slots]
         if hypothesis.end is not None:  # and no further digit said after the value
             at = starts[hypothesis.end] if hypothesis.end < len(starts) else len(tokens)
@@ -220,11 +248,12 @@ def _check_view(
             value=hypothesis.value,
             margin=round(max(min(margins), -99.0), 3),
             lowest=round(min(p.own for p in slots), 3),
-            delta=round(_score(tokens, lp) - heard_score, 3),
+            delta=round(score - base, 3),
             appended=hypothesis.appended,
             tempo=tempo,
+            rival=hypothesis.rival,
         )
-        key = (hypothesis.field, hypothesis.appended)
+        key = (hypothesis.field, hypothesis.appended, hypothesis.rival)
         kept = best.get(key)
         if kept is None or check.delta > kept.delta:
             best[key] = check
