@@ -239,16 +239,17 @@ def query(
                     appended = bool(heard) and at == len(heard)
                     after = at + len(intro) + len(spelling)
                     last_digit = class_of(spelling[-1]) == "digit" and not is_full(kind_name, spelling)
-                    hypothesis = Hypothesis(
-                        field=name,
-                        value=value,
-                        words=words,
-                        slots=slots,
-                        appended=appended,
-                        place=(at, until),
-                        end=after if last_digit else None,
+                    hypotheses.append(
+                        Hypothesis(
+                            field=name,
+                            value=value,
+                            words=words,
+                            slots=slots,
+                            appended=appended,
+                            place=(at, until),
+                            end=after if last_digit else None,
+                        )
                     )
-                    hypotheses.append(hypothesis)
     for name, transcript in (rivals or {}).items():
         # the value said once, in the words of the hearing that wrote it short; said twice against it
         written = query(transcript, {name: fields[name]}, heard_right, callsign, heard_other, by_check)

@@ -114,17 +114,18 @@ def _end_tokens(tokenizer: Any) -> tuple[int, ...]:
 def _end_margin(row: np.ndarray, digits: tuple[int, ...]) -> float:
     """How much likelier it is that no digit follows (1 minus their probability) than the
     likeliest digit that would (nats)."""
-    said = row[list(digits)]
-    rest = float(np.log1p(-min(float(np.exp(said).sum()), 1.0 - 1e-9)))
-    return rest - float(said.max())
+    return _no_digit(row, digits) - float(row[list(digits)].max())
+
+
+def _no_digit(row: np.ndarray, digits: tuple[int, ...]) -> float:
+    """The log-probability that no digit is the next word (`row`: whisper's next-token log-probabilities)."""
+    return float(np.log1p(-min(float(np.exp(row[list(digits)]).sum()), 1.0 - 1e-9)))
 
 
 def _no_digit_after(rows: list[np.ndarray], at: int, digits: tuple[int, ...]) -> float:
-    """The log-probability that no digit follows the forced tokens (`at` of them), where whisper
-    gave a row after them; 0 where it did not."""
-    if at >= len(rows):
-        return 0.0
-    return float(np.log1p(-min(float(np.exp(rows[at][list(digits)]).sum()), 1.0 - 1e-9)))
+    """`_no_digit` after the forced tokens (`at` of them), where whisper gave a row after them; 0
+    where it did not."""
+    return _no_digit(rows[at], digits) if at < len(rows) else 0.0
 
 
 def _tokens(tokenizer: Any, words: list[str]) -> tuple[list[int], list[int]]:
@@ -149,7 +150,7 @@ def check_values(
     """The `ValueCheck`s of `query`'s fields: per field and placement (in place, appended) its
     better spelling by `delta`, heard at each tempo of `TEMPOS` in turn while a field has no
     check that passes (`value_check.passes`, at the margin the engine will ask of its value), and
-    a field's rival (`Hypothesis.rival`, its likeliest spelling) at every tempo;
+    a field's rival (`Hypothesis.rival`, against its own words) at every tempo;
     none for audio past one window. `until` (`time.monotonic()`): no further tempo is started
     that would end after it, by how long the first took. Runs in the calling thread (a CPU pool
     worker)."""
