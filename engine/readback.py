@@ -30,7 +30,9 @@ misspelt, a frequency with only its first decimals ("decimal niner. Zero fife" f
 one that names no voice channel, a heading's first digits as the last word or a heading off the
 fives, a taxi route or a holding point with its end or digits lost, an altitude in feet above
 18,000 ft; and any other value written right before a word the radio never uses ("runway one
-nays"): the recognizer was guessing there.
+nays"): the recognizer was guessing there. And by voice the issued frequency written short
+("decimal five" for 136.500) is unsure until the audio rules out its last digit said twice
+(`ReadbackResult.rivalled`, `engine.value_rivals`).
 
 **Unsure hearing** (voice): given `alternatives` (other transcripts of the same audio: n-best, or
 the best one with unsure words masked as "???"), a field whose verdict differs between the best
