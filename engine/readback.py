@@ -72,6 +72,7 @@ from engine.phraseology.plausible import plausible
 from engine.phraseology.transcript import Transcript
 from engine.pilot_correction import corrections, last_correction, splice_bare
 from engine.readback_voice import Voice, garbled_by_voice
+from engine.value_check import issued_values
 from engine.value_rivals import short_frequencies
 from engine.vocabulary import base_vocabulary
 
@@ -156,19 +157,6 @@ class _Heard:
     values: tuple[str, ...]
 
 
-def _issued_ok(
-    fields: Mapping[str, Status], variables: Mapping[str, Any], issued: Mapping[str, Any] | None
-) -> dict[str, tuple[str, str]]:
-    """Field -> ("frequency", canonical issued value) for the frequencies heard right."""
-    out: dict[str, tuple[str, str]] = {}
-    for name, status in fields.items():
-        if status == "ok" and kind_for_variable(name) == "frequency":
-            value = canonical_of(kind("frequency"), variables.get(name, (issued or {}).get(name)))
-            if value is not None:
-                out[name] = ("frequency", value)
-    return out
-
-
 class ReadbackEvaluator:
     """Stateless; one instance may serve every session. `vocabulary`: the radio's words
     (`engine.vocabulary`; the flows' own words beside the base ones), for `engine.readback_voice`."""
@@ -228,7 +216,8 @@ class ReadbackEvaluator:
                     fields[name] = "unsure"
                     unsure.append(name)
         contradicted = [name for name, (status, _e, _h) in best.items() if status == "wrong"]
-        rivalled = sorted(short_frequencies([transcript], _issued_ok(fields, variables, issued))) if spoken else []
+        heard_ok = issued_values([n for n, s in fields.items() if s == "ok"], variables, issued or {}) if spoken else {}
+        rivalled = sorted(short_frequencies([transcript], heard_ok))
         for name in rivalled:  # heard right, written short: its rival decides (engine/value_rivals.py)
             fields[name] = "unsure"
             unsure.append(name)

@@ -79,8 +79,11 @@ def test_the_rival_is_asked_in_that_hearings_words_against_the_value_said_once()
     assert plain is not None and not any(h.rival for h in plain.hypotheses)
 
 
-def _check(delta: float, tempo: float, *, rival: bool, value: str = "136.550", lowest: float = -1.0) -> ValueCheck:
-    return ValueCheck(field="tower_freq", value=value, margin=3.0, lowest=lowest, delta=delta, tempo=tempo, rival=rival)
+def _rival(delta: float, tempo: float, lowest: float = -1.0) -> ValueCheck:
+    """A rival check of 136.500 written short: 136.550, the last digit said twice."""
+    return ValueCheck(
+        field="tower_freq", value="136.550", margin=3.0, lowest=lowest, delta=delta, tempo=tempo, rival=True
+    )
 
 
 RIVALS = st.lists(st.tuples(st.floats(-30.0, 12.0), st.floats(-12.0, 0.0)), min_size=0, max_size=len(TEMPOS))
@@ -99,7 +102,7 @@ def test_a_short_frequency_is_confirmed_only_where_its_rival_allows(
     """The issued check passing, a value some hearing wrote short is confirmed only where its
     rival allows; a field no hearing wrote short ignores rival checks."""
     issued = ValueCheck(field="tower_freq", value="136.500", margin=margin, lowest=-1.0, delta=0.0)
-    rivals = [_check(d, TEMPOS[i], rival=True, lowest=lo) for i, (d, lo) in enumerate(deltas)]
+    rivals = [_rival(d, TEMPOS[i], lowest=lo) for i, (d, lo) in enumerate(deltas)]
     rb = ReadbackResult(ok=False, fields={"tower_freq": "unsure"}, unsure=["tower_freq"])
     fields = {"tower_freq": ("frequency", "136.500")}
     allowed = _allowed(deltas)
@@ -120,7 +123,7 @@ def test_a_frequency_heard_right_but_written_short_is_confirmed_by_its_rival_alo
     """Heard as issued by the best transcript, only written short (`ReadbackResult.rivalled`): no
     check of the issued value is asked (it was heard), the rival alone decides; without rival
     checks (the recognizer could not check, or no CPU worker was free) it is asked again."""
-    rivals = [_check(d, TEMPOS[i], rival=True, lowest=lo) for i, (d, lo) in enumerate(deltas)]
+    rivals = [_rival(d, TEMPOS[i], lowest=lo) for i, (d, lo) in enumerate(deltas)]
     rb = ReadbackResult(ok=False, fields={"tower_freq": "unsure"}, unsure=["tower_freq"], rivalled=["tower_freq"])
     result, notes = apply_checks(rb, rivals, {"tower_freq": ("frequency", "136.500")})
     allowed = _allowed(deltas)
@@ -152,7 +155,7 @@ def test_seed_114_the_rival_said_twice_keeps_136_550_from_being_accepted() -> No
     1.25x and 1.11x (+5.8, +10.1, +1.2)."""
     issued = ValueCheck(field="tower_freq", value="136.500", margin=3.356, lowest=-1.23, delta=3.381)
     recorded = zip((-2.205, 5.754, 10.133, 1.165), (-2.72, -1.311, -1.583, -2.107), TEMPOS, strict=True)
-    rivals = [_check(d, t, rival=True, lowest=lo) for d, lo, t in recorded]
+    rivals = [_rival(d, t, lowest=lo) for d, lo, t in recorded]
     rb = ReadbackResult(ok=False, fields={"tower_freq": "unsure"}, unsure=["tower_freq"])
     fields = {"tower_freq": ("frequency", "136.500")}
     assert apply_checks(rb, [issued], fields)[0].fields["tower_freq"] == "ok"  # before the fix
