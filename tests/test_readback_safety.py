@@ -579,6 +579,43 @@ def test_an_nbest_that_heard_no_value_of_the_kind_is_no_doubt() -> None:
     assert other.fields["runway"] == "unsure" and not other.ok
 
 
+CITIES = {
+    "EDDL": "Dusseldorf",
+    "LEMD": "Madrid",
+    "EPWA": "Warsaw",
+    "LKPR": "Prague",
+    "LOWW": "Vienna",
+    "LPPT": "Lisbon",
+}
+
+
+@given(
+    code=st.sampled_from(sorted(CITIES)),
+    other=st.sampled_from(["last", "also", "Oslo's", "oscar", "the", ""]),
+    typed=st.booleans(),
+)
+@settings(max_examples=120, deadline=None)
+def test_a_clearance_limit_no_nbest_heard_is_asked_again_by_voice(code: str, other: str, typed: bool) -> None:
+    """Held-out seed 119 by voice: the answer "China Eastern seven four to Oslo" was written "...
+    to Dusseldorf" (the issued city, the one the recognizer's prompt names) beside an n-best "...
+    to last", and accepted. The clearance limit is the one value the prompt names alone, so its
+    hearing as issued is no evidence against an n-best that heard no place there: for any city
+    and any such n-best, by voice the limit is unsure; typed there are no alternatives to weigh."""
+    city = CITIES[code]
+    variables = {**SCRIPT_SCENARIO, "callsign": "CES74", "destination": code, "destination_name": city}
+    best = f"China Eastern, Serman four to {city}."
+    alternative = f"China Eastern, and Serman four to {other}".strip() + "."
+    result = ReadbackEvaluator().evaluate(
+        ["destination"], variables, best, issued=variables, alternatives=[alternative], spoken=not typed
+    )
+    if typed:
+        assert result.ok and result.fields["destination"] == "ok"
+    else:
+        assert result.fields["destination"] == "unsure" and not result.ok
+    alone = ReadbackEvaluator().evaluate(["destination"], variables, best, issued=variables, spoken=not typed)
+    assert alone.ok  # heard alone, the city as issued is accepted
+
+
 GARBLE = st.sampled_from(["one way", "run with", "romek", "weight", "Q and", "cue", "the", "???"])
 
 
