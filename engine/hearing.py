@@ -53,3 +53,6 @@ class Hearing(DomainModel):
     confidence: float | None = None  # mean word confidence of the best transcript, 0..1, if known
     open_transcript: str | None = None
     checks: list[ValueCheck] = Field(default_factory=list)  # issued values checked in the audio
+    # the recognizer was told the issued place by name (whisper's prompt names the clearance
+    # limit's city): heard as issued, it waits for its rivals (engine/value_rivals.py)
+    told: bool = False

@@ -342,8 +342,9 @@ class ReadbackResult(DomainModel):
     confirmed: list[str] = Field(default_factory=list, exclude=True)
     # heard as another value by some transcript and as the issued one by none; not on the wire
     otherwise: list[str] = Field(default_factory=list, exclude=True)
-    # by voice, a frequency heard as issued but written short ("decimal five" for 136.500): unsure
-    # until the audio rules out its last digit said twice (engine/value_rivals.py); not on the wire
+    # by voice, a frequency heard as issued but written short ("decimal five" for 136.500), or a
+    # clearance limit heard as issued (the prompt names it): unsure until the audio rules out its
+    # rivals (engine/value_rivals.py); not on the wire
     rivalled: list[str] = Field(default_factory=list, exclude=True)
     # field -> question (value_check.check_question) -> the best margin the checks in the audio
     # gave its issued value, none confirming it; not on the wire

@@ -31,8 +31,9 @@ one that names no voice channel, a heading's first digits as the last word or a 
 fives, a taxi route or a holding point with its end or digits lost, an altitude in feet above
 18,000 ft; and any other value written right before a word the radio never uses ("runway one
 nays"): the recognizer was guessing there. And by voice the issued frequency written short
-("decimal five" for 136.500) is unsure until the audio rules out its last digit said twice
-(`ReadbackResult.rivalled`, `engine.value_rivals`).
+("decimal five" for 136.500) is unsure until the audio rules out its last digit said twice,
+and so is the clearance limit heard as issued (the recognizer's prompt names it) until the audio
+rules out every other city said there (`ReadbackResult.rivalled`, `engine.value_rivals`).
 
 **Unsure hearing** (voice): given `alternatives` (other transcripts of the same audio: n-best, or
 the best one with unsure words masked as "???"), a field whose verdict differs between the best
@@ -76,7 +77,7 @@ from engine.phraseology.transcript import Transcript
 from engine.pilot_correction import corrections, last_correction, splice_bare
 from engine.readback_voice import Voice, garbled_by_voice
 from engine.value_check import issued_values
-from engine.value_rivals import short_frequencies
+from engine.value_rivals import short_frequencies, told_places
 from engine.vocabulary import base_vocabulary
 
 _SPOKEN = re.compile(r"[^\W_]+")  # the words of a transcript, without its punctuation
@@ -178,13 +179,15 @@ class ReadbackEvaluator:
         traffic: Iterable[str] = (),
         spoken: bool = False,
         doubted: Collection[str] = (),
+        told: bool = False,
     ) -> ReadbackResult:
         """Judge one transmission (see the module docstring); `issued` adds the contradiction
         check over every issued value, `alternatives` the unsure-hearing check, `traffic` the
         callsigns of other aircraft whose numbers are never values, `spoken` that the transcript
         is a recognizer's (`engine.readback_voice`), `doubted` the fields an earlier transmission
         asked again heard as another value (`Session.readback_otherwise`): there an alternative
-        that heard none of the field leaves it unsure too."""
+        that heard none of the field leaves it unsure too, `told` that the recognizer was told the
+        issued place by name (`Hearing.told`): heard as issued, it waits for its rivals."""
         traffic = tuple(traffic)
         hint = callsign_hint(variables)
         alternatives = [alt for alt in alternatives if not is_truncation(alt, transcript, hint)]
@@ -220,8 +223,8 @@ class ReadbackEvaluator:
                     unsure.append(name)
         contradicted = [name for name, (status, _e, _h) in best.items() if status == "wrong"]
         heard_ok = issued_values([n for n, s in fields.items() if s == "ok"], variables, issued or {}) if spoken else {}
-        rivalled = sorted(short_frequencies([transcript], heard_ok))
-        for name in rivalled:  # heard right, written short: its rival decides (engine/value_rivals.py)
+        rivalled = sorted({*short_frequencies([transcript], heard_ok), *(told_places(heard_ok) if told else ())})
+        for name in rivalled:  # heard right, written short or told: its rivals decide (engine/value_rivals.py)
             fields[name] = "unsure"
             unsure.append(name)
         ok = all(s == "ok" for s in fields.values())

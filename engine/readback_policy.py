@@ -134,6 +134,7 @@ class ReadbackPolicy:
             traffic=session.traffic,
             spoken=hearing is not None,
             doubted=doubted,
+            told=hearing is not None and hearing.told,
         )
         if hearing is not None and hearing.checks and not rb.ok and value_check.said_twice(text):
             d.trace.add("readback", "checks in the audio not counted: the transcript says its words twice (a loop)")

@@ -32,7 +32,7 @@ from engine.routing import RouteChooser, is_say_again, trace_candidate
 from engine.speaking import HISTORY_LIMIT, Speaker
 from engine.timing import Timing, locate
 from engine.value_check import ValueQuery
-from engine.value_rivals import short_frequencies
+from engine.value_rivals import place_names, short_frequencies, told_places
 
 __all__ = ["HISTORY_LIMIT", "MAX_HOPS", "SessionEngine"]
 
@@ -193,8 +193,17 @@ class SessionEngine:
         heard_other = value_check.issued_values(rb.contradicted, ctx, issued)
         callsign = str(ctx.get("callsign_spoken") or "")
         rivals = short_frequencies([text, *(hearing.alternatives if hearing else ())], fields)
+        told = {name: place_names(name, ctx) for name in told_places(fields) if name in rb.rivalled}
         return value_check.query(
-            text, fields, heard_right, callsign, heard_other, by_check=rb.confirmed, rivals=rivals, rivalled=rb.rivalled
+            text,
+            fields,
+            heard_right,
+            callsign,
+            heard_other,
+            by_check=rb.confirmed,
+            rivals=rivals,
+            rivalled=rb.rivalled,
+            told=told,
         )
 
     def route_query(self, session: Session, text: str) -> RouterQuery | None:

@@ -93,7 +93,7 @@ from engine.phraseology.handlers import canonical_of, kind
 from engine.phraseology.instructions import PREFIX as INSTRUCTION_PREFIX
 from engine.phraseology.kinds import PROCEDURE_KINDS
 from engine.value_places import INTRO, callsign_words, field_places, taken_words
-from engine.value_rivals import RIVAL_SLACK, rival_allows, rival_value
+from engine.value_rivals import RIVAL_SLACK, limit_rivals, place_span, rival_allows, rival_value
 from engine.value_words import (
     SYMBOL_OF,
     class_of,
@@ -138,6 +138,9 @@ class Hypothesis(DomainModel):
     end: int | None = None  # the word after a value that ends in a digit: no further digit may be said there
     rival: bool = False  # not the issued value but its rival (engine/value_rivals.py): `value` is the rival's
     against: list[str] = Field(default_factory=list)  # a rival's words to score it against (else `heard`)
+    # scored, with its `against`, under a prompt that does not name the issued place (a city rival:
+    # under one that does, the city said starts far behind; engine/value_rivals.py)
+    unprompted: bool = False
 
 
 class ValueQuery(DomainModel):
@@ -186,6 +189,7 @@ def query(
     by_check: Collection[str] = (),
     rivals: Mapping[str, str] | None = None,
     rivalled: Collection[str] = (),
+    told: Mapping[str, tuple[str, ...]] | None = None,
 ) -> ValueQuery | None:
     """The question about `fields` (field -> (kind, issued value)); None when no field's kind
     can be checked. Each field is tried in both spellings (and the two mixed as written), in
@@ -199,7 +203,10 @@ def query(
     values are tried over one word. A frequency of `rivals` (field -> a transcript that wrote it
     short, `value_rivals`) is also tried in place in that transcript with its last decimal said
     twice (`Hypothesis.rival`), against the same with it said once; of those `rivalled` (heard
-    right, only written short: `ReadbackResult.rivalled`) only the rival is asked."""
+    right, only written short: `ReadbackResult.rivalled`) only the rival is asked. A clearance
+    limit of `told` (field -> the names the issued place goes by; `value_rivals.told_places`) is
+    tried as each other city of `LIMIT_RIVALS` in place of its name in the transcript, against the
+    transcript as written, under a prompt without the issued name (`Hypothesis.unprompted`)."""
     heard = words_of(transcript)
     own = callsign_words(heard, callsign, taken_words(heard, [callsign_symbols(callsign)]))
     taken = set(own)
@@ -250,6 +257,8 @@ def query(
                             end=after if last_digit else None,
                         )
                     )
+    for name, names in (told or {}).items():
+        hypotheses += _other_places(name, fields[name][1], heard, names) if name in fields else []
     for name, transcript in (rivals or {}).items():
         # the value said once, in the words of the hearing that wrote it short; said twice against it
         written = query(transcript, {name: fields[name]}, heard_right, callsign, heard_other, by_check)
@@ -257,6 +266,32 @@ def query(
         if in_place:
             hypotheses.append(_said_twice(_as_written(in_place, words_of(transcript))))
     return ValueQuery(heard=heard, hypotheses=hypotheses) if hypotheses else None
+
+
+def _other_places(name: str, value: str, heard: list[str], names: tuple[str, ...]) -> list[Hypothesis]:
+    """The transcript with each city of `LIMIT_RIVALS` but the issued place (`names`) in place of
+    the words that name it, each against the transcript as written (`value_rivals`); none where
+    the transcript's words name it nowhere."""
+    span = place_span(heard, names)
+    if span is None:
+        return []
+    start, end = span
+    # names as whisper writes them, capitalized: in lower case a long name ("dusseldorf") is many
+    # rare tokens, a short one ("rome") one common token, and a right "Dusseldorf" lost to Rome by 8.8
+    written = [*heard[:start], *(w.capitalize() for w in heard[start:end]), *heard[end:]]
+    return [
+        Hypothesis(
+            field=name,
+            value=city,
+            words=[*heard[:start], *city.split(), *heard[end:]],
+            slots=[],
+            place=span,
+            rival=True,
+            against=written,
+            unprompted=True,
+        )
+        for city in limit_rivals(names)
+    ]
 
 
 def _as_written(hypotheses: list[Hypothesis], written: list[str]) -> Hypothesis:

@@ -37,7 +37,7 @@ def test_speak_kokoro_makes_speech_the_gateway_recognizer_understands():
     from faster_whisper import WhisperModel
 
     from gateway.audio.resample import resample
-    from gateway.speech.stt.whisper import bundled_model_path
+    from gateway.speech.stt.whisper_models import bundled_model_path
 
     pcm, rate = kokoro_pilot.speak_kokoro("runway two six left, squawk four seven two one", {"jm_kumo": 0.8, "jf_alpha": 0.2})
     samples = np.frombuffer(pcm, dtype=np.int16)

@@ -1,6 +1,7 @@
 """A frequency written short is confirmed only where its rival, the last digit said twice, is not
 what the audio says (engine/value_rivals.py): held-out seed 114 by voice, 136.550 said ("point fife
-fife") for 136.500, written "point five" in every hearing and accepted."""
+fife") for 136.500, written "point five" in every hearing and accepted. And a clearance limit heard
+as issued only where no other city is: held-out seed 119, "to Oslo" written "to Dusseldorf"."""
 
 from __future__ import annotations
 
@@ -11,7 +12,15 @@ from hypothesis import strategies as st
 from engine.hearing import ValueCheck
 from engine.models import ReadbackResult
 from engine.value_check import FLOOR, MARGIN, apply_checks, query
-from engine.value_rivals import RIVAL_SLACK, RIVAL_TEMPOS, rival_allows, rival_value, short_frequencies, written_short
+from engine.value_rivals import (
+    LIMIT_RIVALS,
+    RIVAL_SLACK,
+    RIVAL_TEMPOS,
+    rival_allows,
+    rival_value,
+    short_frequencies,
+    written_short,
+)
 from engine.value_words import words_of
 from gateway.speech.stt.whisper import WhisperEngine
 from gateway.speech.stt.whisper_scoring import TEMPOS
@@ -184,3 +193,130 @@ def test_a_recorded_check_without_the_field_is_no_rival() -> None:
         {"field": "tower_freq", "value": "136.500", "margin": 3.0, "lowest": -1.0, "delta": 0.0}
     )
     assert recorded.rival is False and not rival_allows("tower_freq", [recorded], FLOOR)
+
+
+# The clearance limit: the prompt names the issued city, so it waits for its rivals (every other
+# city the scenarios issue) scored without that name (engine/value_rivals.py).
+
+CITY_CODES = {
+    "EDDL": "Dusseldorf",
+    "LOWW": "Vienna",
+    "ENGM": "Oslo",
+    "LIRF": "Rome",
+    "LKPR": "Prague",
+    "EGLL": "London",
+}
+
+
+def test_the_limit_rivals_are_the_cities_the_scenarios_issue() -> None:
+    """`LIMIT_RIVALS` is the airport dataset's short name of each of `DESTINATIONS` (kept in
+    the engine, which reads no dataset)."""
+    from engine.airport import short_name
+    from engine.scenario import DESTINATIONS
+    from gateway.airports.repository import AirportRepository
+
+    airports = AirportRepository()
+    named = {short_name(a) for code in DESTINATIONS if (a := airports.get(code)) is not None}
+    assert named == set(LIMIT_RIVALS) and len(LIMIT_RIVALS) == len(set(LIMIT_RIVALS))
+
+
+@given(
+    code=st.sampled_from(sorted(CITY_CODES)),
+    before=st.lists(st.sampled_from(["cleared", "to", "via", "china", "eastern", "roger", "four"]), max_size=5),
+    after=st.lists(st.sampled_from(["via", "colem", "squawk", "two", "wilco", "departure"]), max_size=5),
+    alias=st.booleans(),
+)
+def test_each_other_city_is_tried_in_the_place_of_the_issued_one(
+    code: str, before: list[str], after: list[str], alias: bool
+) -> None:
+    """For any transcript naming the issued city (or its alias) anywhere, the question holds one
+    rival per other city of `LIMIT_RIVALS`, each the transcript with only that name changed,
+    scored against the transcript as written without the prompt's name; the issued place (both
+    Londons) is never its own rival. A transcript that names it nowhere asks nothing."""
+    from engine.value_rivals import limit_rivals
+
+    city = CITY_CODES[code]
+    names = (city, "Heathrow") if code == "EGLL" else (city,)
+    said = "Heathrow" if alias and code == "EGLL" else city
+    heard = [*before, *words_of(said), *after]
+    fields = {"destination": ("airport", code)}
+    asked = query(" ".join(heard), fields, rivalled=["destination"], told={"destination": names})
+    assert asked is not None
+    rivals = asked.hypotheses
+    assert [h.value for h in rivals] == limit_rivals(names) and city not in [h.value for h in rivals]
+    written = [*before, *(w.capitalize() for w in words_of(said)), *after]
+    for h in rivals:
+        assert h.rival and h.unprompted and h.against == written and not h.slots
+        assert h.words == [*before, *h.value.split(), *after]
+    assert query(" ".join([*before, *after]), fields, rivalled=["destination"], told={"destination": names}) is None
+
+
+def _city(delta: float, tempo: float, city: str = "Oslo") -> ValueCheck:
+    return ValueCheck(field="destination", value=city, margin=0.0, lowest=0.0, delta=delta, tempo=tempo, rival=True)
+
+
+@given(deltas=st.lists(st.floats(-40.0, 40.0), max_size=len(TEMPOS)))
+def test_a_limit_heard_as_issued_is_accepted_only_where_no_rival_city_was_said(deltas: list[float]) -> None:
+    """By voice the limit heard as issued is unsure (`rivalled`); the checks of its rival cities
+    make it right only when scored at `RIVAL_TEMPOS` tempos at least and none within
+    `RIVAL_SLACK` of the transcript as written. A wrong limit written as the issued city (seed
+    119: Oslo +20 to +25 nats) stays unsure, at any tempo it was scored."""
+    rb = ReadbackResult(ok=False, fields={"destination": "unsure"}, unsure=["destination"], rivalled=["destination"])
+    checks = [_city(d, TEMPOS[i]) for i, d in enumerate(deltas)]
+    result, _notes = apply_checks(rb, checks, {"destination": ("airport", "EDDL")})
+    allowed = len(deltas) >= RIVAL_TEMPOS and all(d < -RIVAL_SLACK for d in deltas)
+    assert result.fields["destination"] == ("ok" if allowed else "unsure")
+    if any(d >= -RIVAL_SLACK for d in deltas):
+        assert not result.ok
+
+
+@given(typed=st.booleans(), told=st.booleans(), code=st.sampled_from(sorted(CITY_CODES)))
+def test_by_voice_a_limit_heard_as_issued_is_rivalled_where_the_recognizer_was_told_it(
+    typed: bool, told: bool, code: str
+) -> None:
+    """Heard as issued by a recognizer told the city (`Hearing.told`: whisper's prompt named it),
+    the limit waits for its rivals; typed, or heard by one not told it (pocketsphinx, vosk, a
+    recorded run), it is heard right as before."""
+    from engine.readback import ReadbackEvaluator
+    from tooling.flow_scripts import SCRIPT_SCENARIO
+
+    variables = {**SCRIPT_SCENARIO, "destination": code, "destination_name": CITY_CODES[code]}
+    said = f"cleared to {CITY_CODES[code]}, Lufthansa three five niner"
+    result = ReadbackEvaluator().evaluate(["destination"], variables, said, spoken=not typed, told=told)
+    if typed or not told:
+        assert result.ok and result.rivalled == []
+    else:
+        assert result.fields == {"destination": "unsure"} and result.rivalled == ["destination"]
+
+
+@pytest.mark.parametrize(
+    ("issued", "said", "allowed"), [("Dusseldorf", "Vienna", False), ("Vienna", "Vienna", True), ("Prague", "Prague", True)]
+)
+def test_whisper_tells_the_limit_said_from_the_one_the_prompt_names(
+    whisper: WhisperEngine, issued: str, said: str, allowed: bool
+) -> None:
+    """On real audio (espeak-ng, tiny.en), under the radio's prompt naming the issued city:
+    "cleared to Vienna" said and written "Dusseldorf" (seed 4's leak), the rival Vienna scored
+    without the prompt's name is likelier than the transcript as written; the issued city said,
+    no other city comes near it."""
+    from gateway.speech.stt.base import SttContext
+    from gateway.speech.stt.whisper_prompt import build_prompt, unprompted
+
+    context = SttContext(
+        expected_phrases=[f"Cleared to {issued} via COLEM 8V departure, squawk 2566"],
+        vocabulary=[issued],
+        told=frozenset(words_of(issued)),
+    )
+    prompt, rival_prompt = build_prompt(context), build_prompt(unprompted(context))
+    assert issued in (prompt or "") and issued not in (rival_prompt or "")
+    written = f"Wizz Air niner fife, cleared to {issued}, squawking two five six six"
+    spoken = f"Wizz Air niner fife, cleared to {said}, squawking two fife six six"
+    code = {"Dusseldorf": "EDDL", "Vienna": "LOWW", "Prague": "LKPR"}[issued]
+    asked = query(written, {"destination": ("airport", code)}, rivalled=["destination"], told={"destination": (issued,)})
+    assert asked is not None
+    checks = score_values(whisper, espeak_pcm(spoken), prompt, asked, rival_prompt=rival_prompt)
+    assert {c.tempo for c in checks if c.rival} == set(TEMPOS)
+    best = {c.tempo: (c.value, c.delta) for c in checks if c.rival}
+    assert rival_allows("destination", checks, FLOOR) == allowed, best
+    if not allowed:
+        assert all(value == said for value, _delta in best.values()), best

@@ -169,5 +169,6 @@ def second_hearing(first: SttResult, closed: SttResult) -> SttResult:
         cut_off=first.hearing.cut_off,
         confidence=closed.hearing.confidence,
         open_transcript=first.hearing.open_transcript or first.text,
+        told=first.hearing.told or closed.hearing.told,
     )
     return SttResult(closed.text, hearing)

@@ -133,6 +133,9 @@ class SttContext:
     callsign: str | None = None  # our own callsign as said ("Lufthansa 359"): who is talking, not a readback value
     lexicon: frozenset[str] = frozenset()
     names: tuple[NameChoice, ...] = ()
+    # the words of the issued places the prompt names alone (the clearance limit's city): left out
+    # of the prompt a city rival is scored under (`whisper_prompt.unprompted`, engine/value_rivals.py)
+    told: frozenset[str] = frozenset()
 
     @property
     def issued_names(self) -> frozenset[str]:

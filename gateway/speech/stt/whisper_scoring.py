@@ -145,7 +145,12 @@ def _log_softmax(logits: Any) -> np.ndarray:
 
 
 def check_values(
-    engine: WhisperEngine, pcm: bytes, prompt: str | None, query: ValueQuery, until: float | None = None
+    engine: WhisperEngine,
+    pcm: bytes,
+    prompt: str | None,
+    query: ValueQuery,
+    until: float | None = None,
+    rival_prompt: str | None = None,
 ) -> list[ValueCheck]:
     """The `ValueCheck`s of `query`'s fields: per field and placement (in place, appended) its
     better spelling by `delta`, heard at each tempo of `TEMPOS` in turn while a field has no
@@ -153,7 +158,8 @@ def check_values(
     a field's rival (`Hypothesis.rival`, against its own words) at every tempo;
     none for audio past one window. `until` (`time.monotonic()`): no further tempo is started
     that would end after it, by how long the first took. Runs in the calling thread (a CPU pool
-    worker)."""
+    worker). A hypothesis `unprompted` (a city rival) is scored, with its `against`, after
+    `rival_prompt` (the prompt without the issued city) instead."""
     checks: list[ValueCheck] = []
     started = time.monotonic()
     for tempos_heard, tempo in enumerate(TEMPOS):
@@ -168,7 +174,7 @@ def check_values(
         if not asked or (tempos_heard and until is not None and now + per_tempo > until):
             break
         view = pcm if tempo == 1.0 else resample(pcm, round(SPEECH_RATE * tempo), SPEECH_RATE)
-        checks += _check_view(engine, view, prompt, query.model_copy(update={"hypotheses": asked}), tempo)
+        checks += _check_view(engine, view, prompt, query.model_copy(update={"hypotheses": asked}), tempo, rival_prompt)
     return checks
 
 
@@ -178,7 +184,12 @@ def _needs(hypothesis: Hypothesis, check: ValueCheck) -> float:
 
 
 def _check_view(
-    engine: WhisperEngine, pcm: bytes, prompt: str | None, query: ValueQuery, tempo: float
+    engine: WhisperEngine,
+    pcm: bytes,
+    prompt: str | None,
+    query: ValueQuery,
+    tempo: float,
+    rival_prompt: str | None = None,
 ) -> list[ValueCheck]:
     """`check_values` on one view of the audio (`pcm` played at `tempo`)."""
     import ctranslate2
@@ -190,22 +201,34 @@ def _check_view(
     model = engine.ct2_model()
     tokenizer = engine.tokenizer()
     start = engine.prompt_tokens(prompt)
-    features = engine.window_input(samples, start, 0).features
+    rival_start = engine.prompt_tokens(rival_prompt) if rival_prompt is not None else start
+    features = engine.window_input(samples, start, 0).features  # the audio's: the same for any prompt
     encoded = np.asarray(model.encode(ctranslate2.StorageView.from_array(features[None]), to_cpu=True))
-    # a rival is scored against its own words (`Hypothesis.against`), forced after the hypotheses
-    againsts = [h.against for h in query.hypotheses if h.against]
-    written = [_tokens(tokenizer, words) for words in [query.heard, *(h.words for h in query.hypotheses), *againsts]]
-    results = model.generate(
-        ctranslate2.StorageView.from_array(np.ascontiguousarray(np.repeat(encoded, len(written), axis=0))),
-        [start + tokens for tokens, _ in written],
-        # room for the forced tokens and their end; CTranslate2 counts this length differently
-        # with and without a previous-text prompt (measured: twice the tokens without one)
-        max_length=min(MAX_LENGTH, len(start) + 2 * (max(len(tokens) for tokens, _ in written) + 2)),
-        beam_size=1,
-        return_logits_vocab=True,
-        suppress_blank=False,
-        suppress_tokens=[],
-    )
+    # a rival is scored against its own words (`Hypothesis.against`), forced after the hypotheses,
+    # each such words once (every city rival of a limit weighs against the transcript as written)
+    againsts = list(dict.fromkeys((tuple(h.against), h.unprompted) for h in query.hypotheses if h.against))
+    sequences = [(query.heard, False), *((h.words, h.unprompted) for h in query.hypotheses), *againsts]
+    written = [_tokens(tokenizer, list(words)) for words, _ in sequences]
+    # CTranslate2 decodes one batch after one prompt length: the city rivals' is a batch of its own
+    results: list[Any] = [None] * len(written)
+    for first, unprompted in ((start, False), (rival_start, True)):
+        batch = [i for i, (_, u) in enumerate(sequences) if u == unprompted]
+        if not batch:
+            continue
+        longest = max(len(written[i][0]) for i in batch)
+        decoded = model.generate(
+            ctranslate2.StorageView.from_array(np.ascontiguousarray(np.repeat(encoded, len(batch), axis=0))),
+            [first + written[i][0] for i in batch],
+            # room for the forced tokens and their end; CTranslate2 counts this length differently
+            # with and without a previous-text prompt (measured: twice the tokens without one)
+            max_length=min(MAX_LENGTH, len(first) + 2 * (longest + 2)),
+            beam_size=1,
+            return_logits_vocab=True,
+            suppress_blank=False,
+            suppress_tokens=[],
+        )
+        for i, result in zip(batch, decoded, strict=True):
+            results[i] = result
     rows: list[list[np.ndarray]] = []
     for (tokens, _), result in zip(written, results, strict=True):
         if list(result.sequences_ids[0][: len(tokens)]) != tokens or len(result.logits[0]) < len(tokens):
@@ -217,11 +240,11 @@ def _check_view(
     digits = _end_tokens(tokenizer)
     # a rival and its value said once each end with no further digit: at the end of the transcript
     # the rival's extra digit is otherwise weighed against nothing (seed 103: "decimal one" last)
-    against_scores = iter(
-        _score(tokens, lp) + _no_digit_after(lp, len(tokens), digits)
-        for (tokens, _), lp in zip(written[1 + n :], rows[1 + n :], strict=True)
-    )
-    bases = [next(against_scores) if h.against else heard_score for h in query.hypotheses]
+    against_scores = {
+        key: _score(tokens, lp) + _no_digit_after(lp, len(tokens), digits)
+        for key, (tokens, _), lp in zip(againsts, written[1 + n :], rows[1 + n :], strict=True)
+    }
+    bases = [against_scores[(tuple(h.against), h.unprompted)] if h.against else heard_score for h in query.hypotheses]
     written, rows = written[: 1 + n], rows[: 1 + n]
     table = _symbol_tokens(tokenizer)
     places: list[list[_Place]] = []
@@ -247,8 +270,9 @@ def _check_view(
         check = ValueCheck(
             field=hypothesis.field,
             value=hypothesis.value,
-            margin=round(max(min(margins), -99.0), 3),
-            lowest=round(min(p.own for p in slots), 3),
+            # a city rival has no symbol places: its delta alone speaks (engine/value_rivals.py)
+            margin=round(max(min(margins, default=0.0), -99.0), 3),
+            lowest=round(min((p.own for p in slots), default=0.0), 3),
             delta=round(score - base, 3),
             appended=hypothesis.appended,
             tempo=tempo,
