@@ -290,15 +290,17 @@ def test_by_voice_a_limit_heard_as_issued_is_rivalled_where_the_recognizer_was_t
 
 
 @pytest.mark.parametrize(
-    ("issued", "said", "allowed"), [("Dusseldorf", "Vienna", False), ("Vienna", "Vienna", True), ("Prague", "Prague", True)]
+    ("issued", "said", "allowed"),
+    [("Dusseldorf", "Vienna", False), ("Vienna", "Vienna", True), ("Prague", "Prague", True)],
 )
 def test_whisper_tells_the_limit_said_from_the_one_the_prompt_names(
-    whisper: WhisperEngine, issued: str, said: str, allowed: bool
+    whisper: WhisperEngine, issued: str, said: str, allowed: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """On real audio (espeak-ng, tiny.en), under the radio's prompt naming the issued city:
     "cleared to Vienna" said and written "Dusseldorf" (seed 4's leak), the rival Vienna scored
     without the prompt's name is likelier than the transcript as written; the issued city said,
-    no other city comes near it."""
+    no other city comes near it. Scoring only the rivals within reach (`_within_reach`) gives
+    the verdict and the likeliest rival that scoring all twenty does."""
     from gateway.speech.stt.base import SttContext
     from gateway.speech.stt.whisper_prompt import build_prompt, unprompted
 
@@ -312,7 +314,9 @@ def test_whisper_tells_the_limit_said_from_the_one_the_prompt_names(
     written = f"Wizz Air niner fife, cleared to {issued}, squawking two five six six"
     spoken = f"Wizz Air niner fife, cleared to {said}, squawking two fife six six"
     code = {"Dusseldorf": "EDDL", "Vienna": "LOWW", "Prague": "LKPR"}[issued]
-    asked = query(written, {"destination": ("airport", code)}, rivalled=["destination"], told={"destination": (issued,)})
+    asked = query(
+        written, {"destination": ("airport", code)}, rivalled=["destination"], told={"destination": (issued,)}
+    )
     assert asked is not None
     checks = score_values(whisper, espeak_pcm(spoken), prompt, asked, rival_prompt=rival_prompt)
     assert {c.tempo for c in checks if c.rival} == set(TEMPOS)
@@ -320,3 +324,11 @@ def test_whisper_tells_the_limit_said_from_the_one_the_prompt_names(
     assert rival_allows("destination", checks, FLOOR) == allowed, best
     if not allowed:
         assert all(value == said for value, _delta in best.values()), best
+    from gateway.speech.stt import whisper_scoring
+
+    monkeypatch.setattr(whisper_scoring, "REACH_NATS", float("inf"))
+    every = score_values(whisper, espeak_pcm(spoken), prompt, asked, rival_prompt=rival_prompt)
+    assert rival_allows("destination", every, FLOOR) == allowed
+    for check in every:  # a rival left out was nowhere near: the one kept is the one said
+        if check.rival and check.delta >= -RIVAL_SLACK:
+            assert best[check.tempo] == (check.value, check.delta)
