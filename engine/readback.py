@@ -51,7 +51,7 @@ heard only as another value (`ReadbackResult.otherwise`, kept as `Session.readba
 the same pilot says the same words again, and one hearing of the issued value among hearings of
 none is not enough against it (held-out seed 93). Nor, by voice, for the clearance limit: the
 recognizer's prompt names the issued city alone (whisper cannot spell it otherwise), so the best
-transcript's hearing of it is no evidence against an n-best that heard no place there (`_told`,
+transcript's hearing of it is no evidence against an n-best that heard no place there (`_named_alone`,
 held-out seed 119: "to Oslo" written "to Dusseldorf" beside "to last").
 """
 
@@ -77,7 +77,7 @@ from engine.phraseology.transcript import Transcript
 from engine.pilot_correction import corrections, last_correction, splice_bare
 from engine.readback_voice import Voice, garbled_by_voice
 from engine.value_check import issued_values
-from engine.value_rivals import short_frequencies, told_places
+from engine.value_rivals import TOLD_KINDS, short_frequencies, told_places
 from engine.vocabulary import base_vocabulary
 
 _SPOKEN = re.compile(r"[^\W_]+")  # the words of a transcript, without its punctuation
@@ -201,7 +201,7 @@ class ReadbackEvaluator:
         unsure: list[str] = []
         for name, (status, expected, heard) in best.items():
             verdicts = [(other.get(name, ("missing", "", ""))[::2], masked) for other, masked in others]
-            doubt = name in doubted or _told(name, spoken)
+            doubt = name in doubted or _named_alone(name, spoken)
             if any(_disagrees((status, heard), verdict, masked or doubt) for verdict, masked in verdicts):
                 fields[name] = "unsure"
                 unsure.append(name)
@@ -380,14 +380,11 @@ def _only_another_value(statuses: list[Status]) -> bool:
     return "wrong" in statuses and "ok" not in statuses
 
 
-# Kinds whose issued value the recognizer is told by name (`gateway.speech.stack.name_choices`
-# keeps the clearance limit's city alone in whisper's prompt: without it whisper cannot spell it).
-TOLD_KINDS = frozenset({"airport"})
-
-
-def _told(name: str, spoken: bool) -> bool:
-    """Whether, by voice, the best transcript's hearing of `name` may be the prompt's: a clearance
-    limit written as the issued city stands only where no n-best hypothesis heard no place there.
+def _named_alone(name: str, spoken: bool) -> bool:
+    """Whether, by voice, the best transcript's hearing of `name` may be the prompt's (a kind of
+    `value_rivals.TOLD_KINDS`: `gateway.speech.stack.name_choices` keeps the clearance limit's
+    city alone in whisper's prompt, as whisper cannot spell it otherwise): a limit written as the
+    issued city stands only where no n-best hypothesis heard no place there.
     Held-out seed 119: the answer "China Eastern seven four to Oslo" was written "... to
     Dusseldorf" (the city the prompt names) and accepted, beside an n-best "... to last"."""
     return spoken and kind(kind_for_variable(name)).name in TOLD_KINDS

@@ -4,8 +4,9 @@ One order, for the WebSocket radio (`gateway.radio.pipeline`) and the readback b
 (`tooling.bench.readback_voice`), each step only while the engine would still not accept what
 was heard (`settles`, a dry run on a copy of the session):
 
-0. where the engine's only doubt is a frequency heard right but written short, its rival checked
-   in the audio (`engine/value_rivals.py`), within `bigger_due_s`, and nothing else;
+0. where the engine's only doubts are values heard right but rivalled (a frequency written short,
+   a clearance limit the prompt named), their rivals checked in the audio
+   (`engine/value_rivals.py`), within `bigger_due_s`, and nothing else;
 1. the second hearing, in the radio's words (`gateway.speech.rehearing.hear_again`);
 2. the unsure or missing values checked in the audio (`gateway.speech.checking`);
 3. the third hearing, by whisper base (`gateway.speech.stt.whisper_bigger`), and its values
@@ -49,7 +50,7 @@ async def hear_out(
     if await settles(first):
         return first
     if ask is not None and _only_rivals(query := await ask(first)):
-        # heard right, only written short: the rival alone decides, and no other hearing can
+        # heard right, only rivalled: the rivals alone decide, and no other hearing can
         # (engine/value_rivals.py); given the third hearing's time, which it saves
         return await check_values(stream, first, _asked(query), speech_ended=speech_ended, due_s=bigger_due_s)
     heard = await hear_again(stream, first, settles, speech_ended=speech_ended, due_s=due_s, settled=False)

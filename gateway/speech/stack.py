@@ -167,7 +167,9 @@ def name_choices(variables: dict[str, Any], said: set[str]) -> tuple[NameChoice,
     voice --fields sid,destination` (seed 0, 150 readbacks, half of them bad): without it whisper
     could not write the city (right readbacks asked again 58 of 67), and offered among every
     destination ("Cleared to Amsterdam or Barcelona or ... Zurich") the longer prompt cost more
-    than it gave (42 of 67, against 31 of 67 with the city named). docs/performance.md has the runs."""
+    than it gave (42 of 67, against 31 of 67 with the city named). docs/performance.md has the runs.
+    Named alone, it made whisper write the issued city for another one said (seeds 4 and 119), so
+    a limit heard as issued under it waits for its rivals (`told_words`, engine/value_rivals.py)."""
     out: list[NameChoice] = []
     listed = variables.get("sid_fixes")
     airport_sids = [str(f) for f in listed if f] if isinstance(listed, list | tuple) else []
