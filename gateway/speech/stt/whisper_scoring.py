@@ -312,9 +312,10 @@ def _within_reach(
     `RIVAL_SLACK` of the transcript as written: a rival's first token where the written name
     starts, against every token of the written name, plus `REACH_NATS` for the words after it
     (the rest of a rival's name can only lose), read from one decode of the transcript as written.
-    The likeliest of each field is always kept: each tempo has its rival check. Scoring all twenty
-    took 3.3 s a tempo on a busy 2-core host (a 9 s clearance readback), one 0.7 s. Also returns
-    those decodes, by `against` (the transcript as written is not decoded twice)."""
+    The likeliest of each field is always kept: each tempo has its rival check. A 9 s clearance
+    readback took 3.3 s a tempo scoring all twenty on a busy 2-core host; scoring those within
+    reach 0.5 s there, 0.25 s idle (docs/performance.md, stop 54). Also returns those decodes, by
+    `against` (the transcript as written is not decoded twice)."""
     cities = [h for h in query.hypotheses if h.unprompted]
     decoded: dict[tuple[tuple[str, ...], bool], Any] = {}
     if not cities or REACH_NATS == float("inf"):
@@ -368,8 +369,6 @@ def _whole_words(
 ) -> None:
     """Score as whole words, in one forced batch, the symbols that came within `MARGIN` of the
     issued one at each place of `short` (the issued one too), and update the places' scores."""
-    import ctranslate2
-
     asks: list[tuple[_Place, str, tuple[int, ...]]] = []
     for place in short:
         own = place.scores[place.symbol]
@@ -387,16 +386,7 @@ def _whole_words(
             asks.extend((place, symbol, f) for f in pending)
     if not asks:
         return
-    sequences = [start + place.before + list(form) for place, _, form in asks]
-    results = model.generate(
-        ctranslate2.StorageView.from_array(np.ascontiguousarray(np.repeat(encoded, len(sequences), axis=0))),
-        sequences,
-        max_length=min(MAX_LENGTH, len(start) + 2 * (max(len(q) - len(start) for q in sequences) + 2)),
-        beam_size=1,
-        return_logits_vocab=True,
-        suppress_blank=False,
-        suppress_tokens=[],
-    )
+    results = _forced(model, encoded, start, [place.before + list(form) for place, _, form in asks])
     for (place, symbol, form), result in zip(asks, results, strict=True):
         at = len(place.before)
         logits = result.logits[0]
