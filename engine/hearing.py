@@ -54,5 +54,6 @@ class Hearing(DomainModel):
     open_transcript: str | None = None
     checks: list[ValueCheck] = Field(default_factory=list)  # issued values checked in the audio
     # the recognizer was told the issued place by name (whisper's prompt names the clearance
-    # limit's city): heard as issued, it waits for its rivals (engine/value_rivals.py)
+    # limit's city; set by the gateway with LIVEFREQ_CITY_RIVALS): heard as issued, it waits for
+    # its rivals (engine/value_rivals.py)
     told: bool = False

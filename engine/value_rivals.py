@@ -30,8 +30,9 @@ of the prompt (`Hypothesis.unprompted`), at `RIVAL_TEMPOS` tempos, and none came
 `RIVAL_SLACK`. Measured on the bench's audio of seeds 4 and 119 (docs/performance.md, stop 54):
 the city said scored 13 to 31 nats likelier than the issued one without the prompt's name, 0.3
 to 4.9 with it; on seven right readbacks the likeliest other city scored -0.6 to -13. Only where
-the recognizer was told the city (`Hearing.told`): pocketsphinx, vosk and the recorded runs of the
-replay were not, and their hearing of it stands as before.
+the recognizer was told the city (`Hearing.told`, which the gateway sets only with
+`LIVEFREQ_CITY_RIVALS`: on a loaded node the check did not fit the reply's time); pocketsphinx,
+vosk and the recorded runs of the replay were not, and their hearing of it stands as before.
 """
 
 from __future__ import annotations

@@ -64,6 +64,7 @@ class SpeechStack:
             stt_options["model_path"] = settings.vosk_model_path
         if settings.stt_engine.strip().lower() == "whisper":
             stt_options["bigger"] = settings.bigger_hearing and settings.second_hearing
+            stt_options["city_rivals"] = settings.city_rivals
         self.stt: SttEngine = stt or make_stt(settings.stt_engine, **stt_options)
         tts_options: dict[str, Any] = {"voice": settings.tts_voice} if settings.tts_voice else {}
         cache = TtsCache(max_bytes=settings.tts_cache_mb * 1024 * 1024) if settings.tts_cache_mb else None

@@ -149,6 +149,7 @@ class WhisperEngine:
         compute_type: str = "int8",
         batch_max: int = batching.BATCH_MAX,
         bigger: bool = False,
+        city_rivals: bool = False,
     ) -> None:
         if beam_size < 1:
             raise ValueError(f"beam_size must be >= 1, got {beam_size}")
@@ -161,6 +162,7 @@ class WhisperEngine:
         self.compute_type = compute_type
         self.batch_max = max(1, batch_max)
         self.bigger = bigger  # a third hearing by whisper base where installed (`whisper_bigger`)
+        self.city_rivals = city_rivals  # mark `Hearing.told` (`LIVEFREQ_CITY_RIVALS`, gateway.settings)
         self.bigger_engine: WhisperEngine | None = None
         self._model: Any = None
         self._tokenizer: Any = None
@@ -368,8 +370,8 @@ class WhisperStream(BufferedStream):
         self.engine = engine
         self.prompt = build_prompt(context)
         self.rival_prompt = build_prompt(unprompted(context))  # a city rival's (engine/value_rivals.py)
-        # the prompt names an issued place (the clearance limit's city): `Hearing.told`
-        self.told = bool(context.told & set(words_of(self.prompt or "")))
+        # the prompt names an issued place (the clearance limit's city): `Hearing.told`, where asked
+        self.told = engine.city_rivals and bool(context.told & set(words_of(self.prompt or "")))
         self._speech = SpeechEnd(sample_rate=context.sample_rate)  # what is decoded: the speech and its margin
         self._partial_at = 0  # buffer length (bytes) when the last partial decode started
         self._partial_end = 0  # bytes that partial decodes (`spoken_audio()` then)
