@@ -258,7 +258,7 @@ def query(
                         )
                     )
     for name, names in (told or {}).items():
-        hypotheses += _other_places(name, fields[name][1], heard, names) if name in fields else []
+        hypotheses += _other_places(name, heard, names) if name in fields else []
     for name, transcript in (rivals or {}).items():
         # the value said once, in the words of the hearing that wrote it short; said twice against it
         written = query(transcript, {name: fields[name]}, heard_right, callsign, heard_other, by_check)
@@ -268,7 +268,7 @@ def query(
     return ValueQuery(heard=heard, hypotheses=hypotheses) if hypotheses else None
 
 
-def _other_places(name: str, value: str, heard: list[str], names: tuple[str, ...]) -> list[Hypothesis]:
+def _other_places(name: str, heard: list[str], names: tuple[str, ...]) -> list[Hypothesis]:
     """The transcript with each city of `LIMIT_RIVALS` but the issued place (`names`) in place of
     the words that name it, each against the transcript as written (`value_rivals`); none where
     the transcript's words name it nowhere."""

@@ -18,7 +18,7 @@ from engine import phraseology
 from engine.models import Session
 from engine.phraseology.kinds import PROCEDURE_KINDS
 from engine.scenario_values import sid_fixes
-from engine.value_rivals import TOLD_KINDS, place_names, told_places
+from engine.value_rivals import TOLD_KINDS, place_names
 from gateway.settings import Settings
 from gateway.speech.stt.base import NameChoice, SttContext, SttEngine, start_engine, words_of
 from gateway.speech.stt.factory import make_stt
@@ -154,8 +154,8 @@ def told_words(variables: dict[str, Any]) -> frozenset[str]:
     """The words (lower case) of every name an airport variable's place goes by ("dusseldorf"):
     the prompt names the issued city alone (`name_choices`), so a city rival is scored without
     them (`SttContext.told`, engine/value_rivals.py)."""
-    fields = {name: (kind, "") for name in variables if (kind := phraseology.kind_for_variable(name)) in TOLD_KINDS}
-    return frozenset(w for name in told_places(fields) for n in place_names(name, variables) for w in words_of(n))
+    places = [name for name in variables if phraseology.kind_for_variable(name) in TOLD_KINDS]
+    return frozenset(w for name in places for n in place_names(name, variables) for w in words_of(n))
 
 
 def name_choices(variables: dict[str, Any], said: set[str]) -> tuple[NameChoice, ...]:

@@ -369,9 +369,10 @@ class WhisperStream(BufferedStream):
         super().__init__(context)
         self.engine = engine
         self.prompt = build_prompt(context)
-        self.rival_prompt = build_prompt(unprompted(context))  # a city rival's (engine/value_rivals.py)
         # the prompt names an issued place (the clearance limit's city): `Hearing.told`, where asked
         self.told = engine.city_rivals and bool(context.told & set(words_of(self.prompt or "")))
+        # a city rival's prompt (engine/value_rivals.py), built only where one can be asked (0.75 ms)
+        self.rival_prompt = build_prompt(unprompted(context)) if self.told else self.prompt
         self._speech = SpeechEnd(sample_rate=context.sample_rate)  # what is decoded: the speech and its margin
         self._partial_at = 0  # buffer length (bytes) when the last partial decode started
         self._partial_end = 0  # bytes that partial decodes (`spoken_audio()` then)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from engine.phraseology import speak_text
-from gateway.speech.stt.base import VALUE_CLASSES, SttContext, words_of
+from gateway.speech.stt.base import VALUE_CLASSES, NameChoice, SttContext, words_of
 
 PROMPT_MAX_WORDS = 100  # whisper keeps at most 223 prompt tokens; short prompts bias less blindly
 
@@ -109,18 +109,9 @@ def build_prompt(context: SttContext, max_words: int = PROMPT_MAX_WORDS) -> str 
 
 
 def unprompted(context: SttContext) -> SttContext:
-    """`context` without the words of the places its prompt names alone (`SttContext.told`, the
-    clearance limit's city): the prompt a city rival is scored under (engine/value_rivals.py).
-    Under the prompt naming Dusseldorf, seed 119's spoken "to Oslo" scored Oslo 0.3 to 4.9 nats
+    """`context` with the places its prompt names alone (`SttContext.told`, the clearance limit's
+    city) as issued names offered among none (`NameChoice`, `_named_alike`): they leave the
+    phrases and the vocabulary. The prompt a city rival is scored under (engine/value_rivals.py):
+    under the prompt naming Dusseldorf, seed 119's spoken "to Oslo" scored Oslo 0.3 to 4.9 nats
     likelier than Dusseldorf; without the name, 20 to 25."""
-    if not context.told:
-        return context
-
-    def keep(text: str) -> str:
-        return " ".join(w for w in text.split() if not set(words_of(w)) & context.told)
-
-    return replace(
-        context,
-        expected_phrases=[keep(p) for p in context.expected_phrases],
-        vocabulary=[v for v in context.vocabulary if not set(words_of(v)) & context.told],
-    )
+    return replace(context, names=(*context.names, NameChoice(context.told))) if context.told else context

@@ -318,7 +318,7 @@ def _within_reach(
     `against` (the transcript as written is not decoded twice)."""
     cities = [h for h in query.hypotheses if h.unprompted]
     decoded: dict[tuple[tuple[str, ...], bool], Any] = {}
-    if not cities or REACH_NATS == float("inf"):
+    if not cities:
         return query, decoded
     kept: set[int] = set()
     for against in dict.fromkeys(tuple(h.against) for h in cities):
