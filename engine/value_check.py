@@ -93,7 +93,7 @@ from engine.phraseology.handlers import canonical_of, kind
 from engine.phraseology.instructions import PREFIX as INSTRUCTION_PREFIX
 from engine.phraseology.kinds import PROCEDURE_KINDS
 from engine.value_places import INTRO, callsign_words, field_places, taken_words
-from engine.value_rivals import RIVAL_SLACK, limit_rivals, place_span, rival_allows, rival_value
+from engine.value_rivals import RIVAL_SLACK, limit_rivals, place_span, rival_allows, rival_tempos, rival_value
 from engine.value_words import (
     SYMBOL_OF,
     class_of,
@@ -432,7 +432,8 @@ def apply_checks(
         ok = confirms(check, expected[1], own, said) and check.margin + held >= margin_needed(said, check)
         ok = ok and not (check.appended and (check.field, check.bigger) in against)
         ok = ok and not (check.appended and (check.field, not check.bigger) in doubted)
-        ok = ok and (check.field not in rivals or rival_allows(check.field, everything, FLOOR))
+        tempos = rival_tempos(expected[0])
+        ok = ok and (check.field not in rivals or rival_allows(check.field, everything, FLOOR, tempos))
         thresholds: dict[str, float] = {"margin_min": MARGIN, "floor": FLOOR, "slack": slack_for(check)}
         if held:
             thresholds["earlier"] = held  # the audio held this against it in a transmission asked again
@@ -443,7 +444,8 @@ def apply_checks(
     notes += [{**c.model_dump(), "confirmed": False, "rival_slack": RIVAL_SLACK} for c in everything if c.rival]
     confirmed = {n["field"] for n in notes if n["confirmed"]}
     for name in rb.rivalled:  # heard right but written short: the audio ruled its rival out
-        if statuses.get(name) == "unsure" and name not in confirmed and rival_allows(name, everything, FLOOR):
+        tempos = rival_tempos(fields.get(name, ("", ""))[0])
+        if statuses.get(name) == "unsure" and name not in confirmed and rival_allows(name, everything, FLOOR, tempos):
             statuses[name] = "ok"
             confirmed.add(name)
             notes.append({"field": name, "value": fields.get(name, ("", ""))[1], "confirmed": True, "by": "rival"})

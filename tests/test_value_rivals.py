@@ -13,6 +13,7 @@ from engine.hearing import ValueCheck
 from engine.models import ReadbackResult
 from engine.value_check import FLOOR, MARGIN, apply_checks, query
 from engine.value_rivals import (
+    CITY_TEMPOS,
     LIMIT_RIVALS,
     RIVAL_SLACK,
     RIVAL_TEMPOS,
@@ -258,13 +259,13 @@ def _city(delta: float, tempo: float, city: str = "Oslo") -> ValueCheck:
 @given(deltas=st.lists(st.floats(-40.0, 40.0), max_size=len(TEMPOS)))
 def test_a_limit_heard_as_issued_is_accepted_only_where_no_rival_city_was_said(deltas: list[float]) -> None:
     """By voice the limit heard as issued is unsure (`rivalled`); the checks of its rival cities
-    make it right only when scored at `RIVAL_TEMPOS` tempos at least and none within
+    make it right only when scored at `CITY_TEMPOS` tempos at least (as recorded) and none within
     `RIVAL_SLACK` of the transcript as written. A wrong limit written as the issued city (seed
     119: Oslo +20 to +25 nats) stays unsure, at any tempo it was scored."""
     rb = ReadbackResult(ok=False, fields={"destination": "unsure"}, unsure=["destination"], rivalled=["destination"])
     checks = [_city(d, TEMPOS[i]) for i, d in enumerate(deltas)]
     result, _notes = apply_checks(rb, checks, {"destination": ("airport", "EDDL")})
-    allowed = len(deltas) >= RIVAL_TEMPOS and all(d < -RIVAL_SLACK for d in deltas)
+    allowed = len(deltas) >= CITY_TEMPOS and all(d < -RIVAL_SLACK for d in deltas)
     assert result.fields["destination"] == ("ok" if allowed else "unsure")
     if any(d >= -RIVAL_SLACK for d in deltas):
         assert not result.ok
@@ -319,16 +320,16 @@ def test_whisper_tells_the_limit_said_from_the_one_the_prompt_names(
     )
     assert asked is not None
     checks = score_values(whisper, espeak_pcm(spoken), prompt, asked, rival_prompt=rival_prompt)
-    assert {c.tempo for c in checks if c.rival} == set(TEMPOS)
+    assert {c.tempo for c in checks if c.rival} == {1.0}  # as recorded only (`CITY_TEMPOS`)
     best = {c.tempo: (c.value, c.delta) for c in checks if c.rival}
-    assert rival_allows("destination", checks, FLOOR) == allowed, best
+    assert rival_allows("destination", checks, FLOOR, CITY_TEMPOS) == allowed, best
     if not allowed:
         assert all(value == said for value, _delta in best.values()), best
     from gateway.speech.stt import whisper_scoring
 
     monkeypatch.setattr(whisper_scoring, "REACH_NATS", float("inf"))
     every = score_values(whisper, espeak_pcm(spoken), prompt, asked, rival_prompt=rival_prompt)
-    assert rival_allows("destination", every, FLOOR) == allowed
+    assert rival_allows("destination", every, FLOOR, CITY_TEMPOS) == allowed
     for check in every:  # a rival left out was nowhere near: the one kept is the one said
         if check.rival and check.delta >= -RIVAL_SLACK:
             assert best[check.tempo] == (check.value, check.delta)

@@ -51,7 +51,7 @@ import numpy as np
 
 from engine.hearing import ValueCheck
 from engine.value_check import FLOOR, MARGIN, Hypothesis, ValueQuery, margin_needed, passes
-from engine.value_rivals import RIVAL_SLACK
+from engine.value_rivals import CITY_TEMPOS, RIVAL_SLACK
 from engine.value_words import SYMBOLS
 from gateway.audio.pcm import pcm_to_float32
 from gateway.audio.resample import SPEECH_RATE, resample
@@ -157,7 +157,8 @@ def check_values(
     """The `ValueCheck`s of `query`'s fields: per field and placement (in place, appended) its
     better spelling by `delta`, heard at each tempo of `TEMPOS` in turn while a field has no
     check that passes (`value_check.passes`, at the margin the engine will ask of its value), and
-    a field's rival (`Hypothesis.rival`, against its own words) at every tempo;
+    a frequency's rival (`Hypothesis.rival`, against its own words) at every tempo, a city's
+    (`Hypothesis.unprompted`) at the first (`CITY_TEMPOS`);
     none for audio past one window. `until` (`time.monotonic()`): no further tempo is started
     that would end after it, by how long the first took. Runs in the calling thread (a CPU pool
     worker). A hypothesis `unprompted` (a city rival) is scored, with its `against`, after
@@ -165,11 +166,13 @@ def check_values(
     checks: list[ValueCheck] = []
     started = time.monotonic()
     for tempos_heard, tempo in enumerate(TEMPOS):
-        # a rival (engine/value_rivals.py) is heard at every tempo: it speaks against the value
+        # a frequency's rival (engine/value_rivals.py) is heard at every tempo: it speaks against
+        # the value; a city's only as recorded (`CITY_TEMPOS`)
         asked = [
             h
             for h in query.hypotheses
-            if h.rival or not any(c.field == h.field and not c.rival and passes(c, _needs(h, c)) for c in checks)
+            if (h.rival and (not h.unprompted or tempos_heard < CITY_TEMPOS))
+            or (not h.rival and not any(c.field == h.field and not c.rival and passes(c, _needs(h, c)) for c in checks))
         ]
         now = time.monotonic()
         per_tempo = (now - started) / tempos_heard if tempos_heard else 0.0
