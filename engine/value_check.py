@@ -138,8 +138,8 @@ class Hypothesis(DomainModel):
     end: int | None = None  # the word after a value that ends in a digit: no further digit may be said there
     rival: bool = False  # not the issued value but its rival (engine/value_rivals.py): `value` is the rival's
     against: list[str] = Field(default_factory=list)  # a rival's words to score it against (else `heard`)
-    # scored, with its `against`, under a prompt that does not name the issued place (a city rival:
-    # under one that does, the city said starts far behind; engine/value_rivals.py)
+    # scored, with its `against`, under a prompt that names no place alone (a city rival: under one
+    # naming the issued place, the city said starts far behind; engine/value_rivals.py)
     unprompted: bool = False
 
 
@@ -206,7 +206,7 @@ def query(
     right, only written short: `ReadbackResult.rivalled`) only the rival is asked. A clearance
     limit of `told` (field -> the names the issued place goes by; `value_rivals.told_places`) is
     tried as each other city of `LIMIT_RIVALS` in place of its name in the transcript, against the
-    transcript as written, under a prompt without the issued name (`Hypothesis.unprompted`)."""
+    transcript as written, under a prompt naming no place alone (`Hypothesis.unprompted`)."""
     heard = words_of(transcript)
     own = callsign_words(heard, callsign, taken_words(heard, [callsign_symbols(callsign)]))
     taken = set(own)

@@ -18,7 +18,7 @@ from engine import phraseology
 from engine.models import Session
 from engine.phraseology.kinds import PROCEDURE_KINDS
 from engine.scenario_values import sid_fixes
-from engine.value_rivals import TOLD_KINDS, place_names
+from engine.value_rivals import TOLD_KINDS, limit_rivals, place_names
 from gateway.settings import Settings
 from gateway.speech.stt.base import NameChoice, SttContext, SttEngine, start_engine, words_of
 from gateway.speech.stt.factory import make_stt
@@ -147,7 +147,8 @@ def stt_context(session: Session, expected: list[str], lexicon: frozenset[str] =
         expected_phrases=list(expected), vocabulary=vocabulary, speaker=session.session_id, callsign=callsign, lexicon=lexicon
     )
     said = {w for p in context.spoken_phrases() for w in words_of(p)}
-    return replace(context, names=name_choices(variables, said), told=told_words(variables))
+    names = name_choices(variables, said)
+    return replace(context, names=names, told=told_words(variables), places=rival_places(variables))
 
 
 def told_words(variables: dict[str, Any]) -> frozenset[str]:
@@ -156,6 +157,17 @@ def told_words(variables: dict[str, Any]) -> frozenset[str]:
     them (`SttContext.told`, engine/value_rivals.py)."""
     places = [name for name in variables if phraseology.kind_for_variable(name) in TOLD_KINDS]
     return frozenset(w for name in places for n in place_names(name, variables) for w in words_of(n))
+
+
+def rival_places(variables: dict[str, Any]) -> tuple[str, ...]:
+    """The places a told city is weighed against (`value_rivals.limit_rivals`) and the names of
+    every told place (the limit's, the departure airport's), in alphabetical order: named alike
+    in the prompt a city rival is scored under (`SttContext.places`); none where no place is told."""
+    places = [name for name in variables if phraseology.kind_for_variable(name) in TOLD_KINDS]
+    issued = [n for name in places for n in place_names(name, variables)]
+    if not issued:
+        return ()
+    return tuple(sorted({*limit_rivals(issued), *issued}, key=str.lower))
 
 
 def name_choices(variables: dict[str, Any], said: set[str]) -> tuple[NameChoice, ...]:

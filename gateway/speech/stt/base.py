@@ -136,6 +136,9 @@ class SttContext:
     # the words of the issued places the prompt names alone (the clearance limit's city): left out
     # of the prompt a city rival is scored under (`whisper_prompt.unprompted`, engine/value_rivals.py)
     told: frozenset[str] = frozenset()
+    # every place a told one is weighed against, the issued one's names among them, as written:
+    # named alike in that prompt (`whisper_prompt.rival_prompt`)
+    places: tuple[str, ...] = ()
 
     @property
     def issued_names(self) -> frozenset[str]:

@@ -104,7 +104,7 @@ from gateway.speech.stt.whisper_models import bundled_model_path, check_model_di
 from gateway.speech.stt.whisper_prompt import DIGITS_SENTENCE as DIGITS_SENTENCE  # re-exported
 from gateway.speech.stt.whisper_prompt import PROMPT_MAX_WORDS as PROMPT_MAX_WORDS  # re-exported
 from gateway.speech.stt.whisper_prompt import build_prompt as build_prompt  # re-exported
-from gateway.speech.stt.whisper_prompt import unprompted
+from gateway.speech.stt.whisper_prompt import rival_prompt
 from gateway.speech.stt.whisper_scoring import check_values
 from gateway.speech.stt.whisper_windows import (  # noqa: F401 (re-exported for the decode bench)
     FULL_WINDOW_S,
@@ -372,7 +372,7 @@ class WhisperStream(BufferedStream):
         # the prompt names an issued place (the clearance limit's city): `Hearing.told`, where asked
         self.told = engine.city_rivals and bool(context.told & set(words_of(self.prompt or "")))
         # a city rival's prompt (engine/value_rivals.py), built only where one can be asked (0.75 ms)
-        self.rival_prompt = build_prompt(unprompted(context)) if self.told else self.prompt
+        self.rival_prompt = rival_prompt(context) if self.told else self.prompt
         self._speech = SpeechEnd(sample_rate=context.sample_rate)  # what is decoded: the speech and its margin
         self._partial_at = 0  # buffer length (bytes) when the last partial decode started
         self._partial_end = 0  # bytes that partial decodes (`spoken_audio()` then)

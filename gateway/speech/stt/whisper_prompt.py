@@ -115,3 +115,18 @@ def unprompted(context: SttContext) -> SttContext:
     under the prompt naming Dusseldorf, seed 119's spoken "to Oslo" scored Oslo 0.3 to 4.9 nats
     likelier than Dusseldorf; without the name, 20 to 25."""
     return replace(context, names=(*context.names, NameChoice(context.told))) if context.told else context
+
+
+def rival_prompt(context: SttContext) -> str | None:
+    """The prompt a city rival is scored under (engine/value_rivals.py): `unprompted`'s, with every
+    place of `SttContext.places` named alike after the digits ("Destinations Amsterdam, Barcelona,
+    ..."). With no city named, whisper's prior for a long name decided: the product's own voice
+    reading back Dusseldorf right scored Warsaw 3.7 and 10.1 nats likelier, and every such
+    readback was asked again; with all named alike, the cities said scored 13.8 and 4.4 nats
+    likelier than the issued one written, the right ones' best rival -5.9 at most
+    (docs/performance.md, stop 55)."""
+    prompt = build_prompt(unprompted(context))
+    if prompt is None or not context.places:
+        return prompt
+    listed = f"Destinations {', '.join(context.places)}."
+    return f"{DIGITS_SENTENCE} {listed}{prompt.removeprefix(DIGITS_SENTENCE)}"

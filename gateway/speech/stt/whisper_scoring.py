@@ -162,7 +162,7 @@ def check_values(
     none for audio past one window. `until` (`time.monotonic()`): no further tempo is started
     that would end after it, by how long the first took. Runs in the calling thread (a CPU pool
     worker). A hypothesis `unprompted` (a city rival) is scored, with its `against`, after
-    `rival_prompt` (the prompt without the issued city) instead."""
+    `rival_prompt` (every city named alike, `whisper_prompt.rival_prompt`) instead."""
     checks: list[ValueCheck] = []
     started = time.monotonic()
     for tempos_heard, tempo in enumerate(TEMPOS):
