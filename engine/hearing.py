@@ -54,6 +54,6 @@ class Hearing(DomainModel):
     open_transcript: str | None = None
     checks: list[ValueCheck] = Field(default_factory=list)  # issued values checked in the audio
     # the recognizer was told the issued place by name (whisper's prompt names the clearance
-    # limit's city; set by the gateway with LIVEFREQ_CITY_RIVALS): heard as issued, it waits for
+    # limit's city; set by the gateway unless LIVEFREQ_CITY_RIVALS=false): heard as issued, it waits for
     # its rivals (engine/value_rivals.py)
     told: bool = False

@@ -34,7 +34,7 @@ voice lost to Warsaw by 3.7 and 10.1, and was asked again every time). With ever
 alike, over 120 readbacks in the bench's voices with the transcript written as issued
 (docs/performance.md, stop 55), the 60 cities said scored 3.5 to 25.9 nats likelier than the
 issued one, and 54 of 60 right ones had no rival within the slack. Only where the recognizer was
-told the city (`Hearing.told`, which the gateway sets only with `LIVEFREQ_CITY_RIVALS`); pocketsphinx,
+told the city (`Hearing.told`, which the gateway sets unless `LIVEFREQ_CITY_RIVALS=false`); pocketsphinx,
 vosk and the recorded runs of the replay were not, and their hearing of it stands as before.
 """
 

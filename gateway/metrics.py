@@ -42,8 +42,8 @@ from engine.models import Decision
 from engine.router_llm import Outcome, RouterVerdict
 
 STAGES = (
-    "speech_end_to_final", "second_hearing", "third_hearing", "value_check", "bigger_value_check", "final_to_decision",
-    "decision_to_first_tts_audio", "speech_end_to_first_audio",
+    "speech_end_to_final", "second_hearing", "third_hearing", "value_check", "rival_check", "bigger_value_check",
+    "final_to_decision", "decision_to_first_tts_audio", "speech_end_to_first_audio",
 )
 # seconds; dense where the targets are (0.35 s p50, 0.7 s / 1.2 s p95, 1.5 s capacity limit)
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5, 0.6, 0.7, 0.85, 1.0, 1.2, 1.5, 2.0, 3.0, 5.0, 10.0)

@@ -108,11 +108,11 @@ class Settings(BaseSettings):
     # gateway/speech/hearing_chain.py); off: tiny.en's checks alone, for a paired comparison
     bigger_value_checks: bool = True
     # by voice, a clearance limit whisper's prompt named is heard right only once every other city
-    # the scenarios issue is ruled out in the audio (engine/value_rivals.py). Off by default: on a
-    # loaded node the check rarely fits the reply's time, and `livefreq load --sessions 5` asked
-    # every clearance readback again (docs/performance.md, stop 54). LIVEFREQ_CITY_RIVALS=1 turns
-    # it on (fresh bench seeds 120-123 ran so)
-    city_rivals: bool = False
+    # the scenarios issue is ruled out in the audio (engine/value_rivals.py): about 0.25 s of one
+    # core a clearance readback, queued among the finals (`livefreq load --sessions 5`: 15 of 15
+    # accepted at the first hearing, p95 884 ms; docs/performance.md, stop 55). Off
+    # (LIVEFREQ_CITY_RIVALS=false): a wrong city whisper writes as the issued one is accepted
+    city_rivals: bool = True
     audio_pacing: bool = True  # send controller audio at real time (blocking needs it); off: as fast as made
     # speech HTTP endpoints (gateway/api/speech.py): base64 audio in JSON bodies outgrows max_body_bytes
     max_audio_body_bytes: int = Field(default=8 * 1024 * 1024, gt=0)

@@ -423,6 +423,36 @@ def test_the_third_hearing_leaves_a_worker_free_for_another_pilots_final() -> No
         job.result(timeout=5)
 
 
+def test_a_check_of_rivals_alone_waits_its_turn_where_no_worker_is_idle() -> None:
+    """A value check starts only on an idle worker; a check of rivals alone (a limit heard right
+    under the prompt that named it: nothing else can accept it) waits in the queue instead, and
+    like every spare decode is not started where it would end past its due time."""
+    import threading
+    import time
+
+    from gateway.speech.checking import RIVAL_CHECK, VALUE_CHECK
+    from gateway.speech.cpu import Priority, cpu_pool
+    from gateway.speech.rehearing import Durations
+
+    pool = cpu_pool()
+    kept, RIVAL_CHECK.durations = RIVAL_CHECK.durations, Durations()  # this test's estimate only
+    release = threading.Event()
+    jobs = [pool.submit(release.wait, Priority.FINAL) for _ in range(pool.workers)]  # every worker busy
+    try:
+        while pool.busy < pool.workers:
+            release.wait(0.001)
+        assert not VALUE_CHECK.may_start(None, None)
+        assert RIVAL_CHECK.may_start(None, None)
+        RIVAL_CHECK.durations.add(0.3)
+        assert RIVAL_CHECK.may_start(time.monotonic(), 1.5)
+        assert not RIVAL_CHECK.may_start(time.monotonic() - 1.4, 1.5)  # 1.4 s gone, 0.3 s more: late
+    finally:
+        RIVAL_CHECK.durations = kept
+        release.set()
+        for job in jobs:
+            job.result(timeout=5)
+
+
 def test_a_frequency_heard_right_but_written_short_is_decided_by_its_rival_alone(
     with_base: WhisperEngine, service: RadioService
 ) -> None:

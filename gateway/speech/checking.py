@@ -34,6 +34,10 @@ from gateway.speech.rehearing import SpareDecode
 from gateway.speech.stt.base import SttResult, SttStream
 
 VALUE_CHECK = SpareDecode(metrics.VALUE_CHECKS, "value_check")
+# a value heard right but rivalled (a clearance limit the prompt named: every clearance readback
+# with LIVEFREQ_CITY_RIVALS) is accepted only after its rivals are scored: waiting for an idle
+# worker, 20 pilots on 2 cores had 4 more of 55 readbacks asked again (docs/performance.md, stop 55)
+RIVAL_CHECK = SpareDecode(metrics.VALUE_CHECKS, "rival_check", queued=True)
 # whisper base scores at about twice tiny.en's cost: as its hearing, only where a worker stays free
 BIGGER_VALUE_CHECK = SpareDecode(metrics.BIGGER_VALUE_CHECKS, "bigger_value_check", leave_one_free=True)
 DURATIONS = VALUE_CHECK.durations
@@ -46,14 +50,16 @@ async def check_values(
     speech_ended: float | None = None,
     due_s: float | None = None,
     bigger: bool = False,
+    rivals: bool = False,
 ) -> SttResult:
     """`heard` with the recognizer's checks of the values `ask(heard)` names (None: nothing to
     check) in its hearing (`bigger`: scored by whisper base, added to the checks it has);
     `heard` as it is where the recognizer cannot check, the CPU pool is busy, or a check would
     end more than `due_s` after `speech_ended` (see the module doc): both known before the
-    engine is asked, so there is no dry run of the engine under load."""
+    engine is asked, so there is no dry run of the engine under load. `rivals`: the engine asks
+    about rivals alone (`RIVAL_CHECK`: queued, not only on an idle worker)."""
     checker = getattr(stream, "check_values", None)
-    spare = BIGGER_VALUE_CHECK if bigger else VALUE_CHECK
+    spare = BIGGER_VALUE_CHECK if bigger else RIVAL_CHECK if rivals else VALUE_CHECK
     if checker is None or (bigger and not getattr(stream, "hears_bigger", False)):
         return heard
     if not spare.may_start(speech_ended, due_s):

@@ -6,7 +6,8 @@ was heard (`settles`, a dry run on a copy of the session):
 
 0. where the engine's only doubts are values heard right but rivalled (a frequency written short,
    a clearance limit the prompt named), their rivals checked in the audio
-   (`engine/value_rivals.py`), within `bigger_due_s`, and nothing else;
+   (`engine/value_rivals.py`), within `bigger_due_s`, and nothing else: waiting its turn among
+   the finals where no worker is idle (`checking.RIVAL_CHECK`), as no other step can accept them;
 1. the second hearing, in the radio's words (`gateway.speech.rehearing.hear_again`);
 2. the unsure or missing values checked in the audio (`gateway.speech.checking`);
 3. the third hearing, by whisper base (`gateway.speech.stt.whisper_bigger`), and its values
@@ -52,7 +53,9 @@ async def hear_out(
     if ask is not None and _only_rivals(query := await ask(first)):
         # heard right, only rivalled: the rivals alone decide, and no other hearing can
         # (engine/value_rivals.py); given the third hearing's time, which it saves
-        return await check_values(stream, first, _asked(query), speech_ended=speech_ended, due_s=bigger_due_s)
+        return await check_values(
+            stream, first, _asked(query), speech_ended=speech_ended, due_s=bigger_due_s, rivals=True
+        )
     heard = await hear_again(stream, first, settles, speech_ended=speech_ended, due_s=due_s, settled=False)
     if heard is not first and await settles(heard):
         return heard

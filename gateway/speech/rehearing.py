@@ -65,18 +65,22 @@ class Durations:
 class SpareDecode:
     """A decode beyond the final (the second hearing, the value check), spent only while a CPU
     worker is idle and where it would end within `due_s` of PTT release by the recent ones'
-    durations; `counter` counts what kept one from starting (busy, late), `stage` times those run."""
+    durations; `counter` counts what kept one from starting (busy, late), `stage` times those run.
+    `queued`: a decode the verdict cannot do without (the rivals of a value heard right, a
+    clearance limit's cities), which waits its turn among the finals instead of needing an idle
+    worker, and is still not started where it would end late."""
 
-    def __init__(self, counter: Any, stage: str, leave_one_free: bool = False) -> None:
+    def __init__(self, counter: Any, stage: str, leave_one_free: bool = False, queued: bool = False) -> None:
         self.counter = counter
         self.stage = stage
         self.durations = Durations()
         # as partials: only where a worker stays free for another pilot's final (`CpuPool.spare`)
         self.leave_one_free = leave_one_free
+        self.queued = queued
 
     def may_start(self, speech_ended: float | None, due_s: float | None) -> bool:
         pool = cpu_pool()
-        if not (pool.spare() if self.leave_one_free else pool.idle()):
+        if not self.queued and not (pool.spare() if self.leave_one_free else pool.idle()):
             self.counter.labels("busy").inc()
             return False
         if speech_ended is not None and due_s is not None:
