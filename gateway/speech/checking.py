@@ -34,8 +34,8 @@ from gateway.speech.rehearing import SpareDecode
 from gateway.speech.stt.base import SttResult, SttStream
 
 VALUE_CHECK = SpareDecode(metrics.VALUE_CHECKS, "value_check")
-# a value heard right but rivalled (a clearance limit the prompt named: every clearance readback
-# with LIVEFREQ_CITY_RIVALS) is accepted only after its rivals are scored: waiting for an idle
+# a value heard right but rivalled (a frequency written short; a clearance limit the prompt named,
+# every clearance readback heard right) is accepted only after its rivals are scored: waiting for an idle
 # worker, 20 pilots on 2 cores had 4 more of 55 readbacks asked again (docs/performance.md, stop 55)
 RIVAL_CHECK = SpareDecode(metrics.VALUE_CHECKS, "rival_check", queued=True)
 # whisper base scores at about twice tiny.en's cost: as its hearing, only where a worker stays free

@@ -371,8 +371,6 @@ class WhisperStream(BufferedStream):
         self.prompt = build_prompt(context)
         # the prompt names an issued place (the clearance limit's city): `Hearing.told`, where asked
         self.told = engine.city_rivals and bool(context.told & set(words_of(self.prompt or "")))
-        # a city rival's prompt (engine/value_rivals.py), built only where one can be asked (0.75 ms)
-        self.rival_prompt = rival_prompt(context) if self.told else self.prompt
         self._speech = SpeechEnd(sample_rate=context.sample_rate)  # what is decoded: the speech and its margin
         self._partial_at = 0  # buffer length (bytes) when the last partial decode started
         self._partial_end = 0  # bytes that partial decodes (`spoken_audio()` then)
@@ -484,7 +482,9 @@ class WhisperStream(BufferedStream):
             pcm = self.spoken_audio()
             if engine is None or not pcm or not engine.loaded:
                 return []
-            checks = await self._decode(check_values, engine, pcm, self.prompt, query, until, self.rival_prompt)
+            # a city rival's prompt (engine/value_rivals.py), built only where one is asked (0.75 ms)
+            cities = rival_prompt(self.context) if any(h.unprompted for h in query.hypotheses) else None
+            checks = await self._decode(check_values, engine, pcm, self.prompt, query, until, cities)
         return [c.model_copy(update={"bigger": True}) for c in checks] if bigger else checks
 
     async def aclose(self) -> None:
