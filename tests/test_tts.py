@@ -213,6 +213,34 @@ def test_espeak_reports_a_bad_voice() -> None:
         run(EspeakTts("xx-nosuchvoice").synthesize("hello"))
 
 
+@pytest.mark.skipif(shutil.which("espeak-ng") is None, reason="espeak-ng not installed (apt-get install espeak-ng)")
+def test_espeak_cancelled_leaves_no_process_behind(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A synthesis cancelled mid-way (the pilot keyed the mic over the controller) kills its
+    espeak-ng and closes its pipes, inside the loop: none is left to a closed loop's collector."""
+    started: list[asyncio.subprocess.Process] = []
+    spawn = asyncio.create_subprocess_exec
+
+    async def recorded(*args: object, **kwargs: object) -> asyncio.subprocess.Process:
+        process = await spawn(*args, **kwargs)  # type: ignore[arg-type]
+        started.append(process)
+        return process
+
+    monkeypatch.setattr(asyncio, "create_subprocess_exec", recorded)
+
+    async def cancel_mid_way() -> None:
+        task = asyncio.create_task(EspeakTts().synthesize_piece("Lufthansa three five niner, " * 200))
+        while not started:
+            await asyncio.sleep(0.001)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    run(cancel_mid_way())
+    (process,) = started
+    assert process.returncode is not None
+    assert process.stdout is not None and process.stdout.at_eof()
+
+
 def test_espeak_missing_binary_names_the_package() -> None:
     with pytest.raises(TtsUnavailable, match="apt-get install espeak-ng"):
         EspeakTts(binary="/nonexistent/espeak-ng")

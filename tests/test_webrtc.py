@@ -200,7 +200,7 @@ def test_a_peer_vanishing_mid_transmission_leaves_nothing_behind(tmp_path: Path)
                 assert peer.frames_in > 0
             finally:
                 pilot.kill()
-                await pilot.wait()
+                await pilot.communicate()  # to its stdout's end: no pipe left open past the loop
             await asyncio.wait_for(peer.closed(), 30)
             assert peer.reason == "nothing on the data channel for 2 s"
             assert len(peers) == 0

@@ -8,6 +8,7 @@ be mistaken for an option) and reads the WAV it prints. The binary comes from th
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import shutil
 
 from gateway.audio.pcm import PcmError, read_wav
@@ -52,7 +53,14 @@ class EspeakTts(PieceTts):
             )
         except OSError as exc:
             raise TtsUnavailable(f"cannot run {self.executable}: {exc} (apt-get install espeak-ng)") from exc
-        wav, errors = await process.communicate(text.encode("utf-8"))
+        try:
+            wav, errors = await process.communicate(text.encode("utf-8"))
+        except BaseException:  # cancelled (the pilot keyed the mic over it): no espeak-ng left behind
+            if process.returncode is None:
+                process.kill()
+                with contextlib.suppress(Exception):
+                    await process.communicate()
+            raise
         if process.returncode != 0:
             detail = errors.decode("utf-8", "replace").strip()
             raise TtsError(f"espeak-ng exited with status {process.returncode}: {detail}")
