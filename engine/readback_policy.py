@@ -144,7 +144,9 @@ class ReadbackPolicy:
             callsign = str(ctx.get("callsign_spoken") or "")
             # a frequency written short is confirmed only where its rival allows (engine/value_rivals.py)
             rivals = short_frequencies([text, *hearing.alternatives], expected)
-            rb, checked = value_check.apply_checks(rb, hearing.checks, expected, callsign, earlier, rivals)
+            # heard only as another value in the answer and in the transmission asked again: no check confirms it
+            twice = set(doubted) & set(rb.otherwise)
+            rb, checked = value_check.apply_checks(rb, hearing.checks, expected, callsign, earlier, rivals, twice)
             if checked:
                 confirmed = [c["field"] for c in checked if c["confirmed"]]
                 d.trace.add("readback", f"checked in the audio: confirmed {confirmed}", checks=checked)
@@ -152,6 +154,9 @@ class ReadbackPolicy:
             held = sorted(f for f in asked if rb.fields.get(f) in ("unsure", "missing"))
             if held:
                 d.trace.add("readback", f"not confirmed by the audio, the best transcript heard another value: {held}")
+            held = sorted({c.field for c in hearing.checks} & twice - set(held))
+            if held:
+                d.trace.add("readback", f"not confirmed by the audio, heard only as another value twice: {held}")
         if state.readback_required:
             rb = _keep_heard(session, f"{flow.slug}:{state.id}", rb, ctx, issued, d)
         if (
@@ -283,6 +288,18 @@ class ReadbackPolicy:
         d.trace.add("policy", f"on_max_bad=end after {session.bad_readbacks} bad readbacks")
         session.clear_readback()
         return BadReadback.END
+
+
+def remember_unheard(session: Session, key: str, rb: ReadbackResult) -> None:
+    """A readback of which nothing was heard clearly, asked again whole ("say again"): what its
+    hearings and checks held against the values is kept for the answer, as for one asked again
+    for items (`_remember_doubt`; held-out seed 126 #85: "papa nineteen" for P9 E1, every check
+    of the first transmission 4.3 or more against P9 E1, then one check of the answer, after a
+    transcript that lost the route, passing by 3.4 at 1.25x)."""
+    if session.readback_state != key:
+        session.clear_readback()
+        session.readback_state = key
+    _remember_doubt(session, rb, list(dict.fromkeys([*rb.unsure, *rb.missing])))
 
 
 def _remember_doubt(session: Session, rb: ReadbackResult, asked: list[str]) -> None:

@@ -186,6 +186,8 @@ class RouteChooser:
             expected = readback_policy.exchange_words(self.speaker.expected_pilot(session), noise)
             if readback_policy.unheard(state, rb, text, hearing, expected, noise):
                 d.trace.add("select", "nothing of the readback was heard clearly: say again")
+                if hearing is not None:  # by voice: the answer is weighed with what this one held
+                    readback_policy.remember_unheard(session, f"{session.active.flow}:{state.id}", rb)
             else:
                 chosen = bad
                 if chosen is not None:

@@ -399,13 +399,19 @@ def apply_checks(
     callsign: str = "",
     earlier: Mapping[str, Mapping[str, float]] | None = None,
     rivals: Collection[str] = (),
+    again_otherwise: Collection[str] = (),
 ) -> tuple[ReadbackResult, list[dict[str, Any]]]:
     """`rb` with each unsure or missing field that a check confirms for its issued value (`fields`)
     heard right, and the best margin of each field checked and not confirmed (`margins`); and what
     each check said, for the trace. `callsign`: our own, as spoken. A field the best transcript
     heard as another value is not confirmed, whatever the audio scores: the issued value's digits
     may be found elsewhere in it ("runway one eight" read back for 36, its "tree six" found in the
-    tower's "one tree six seven": a wrong runway accepted, seed 30 by voice). `earlier`: the margin
+    tower's "one tree six seven": a wrong runway accepted, seed 30 by voice); nor, in an answer to
+    "say again", one of `again_otherwise`: the hearings of the answer and of the transmission asked
+    again heard it only as another value (held-out seed 126 #170: "runway one seven" for 18 in
+    every n-best twice, the answer's best transcript "rome eight one seven" holding no runway, and
+    whisper base's check of 18 there passing by 3.2; the same in one transmission alone cost 965
+    right readbacks of the replay's 31,000). `earlier`: the margin
     the audio held against a field in the transmissions asked again before this one at the state,
     per question (`check_question`: the model, in place or after; `Session.readback_margins`);
     where it is negative, a check of the same question needs that much more now. A value read
@@ -425,7 +431,9 @@ def apply_checks(
     doubted = {(c.field, c.bigger) for c in checks if c.appended and c.margin <= -MARGIN}
     for check in checks:
         expected = fields.get(check.field)
-        if expected is None or statuses.get(check.field) not in ("unsure", "missing") or check.field in rb.contradicted:
+        if expected is None or statuses.get(check.field) not in ("unsure", "missing"):
+            continue
+        if check.field in rb.contradicted or check.field in again_otherwise:  # heard as another value
             continue
         said = said_symbols(*expected)
         held = min(0.0, (earlier or {}).get(check.field, {}).get(check_question(check), 0.0))

@@ -237,3 +237,47 @@ def test_a_check_in_the_answer_carries_what_the_audio_held_against_the_value_bef
     assert not session.readback_margins  # -0.6 + 2.2: the audio holds nothing against it now
     d = engine.transmit(session, "Lufthansa 359", now + 10, hearing=Hearing(checks=[ValueCheck(**qnh, margin=2.2)]))
     assert d.readback is not None and d.readback.ok and session.active.state != DESCEND
+
+
+def test_an_answer_after_a_readback_heard_not_at_all_carries_what_the_audio_held_too(engine: SessionEngine) -> None:
+    """Held-out seed 126 #85: "papa nineteen" read back for P9 E1; nothing of the readback was
+    heard clearly, and every check of it was 4.3 or more against P9 E1: the controller asked
+    "say again". The answer's transcript lost the route, and one check after it, at 1.25x, passed
+    by 3.4: a changed route accepted. What the audio held against the values of a readback asked
+    again whole is carried to the answer as for one asked again for items."""
+    session, now = _at_descend(engine)
+    qnh = {"field": "arrival_qnh", "value": "1004", "lowest": -1.0, "delta": -1.0}
+    altitude = {"field": "arrival_altitude_ft", "value": "4000", "lowest": -1.0, "delta": -1.0}
+    first = Hearing(checks=[ValueCheck(**qnh, margin=-4.3), ValueCheck(**altitude, margin=-4.3)])
+    d = engine.transmit(session, "Lufthansa 359", now, hearing=first)
+    assert any("nothing of the readback was heard clearly" in step.detail for step in d.trace.steps)
+    held = {"first in place": -4.3}
+    assert session.readback_margins == {"arrival_qnh": held, "arrival_altitude_ft": held}
+    answer = Hearing(checks=[ValueCheck(**qnh, margin=4.5), ValueCheck(**altitude, margin=4.5)])  # each passes alone
+    d = engine.transmit(session, "Lufthansa 359", now + 5, hearing=answer)
+    assert not (d.readback is not None and d.readback.ok) and session.active.state == DESCEND
+    # where the first transmission's checks held nothing against them, the same answer is accepted
+    fresh, at = _at_descend(engine)
+    engine.transmit(fresh, "Lufthansa 359", at, hearing=Hearing())
+    assert not fresh.readback_margins
+    d = engine.transmit(fresh, "Lufthansa 359", at + 5, hearing=answer)
+    assert d.readback is not None and d.readback.ok and fresh.active.state != DESCEND
+
+
+def test_a_value_heard_only_otherwise_twice_is_not_confirmed_by_a_check(engine: SessionEngine) -> None:
+    """Held-out seed 126 #170: "runway one seven" read back for 18, heard so by the n-best and
+    asked again; the answer heard "one seven" again by every n-best and no runway by the best
+    transcript, and whisper base's check of 18 passed by 3.2: a changed runway accepted. Heard
+    only as another value in the answer and in the transmission asked again, a value is not
+    confirmed by the audio; heard so in one of them alone, it still is."""
+    qnh = {"field": "arrival_qnh", "value": "1004", "lowest": -1.0, "delta": -1.0}
+    passing = ValueCheck(**qnh, margin=4.5)
+    session, now = _asked_qnh_heard_otherwise(engine)
+    answer = Hearing(alternatives=["QNH 1005, Lufthansa 359"], checks=[passing])
+    d = engine.transmit(session, "QNH, Lufthansa 359", now + 5, hearing=answer)
+    assert d.intent == "say_again_items" and session.active.state == DESCEND
+    assert any("heard only as another value twice: ['arrival_qnh']" in step.detail for step in d.trace.steps)
+    # the answer's hearings heard nothing else: the check confirms it
+    session, now = _asked_qnh_heard_otherwise(engine)
+    d = engine.transmit(session, "QNH, Lufthansa 359", now + 5, hearing=Hearing(checks=[passing]))
+    assert d.readback is not None and d.readback.ok and session.active.state != DESCEND

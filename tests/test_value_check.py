@@ -403,9 +403,15 @@ STATUSES = st.sampled_from(["ok", "missing", "wrong", "unsure"])
     st.sampled_from(["Lufthansa three five niner", "Speedbird one zero zero four", "Wizz Air four", "Wizz Air 54", "Speedbird 1004"]),
     st.sampled_from([("qnh", "1004", "1004"), ("altitude", "5000", "5")]),  # kind, value, its symbols
     st.sets(st.sampled_from(["a", "b", "c", "d"])),  # fields a transcript heard as another value
+    st.sets(st.sampled_from(["a", "b", "c", "d"])),  # heard only as another value, in the answer and before
 )
 def test_a_check_only_turns_an_unsure_or_missing_field_right_for_its_issued_value(
-    statuses: dict[str, str], checks: list[ValueCheck], callsign: str, issue: tuple[str, str, str], heard_other: set[str]
+    statuses: dict[str, str],
+    checks: list[ValueCheck],
+    callsign: str,
+    issue: tuple[str, str, str],
+    heard_other: set[str],
+    only_other: set[str],
 ) -> None:
     rb = ReadbackResult(
         ok=all(s == "ok" for s in statuses.values()),
@@ -417,7 +423,8 @@ def test_a_check_only_turns_an_unsure_or_missing_field_right_for_its_issued_valu
     )
     kind_name, value, said = issue
     issued = {name: (kind_name, value) for name in statuses}
-    result, notes = apply_checks(rb, checks, issued, callsign)
+    twice = sorted(only_other & {f for f, s in statuses.items() if s != "ok"})
+    result, notes = apply_checks(rb, checks, issued, callsign, again_otherwise=twice)
     digits = {"one": "1", "zero": "0", "four": "4", "three": "3", "five": "5", "niner": "9"}
     in_callsign = said in "".join(w if w.isdigit() else digits.get(w, "") for w in callsign.split())
     needed = 2 * MARGIN if len(said) == 1 else MARGIN  # one place: one chance to be fooled
@@ -434,11 +441,11 @@ def test_a_check_only_turns_an_unsure_or_missing_field_right_for_its_issued_valu
             and not (in_callsign and (c.appended or len(said) == 1))
             and (c.appended or c.delta >= -(SLACK if c.tempo == 1.0 else TEMPO_SLACK))
         ]
-        if before in ("unsure", "missing") and confirming and name not in rb.contradicted:
+        if before in ("unsure", "missing") and confirming and name not in {*rb.contradicted, *twice}:
             assert after == "ok"
         else:
-            # a wrong value is never overruled, nor one a transcript heard as another value;
-            # another value never confirms
+            # a wrong value is never overruled, nor one a transcript heard as another value (or
+            # every hearing that heard it, twice: held-out seed 126 #170); another value never confirms
             assert after == before
     assert result.ok == all(s == "ok" for s in result.fields.values())
     assert result.wrong == rb.wrong
