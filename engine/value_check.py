@@ -68,7 +68,10 @@ In the answer to "say again", what the checks of the transmission asked again he
 value (the best margin of each question, model and placement, where negative,
 `Session.readback_margins`) is added to the margin of a check of the same question now: the same
 pilot says the same words again (held-out seed 94: "runway one niner" for 18, every check of the
-first transmission against 18, then one check of the answer passing by 2.002; seed 98 the same).
+first transmission against 18, then one check of the answer passing by 2.002; seed 98 the same;
+seed 126 the same after a transmission asked again whole, `readback_policy.remember_unheard`).
+A value the hearings of the answer and of the transmission asked again heard only as another
+value is not confirmed at all (seed 126: "runway one seven" for 18, `apply_checks`).
 The check can only turn "say again" into "correct" for the value the controller issued: it never
 overrules a value heard wrong, and the value it confirms is the engine's, never the recognizer's.
 A check scored by whisper base after the third hearing (`ValueCheck.bigger`) passes on the same
@@ -411,7 +414,7 @@ def apply_checks(
     again heard it only as another value (held-out seed 126 #170: "runway one seven" for 18 in
     every n-best twice, the answer's best transcript "rome eight one seven" holding no runway, and
     whisper base's check of 18 there passing by 3.2; the same in one transmission alone cost 965
-    right readbacks of the replay's 31,000). `earlier`: the margin
+    right readbacks of the replay's 32,000). `earlier`: the margin
     the audio held against a field in the transmissions asked again before this one at the state,
     per question (`check_question`: the model, in place or after; `Session.readback_margins`);
     where it is negative, a check of the same question needs that much more now. A value read
