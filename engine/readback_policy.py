@@ -154,9 +154,9 @@ class ReadbackPolicy:
             held = sorted(f for f in asked if rb.fields.get(f) in ("unsure", "missing"))
             if held:
                 d.trace.add("readback", f"not confirmed by the audio, the best transcript heard another value: {held}")
-            held = sorted({c.field for c in hearing.checks} & twice - set(held))
-            if held:
-                d.trace.add("readback", f"not confirmed by the audio, heard only as another value twice: {held}")
+            otherwise = sorted(({c.field for c in hearing.checks} & twice) - asked)
+            if otherwise:
+                d.trace.add("readback", f"not confirmed by the audio, heard only as another value twice: {otherwise}")
         if state.readback_required:
             rb = _keep_heard(session, f"{flow.slug}:{state.id}", rb, ctx, issued, d)
         if (

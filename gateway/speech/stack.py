@@ -155,19 +155,23 @@ def told_words(variables: dict[str, Any]) -> frozenset[str]:
     """The words (lower case) of every name an airport variable's place goes by ("dusseldorf"):
     the prompt names the issued city alone (`name_choices`), so a city rival is scored without
     them (`SttContext.told`, engine/value_rivals.py)."""
-    places = [name for name in variables if phraseology.kind_for_variable(name) in TOLD_KINDS]
-    return frozenset(w for name in places for n in place_names(name, variables) for w in words_of(n))
+    return frozenset(w for n in _told_names(variables) for w in words_of(n))
 
 
 def rival_places(variables: dict[str, Any]) -> tuple[str, ...]:
     """The places a told city is weighed against (`value_rivals.limit_rivals`) and the names of
     every told place (the limit's, the departure airport's), in alphabetical order: named alike
     in the prompt a city rival is scored under (`SttContext.places`); none where no place is told."""
-    places = [name for name in variables if phraseology.kind_for_variable(name) in TOLD_KINDS]
-    issued = [n for name in places for n in place_names(name, variables)]
+    issued = _told_names(variables)
     if not issued:
         return ()
     return tuple(sorted({*limit_rivals(issued), *issued}, key=str.lower))
+
+
+def _told_names(variables: dict[str, Any]) -> list[str]:
+    """Every name the place of an airport variable (`TOLD_KINDS`) goes by (`place_names`)."""
+    places = [name for name in variables if phraseology.kind_for_variable(name) in TOLD_KINDS]
+    return [n for name in places for n in place_names(name, variables)]
 
 
 def name_choices(variables: dict[str, Any], said: set[str]) -> tuple[NameChoice, ...]:
