@@ -76,7 +76,7 @@ from engine.phraseology.plausible import plausible
 from engine.phraseology.transcript import Transcript
 from engine.pilot_correction import corrections, last_correction, splice_bare
 from engine.readback_voice import Voice, garbled_by_voice
-from engine.value_check import issued_values
+from engine.value_query import issued_values
 from engine.value_rivals import TOLD_KINDS, short_frequencies, told_places
 from engine.vocabulary import base_vocabulary
 

@@ -15,7 +15,7 @@ from enum import StrEnum
 from functools import lru_cache
 from typing import Any
 
-from engine import phraseology, value_check
+from engine import phraseology, value_check, value_query
 from engine.candidates import Candidate
 from engine.corrections import correction_text, say_again_text
 from engine.hearing import Hearing
@@ -136,11 +136,11 @@ class ReadbackPolicy:
             doubted=doubted,
             told=hearing is not None and hearing.told,
         )
-        if hearing is not None and hearing.checks and not rb.ok and value_check.said_twice(text):
+        if hearing is not None and hearing.checks and not rb.ok and value_query.said_twice(text):
             d.trace.add("readback", "checks in the audio not counted: the transcript says its words twice (a loop)")
         elif hearing is not None and hearing.checks and not rb.ok:
-            # values the recognizer was asked to check in the audio (engine/value_check.py)
-            expected = value_check.expected_values(rb, ctx, issued)
+            # values the recognizer was asked to check in the audio (engine/value_query.py)
+            expected = value_query.expected_values(rb, ctx, issued)
             callsign = str(ctx.get("callsign_spoken") or "")
             # a frequency written short is confirmed only where its rival allows (engine/value_rivals.py)
             rivals = short_frequencies([text, *hearing.alternatives], expected)

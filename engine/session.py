@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine import identity, phraseology, readback_policy, timers, value_check
+from engine import identity, phraseology, readback_policy, timers, value_query
 from engine.consult import LlmConsultation
 from engine.guards import session_holds
 from engine.hearing import Hearing
@@ -31,7 +31,7 @@ from engine.router_llm import FallbackPolicy, RouterQuery, RouterVerdict, consul
 from engine.routing import RouteChooser, is_say_again, trace_candidate
 from engine.speaking import HISTORY_LIMIT, Speaker
 from engine.timing import Timing, locate
-from engine.value_check import ValueQuery
+from engine.value_query import ValueQuery
 from engine.value_rivals import place_names, short_frequencies, told_places
 
 __all__ = ["HISTORY_LIMIT", "MAX_HOPS", "SessionEngine"]
@@ -173,28 +173,28 @@ class SessionEngine:
         return self._finish(session, d), routing
 
     def value_query(self, session: Session, text: str, now: float, hearing: Hearing | None) -> ValueQuery | None:
-        """The issued values to check in the audio (engine/value_check.py) where the voice
+        """The issued values to check in the audio (engine/value_query.py) where the voice
         transmission `text` would leave a readback value unsure or missing and none wrong; None
         when there is nothing to check. Decides on a copy: changes nothing."""
         if session.completed:
             return None
-        if value_check.said_twice(text):
-            return None  # a loop: no check of it counts (value_check.said_twice)
+        if value_query.said_twice(text):
+            return None  # a loop: no check of it counts (value_query.said_twice)
         rb = self.transmit(session.model_copy(deep=True), text, now, hearing=hearing).readback
         if rb is None or rb.ok or rb.wrong:
             return None
         flow, state = self._current(session)
         ctx = self._render_ctx(session, flow, state)
         issued = session.issued.get(flow.slug, {})
-        fields = value_check.expected_values(rb, ctx, issued)
+        fields = value_query.expected_values(rb, ctx, issued)
         if not fields:
             return None
-        heard_right = value_check.expected_values(rb, ctx, issued, statuses=("ok",))
-        heard_other = value_check.issued_values(rb.contradicted, ctx, issued)
+        heard_right = value_query.expected_values(rb, ctx, issued, statuses=("ok",))
+        heard_other = value_query.issued_values(rb.contradicted, ctx, issued)
         callsign = str(ctx.get("callsign_spoken") or "")
         rivals = short_frequencies([text, *(hearing.alternatives if hearing else ())], fields)
         told = {name: place_names(name, ctx) for name in told_places(fields) if name in rb.rivalled}
-        return value_check.query(
+        return value_query.query(
             text,
             fields,
             heard_right,

@@ -1,9 +1,9 @@
-"""Where in a transcript an issued value is tried by a check in the audio (`engine.value_check`).
+"""Where in a transcript an issued value is tried by a check in the audio (`engine.value_query`).
 
 A value is put in place of the words most like it (`window`), each field in its own words
 (`field_places`), never over words that say another value heard right or our callsign (`taken_words`,
 `callsign_words`), or after the whole transcript with the words that introduce it (`INTRO`).
-Kept apart from the question and the verdict (`engine.value_check`): the check scores what is
+Kept apart from the question (`engine.value_query`) and the verdict (`engine.value_check`): the check scores what is
 put where, so every placement rule is a safety rule, and each says the held-out seed it comes from.
 """
 

@@ -1,7 +1,7 @@
 """How an issued value is said and written: the symbols of its kind (digits, letters, runway
 sides), the words a recognizer writes for each, and the spellings a check in the audio tries.
 
-Kept apart from `engine.value_check` (the question and the verdict): the question, the words
+Kept apart from the question (`engine.value_query`) and the verdict (`engine.value_check`): the question, the words
 another value holds there, and the recognizer's scoring (`gateway/speech/stt/whisper_scoring.py`,
 by `SYMBOLS`) read a value's words through this one table.
 """

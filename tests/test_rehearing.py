@@ -359,7 +359,7 @@ def test_values_still_unsure_after_the_third_hearing_are_scored_by_whisper_base_
     """Never settling: the values are checked by tiny.en after the second hearing and after the
     third, then once more scored by whisper base; its checks (marked `bigger`) join tiny.en's and
     are whisper base's own scores of the same audio and question."""
-    from engine.value_check import query
+    from engine.value_query import query
     from gateway.speech.stt.whisper_scoring import check_values as score_values
 
     asked = query("Lufthansa three five nine, runway zero seven the sierra", {"runway": ("runway", "07R")})
@@ -382,7 +382,7 @@ def test_whisper_base_scores_nothing_where_its_checks_are_switched_off(
     """`LIVEFREQ_BIGGER_VALUE_CHECKS=false`: whisper base still hears a third time and tiny.en
     checks the values of its transcript, but whisper base scores none (step 4 is not run), so
     the two can be compared on the same recordings."""
-    from engine.value_check import query
+    from engine.value_query import query
 
     asked = query("Lufthansa three five nine, runway zero seven the sierra", {"runway": ("runway", "07R")})
     _first, result, dry_runs = _hear_out(with_base, service, settled_after=0, question=asked, bigger_checks=False)
@@ -392,7 +392,7 @@ def test_whisper_base_scores_nothing_where_its_checks_are_switched_off(
 
 def test_no_check_by_whisper_base_where_there_is_no_third_hearing(whisper: WhisperEngine, service: RadioService) -> None:
     """tiny.en alone: the chain checks the values once and scores none by whisper base."""
-    from engine.value_check import query
+    from engine.value_query import query
 
     asked = query("Lufthansa three five nine, runway zero seven the sierra", {"runway": ("runway", "07R")})
     _first, result, _dry_runs = _hear_out(whisper, service, settled_after=0, question=asked)
@@ -460,7 +460,7 @@ def test_a_frequency_heard_right_but_written_short_is_decided_by_its_rival_alone
     chain checks its rival in the audio and stops: no second or third hearing (which could not
     tell "five" from "five five" apart where the first did not), and no check of the issued
     value, which was heard; the rival is scored at every tempo."""
-    from engine.value_check import query
+    from engine.value_query import query
     from gateway.speech.stt.whisper_scoring import TEMPOS
 
     said = "Lufthansa three five nine, runway zero seven right, tower one three six decimal five"

@@ -29,11 +29,9 @@ from engine.value_check import (
     confirms,
     margin_needed,
     passes,
-    query,
-    said_symbols,
-    said_twice,
 )
-from engine.value_words import SYMBOLS, spoken_value
+from engine.value_query import query, said_twice
+from engine.value_words import SYMBOLS, said_symbols, spoken_value
 from gateway.service import RadioService
 from gateway.speech.checking import check_values
 from gateway.speech.stt.base import SttContext, SttResult, final_result

@@ -11,7 +11,7 @@ from __future__ import annotations
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from engine.value_check import query
+from engine.value_query import query
 from engine.value_places import _BEFORE_NAME, callsign_words, taken_words
 from engine.value_words import SYMBOL_OF, words_of
 

@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 from engine.hearing import ValueCheck
 from engine.models import ReadbackResult
-from engine.value_check import FLOOR, MARGIN, apply_checks, query
+from engine.value_check import FLOOR, MARGIN, apply_checks
+from engine.value_query import query
 from engine.value_rivals import (
     CITY_TEMPOS,
     LIMIT_RIVALS,

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from engine.hearing import Hearing
-from engine.value_check import ValueQuery
+from engine.value_query import ValueQuery
 from gateway import metrics
 from gateway.ask import ASK_PHRASES, ASK_VOCABULARY
 from gateway.audio.pcm import FrameBuffer

@@ -43,7 +43,7 @@ from engine.models import Decision, Flow, Session
 from engine.registry import FlowRegistry
 from engine.scenario import flight_plan_variables, resolve_airports, resolve_scenario
 from engine.session import SessionEngine
-from engine.value_check import ValueQuery
+from engine.value_query import ValueQuery
 from engine.weather import WeatherReport
 from gateway import metrics
 from gateway.airports.repository import AirportRepository, default_repository

@@ -28,7 +28,7 @@ from __future__ import annotations
 import time
 from collections.abc import Awaitable, Callable
 
-from engine.value_check import ValueQuery
+from engine.value_query import ValueQuery
 from gateway import metrics
 from gateway.speech.rehearing import SpareDecode
 from gateway.speech.stt.base import SttResult, SttStream

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
-from engine.value_check import ValueQuery
+from engine.value_query import ValueQuery
 from gateway.speech.checking import check_values
 from gateway.speech.rehearing import hear_again, hear_bigger
 from gateway.speech.stt.base import SttResult, SttStream

@@ -76,7 +76,7 @@ from typing import Any
 import numpy as np
 
 from engine.hearing import Hearing, ValueCheck
-from engine.value_check import ValueQuery
+from engine.value_query import ValueQuery
 from gateway.audio.pcm import leveled, pcm_to_float32
 from gateway.audio.vad import SpeechEnd
 from gateway.speech.cpu import BatchJob, Priority

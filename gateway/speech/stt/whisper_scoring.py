@@ -1,4 +1,4 @@
-"""Whisper's answer to `engine.value_check`: how likely the transcript is with the issued value.
+"""Whisper's answer to `engine.value_query`'s question: how likely the transcript is with the issued value.
 
 Each hypothesis (the transcript with the issued value in place) is decoded *forced*: CTranslate2's
 `generate` takes the hypothesis's tokens as the prefix and, with `return_logits_vocab` and greedy
@@ -50,7 +50,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from engine.hearing import ValueCheck
-from engine.value_check import FLOOR, MARGIN, Hypothesis, ValueQuery, margin_needed, passes
+from engine.value_check import FLOOR, MARGIN, margin_needed, passes
+from engine.value_query import Hypothesis, ValueQuery
 from engine.value_rivals import CITY_TEMPOS, RIVAL_SLACK
 from engine.value_words import SYMBOLS
 from gateway.audio.pcm import pcm_to_float32
