@@ -243,9 +243,7 @@ class ReadbackPolicy:
         required item (correct_and_continue) or only the wrong ones (repeat), or ends the flow.
         Sets `say_again_items` or `corrections` for the template the engine says next."""
         key = f"{flow.slug}:{state.id}"
-        if session.readback_state != key:  # another state's count and doubts are not this one's
-            session.clear_readback()
-            session.readback_state = key
+        _at_state(session, key)
         session.readback_heard = dict(heard or {})  # kept for a readback in parts (`heard_right`)
         # by voice, a value heard right but kept for no later transmission (`NOT_KEPT_BY_VOICE`) is
         # asked for or said again now, with the rest: asked later, the controller would ask twice
@@ -296,10 +294,15 @@ def remember_unheard(session: Session, key: str, rb: ReadbackResult) -> None:
     for items (`_remember_doubt`; held-out seed 126 #85: "papa nineteen" for P9 E1, every check
     of the first transmission 4.3 or more against P9 E1, then one check of the answer, after a
     transcript that lost the route, passing by 3.4 at 1.25x)."""
+    _at_state(session, key)
+    _remember_doubt(session, rb, list(dict.fromkeys([*rb.unsure, *rb.missing])))
+
+
+def _at_state(session: Session, key: str) -> None:
+    """The readback's count and doubts are the state `key`'s: another state's are dropped."""
     if session.readback_state != key:
         session.clear_readback()
         session.readback_state = key
-    _remember_doubt(session, rb, list(dict.fromkeys([*rb.unsure, *rb.missing])))
 
 
 def _remember_doubt(session: Session, rb: ReadbackResult, asked: list[str]) -> None:
