@@ -13,6 +13,7 @@ import subprocess
 import pytest
 
 from tooling.bench.readback import BAD_COLUMNS, CORRECT_COLUMNS
+from tooling.bench.readback_voice import WER_BANDS, by_word_errors
 from tooling.cli import main
 
 
@@ -131,6 +132,8 @@ def test_voice_bench_runs_with_and_without_bias(tmp_path):
         assert set(by) <= {"kokoro", "espeak", "flite"} and sum(e["n"] for e in by.values()) == 2
         assert sum(e["correct"] for e in by.values()) == report[b]["correct"]
         assert sum(e["wrong_accepted"] for e in by.values()) == report[b]["wrong_accepted"]
+        bands = report[b]["by_word_errors"]  # every transmission in one band of its transcript's word errors
+        assert sum(c["n"] for c in bands.values()) == 2 and sum(c["correct"] for c in bands.values()) == 1
         # the pilot's answer to each right or changed readback asked again (tooling/bench/readback_again.py)
         answered = [r for r in report[b]["transmissions"] if "again" in r]
         assert all(r["verdict"] == "say_again" and r["mode"] != "drop" for r in answered)
@@ -142,6 +145,31 @@ def test_voice_bench_runs_with_and_without_bias(tmp_path):
     assert "word error rate" in done.stdout and "by pilot voice engine" in done.stdout
     assert report["correct_said_again_ci95"] == report["bias_on"]["correct_said_again_ci95"]
     assert done.stdout.count("95% interval") >= 3  # the engine table and the headline's shares
+
+
+def _row(mode: str, verdict: str, errors: int, words: int = 10, forward: bool = False) -> dict:
+    return {"mode": mode, "verdict": verdict, "forward": forward, "word_errors": errors, "words": words}
+
+
+def test_transmissions_fall_in_one_band_of_word_errors_each():
+    """Bands hold their upper bound (1 of 10 words wrong is "0-10 %", 5 of 10 "30-50 %"); a right
+    readback counts as accepted, refused or asked again, a wrong one accepted also where it only
+    moved the state on; rows recorded without word counts are in no band."""
+    rows = [
+        _row("correct", "accepted", 0), _row("correct", "say_again", 1), _row("correct", "accepted", 2),
+        _row("correct", "wrong", 5), _row("wrong", "say_again", 5), _row("drop", "missing", 9, forward=True),
+        _row("correct", "say_again", 12), {"mode": "correct", "verdict": "say_again", "forward": False},
+    ]  # fmt: skip
+    bands = by_word_errors(rows)
+    assert list(bands) == [name for name, _high in WER_BANDS]
+    assert {k: (c["correct"], c["accepted"], c["refused"], c["say_again"], c["bad"], c["wrong_accepted"]) for k, c in bands.items()} == {
+        "0-10 %": (2, 1, 0, 1, 0, 0),
+        "10-30 %": (1, 1, 0, 0, 0, 0),
+        "30-50 %": (1, 0, 1, 0, 1, 0),
+        "over 50 %": (1, 0, 0, 1, 1, 1),
+    }
+    assert bands["0-10 %"]["say_again_rate"] == 0.5 and bands["10-30 %"]["say_again_ci95"] is not None
+    assert bands["over 50 %"]["n"] == 2 and sum(c["n"] for c in bands.values()) == 7
 
 
 def test_voice_bench_names_a_missing_or_unknown_voice_engine(tmp_path, capsys):

@@ -45,6 +45,10 @@ def test_no_recorded_wrong_readback_is_accepted_by_todays_engine(tmp_path, capsy
     assert "wrong readbacks accepted: 0 of" in printed and "left out" in err
     # the replay is the engine's own verdict: a correct readback accepted moves its state on
     assert all(r["forward"] for r in report["rows"] if r["verdict"] == "accepted" and r["fields"])
+    # the same figures by how well the recognizer heard: every band holds no wrong readback accepted
+    bands = report["by_word_errors"]
+    assert sum(b["n"] for b in bands.values()) == sum(1 for r in report["rows"] if r.get("words")) - report["correct_stale"]
+    assert all(b["wrong_accepted"] == 0 for b in bands.values()) and "by the word errors" in printed
 
 
 def test_replay_names_a_report_it_cannot_read(tmp_path, capsys) -> None:

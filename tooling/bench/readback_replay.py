@@ -115,6 +115,7 @@ def _decide(bench: Bench, flow: str, state: str, scenario: int, row: dict[str, A
     off = sorted({*(w["field"] for w in typed_rb.wrong), *typed_rb.missing}) if typed_rb is not None else []
     first = {
         "index": row["index"], "mode": row["mode"], "recorded": row["verdict"], "verdict": verdict(decision),
+        "voice": row.get("voice"), "word_errors": row.get("word_errors"), "words": row.get("words"),
         "said_typed": said,
         "forward": moved_forward(decision, flow, state, session), "heard": heard,
         "fields": dict(decision.readback.fields) if decision.readback else None,

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from gateway.settings import Settings
     from tooling.bench.common import Progress
 
-__all__ = ["CHANNELS", "VOICE_ENGINES", "espeak_available", "pilot_recording", "pilot_voices", "run_voice_bench"]
+__all__ = ["CHANNELS", "VOICE_ENGINES", "by_word_errors", "espeak_available", "pilot_recording", "pilot_voices", "run_voice_bench"]
 
 ESPEAK_VOICES = ("en-us", "en-gb", "en-gb-scotland", "en-029", "en-gb-x-rp", "en-us-nyc")
 ESPEAK_VARIANTS = ("", "+m1", "+m2", "+m3", "+m4", "+m5", "+m6", "+m7", "+f1", "+f2", "+f3")
@@ -293,6 +293,7 @@ def run_voice_bench(
         result["wer"] = round(edits[b] / words, 4) if words else None
         result["by_voice"] = _by_voice(rows[b])
         result["by_engine"] = by_engine(rows[b])
+        result["by_word_errors"] = by_word_errors(rows[b])
         if again:
             result["again"] = answers[b].result(result["correct"], result["outcomes"]["correct"].get("accepted", 0))
         result["transmissions"] = rows[b]
@@ -351,6 +352,60 @@ def by_engine(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
             counts[f"{key}_rate"] = round(counts[key] / counts["correct"], 4) if counts["correct"] else None
         counts["say_again_ci95"] = interval95(counts["say_again"], counts["correct"])
     return out
+
+
+# Bands of the word errors of the transcript the engine decided on (edits / words said): how much
+# of "asked again" the recognizer's hearing explains. The last band is mostly espeak-ng's.
+WER_BANDS: tuple[tuple[str, float], ...] = (
+    ("0-10 %", 0.10), ("10-30 %", 0.30), ("30-50 %", 0.50), ("over 50 %", float("inf")),
+)  # fmt: skip
+
+
+def by_word_errors(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Band of the transcript's word errors (`WER_BANDS`, upper bound inclusive) -> the headline
+    figures of its transmissions alone, as `by_engine`: whether the right readbacks asked again
+    are the ones the recognizer heard badly (a controller asks again there too) or the engine's
+    doubt about ones it heard well. Rows without word counts (recorded before them) are left out."""
+    out: dict[str, dict[str, Any]] = {}
+    for name, _high in WER_BANDS:
+        band = [r for r in rows if r.get("words") and _band(r["word_errors"] / r["words"]) == name]
+        correct = [r for r in band if r["mode"] == "correct"]
+        bad = [r for r in band if r["mode"] != "correct"]
+        said_again = sum(1 for r in correct if r["verdict"] == "say_again")
+        refused = sum(1 for r in correct if r["verdict"] not in ("accepted", "say_again"))
+        out[name] = {
+            "n": len(band),
+            "correct": len(correct),
+            "accepted": len(correct) - said_again - refused,
+            "refused": refused,
+            "say_again": said_again,
+            "say_again_rate": round(said_again / len(correct), 4) if correct else None,
+            "say_again_ci95": interval95(said_again, len(correct)),
+            "bad": len(bad),
+            "wrong_accepted": sum(1 for r in bad if r["verdict"] == "accepted" or r["forward"]),
+        }
+    return out
+
+
+def _band(rate: float) -> str:
+    """The name of the band of `WER_BANDS` that holds `rate`."""
+    return next(name for name, high in WER_BANDS if rate <= high)
+
+
+WER_HEAD = ("word errors heard", "readbacks", "wrong accepted", "correct accepted", "refused", "say again", "95% interval")
+
+
+def word_error_rows(by: dict[str, dict[str, Any]]) -> list[tuple[str, ...]]:
+    """The table of `by_word_errors`, one row per band."""
+    return [
+        (
+            band, str(c["n"]), f"{c['wrong_accepted']} / {c['bad']}", f"{c['accepted']} / {c['correct']}",
+            str(c["refused"]),
+            f"{c['say_again']}" + ("" if c["say_again_rate"] is None else f" ({100 * c['say_again_rate']:.1f}%)"),
+            interval_text(c.get("say_again_ci95")) or "-",
+        )
+        for band, c in by.items()
+    ]
 
 
 ENGINE_HEAD = (

@@ -186,7 +186,14 @@ def cmd_bench_readback(args: argparse.Namespace) -> int:
         run_text_bench,
         tables,
     )
-    from tooling.bench.readback_voice import ENGINE_HEAD, engine_rows, espeak_available, run_voice_bench
+    from tooling.bench.readback_voice import (
+        ENGINE_HEAD,
+        WER_HEAD,
+        engine_rows,
+        espeak_available,
+        run_voice_bench,
+        word_error_rows,
+    )
     from tooling.readback_pilot.driver import DriveError
 
     if not 0.0 <= args.wrong <= 1.0:
@@ -220,6 +227,10 @@ def cmd_bench_readback(args: argparse.Namespace) -> int:
             print(f"{title}, by pilot voice engine:")
             print_table(ENGINE_HEAD, engine_rows(result["by_engine"]), sys.stdout, right=tuple(range(1, len(ENGINE_HEAD))))
             print()
+        if "by_word_errors" in result:
+            print(f"{title}, by the word errors of the transcript decided on:")
+            print_table(WER_HEAD, word_error_rows(result["by_word_errors"]), sys.stdout, right=tuple(range(1, len(WER_HEAD))))
+            print()
     for line in headline(report):
         print(line)
     path = write_report(args.json_path or f"reports/bench-readback-{args.mode}.json", report)
@@ -231,6 +242,7 @@ def _bench_readback_replay(args: argparse.Namespace) -> int:
     """Decide every transmission of recorded voice runs again, print what changed, write JSON."""
     from tooling.bench.readback import default_bench
     from tooling.bench.readback_replay import LEFT_OUT, default_reports, replay_reports, summary
+    from tooling.bench.readback_voice import WER_HEAD, by_word_errors, word_error_rows
 
     paths = [Path(p) for p in args.reports] if args.reports else default_reports(Path.cwd())
     missing = [str(p) for p in paths if not p.is_file()]
@@ -281,6 +293,10 @@ def _bench_readback_replay(args: argparse.Namespace) -> int:
                 f"({100 * f['correct_refused'] / n:.2f}%), asked again {f['correct_said_again']} ({100 * f['correct_said_again'] / n:.2f}%) of {f['correct']}"
             )
     figures["by_bias"] = by_bias
+    fresh = [r for r in result["rows"] if r["mode"] != "correct" or r.get("said_typed") in (None, "accepted")]
+    figures["by_word_errors"] = by_word_errors(fresh)
+    print("by the word errors of the transcript decided on (right readbacks whose words typed are accepted today):")
+    print_table(WER_HEAD, word_error_rows(figures["by_word_errors"]), sys.stdout, right=tuple(range(1, len(WER_HEAD))))
     report = {"benchmark": "readback", "mode": "replay", "files": result["files"], "skipped": result["skipped"], **figures, "rows": result["rows"]}
     path = write_report(args.json_path or "reports/bench-readback-replay.json", report)
     print(f"wrote {path}")
