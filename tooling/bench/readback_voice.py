@@ -10,6 +10,7 @@ import random
 import shutil
 import subprocess
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from tooling.bench.common import interval95, interval_text
@@ -314,44 +315,49 @@ def run_voice_bench(
     return report
 
 
-def _by_voice(rows: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
-    """voice -> verdict counts of correct readbacks (accepted, wrong, missing, say_again) and the
-    number of wrong readbacks accepted: which pilot voices the recognizer struggles with."""
-    out: dict[str, dict[str, int]] = {}
+def _figures(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The headline figures of `rows` alone: right readbacks accepted / refused / asked again (with
+    its rate and 95 % interval), wrong ones accepted (or moving the state on), and the
+    recognizer's word errors."""
+    correct = [r for r in rows if r["mode"] == "correct"]
+    bad = [r for r in rows if r["mode"] != "correct"]
+    said_again = sum(1 for r in correct if r["verdict"] == "say_again")
+    refused = sum(1 for r in correct if r["verdict"] not in ("accepted", "say_again"))
+    word_errors, words = sum(r.get("word_errors", 0) for r in rows), sum(r.get("words", 0) for r in rows)
+    return {
+        "n": len(rows),
+        "correct": len(correct),
+        "accepted": len(correct) - said_again - refused,
+        "refused": refused,
+        "say_again": said_again,
+        "bad": len(bad),
+        "wrong_accepted": sum(1 for r in bad if r["verdict"] == "accepted" or r["forward"]),
+        "word_errors": word_errors,
+        "words": words,
+        "wer": round(word_errors / words, 4) if words else None,
+        "refused_rate": round(refused / len(correct), 4) if correct else None,
+        "say_again_rate": round(said_again / len(correct), 4) if correct else None,
+        "say_again_ci95": interval95(said_again, len(correct)),
+    }
+
+
+def _grouped(rows: list[dict[str, Any]], key: Callable[[dict[str, Any]], str]) -> dict[str, dict[str, Any]]:
+    """`_figures` of the rows of each group `key(row)` names, in the order groups first appear."""
+    groups: dict[str, list[dict[str, Any]]] = {}
     for row in rows:
-        counts = out.setdefault(row["voice"].split("+")[0], {"correct": 0, "accepted": 0, "refused": 0, "say_again": 0, "wrong_accepted": 0})
-        if row["mode"] == "correct":
-            counts["correct"] += 1
-            key = "accepted" if row["verdict"] == "accepted" else "say_again" if row["verdict"] == "say_again" else "refused"
-            counts[key] += 1
-        elif row["verdict"] == "accepted" or row["forward"]:
-            counts["wrong_accepted"] += 1
-    return out
+        groups.setdefault(key(row), []).append(row)
+    return {name: _figures(group) for name, group in groups.items()}
+
+
+def _by_voice(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """voice (without its espeak-ng variant) -> `_figures` of its transmissions: which pilot voices
+    the recognizer struggles with."""
+    return _grouped(rows, lambda row: row["voice"].split("+")[0])
 
 
 def by_engine(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    """Pilot voice engine -> the headline figures for its transmissions alone: correct readbacks
-    accepted / refused / asked again, wrong ones accepted, and the recognizer's word error rate."""
-    out: dict[str, dict[str, Any]] = {}
-    for row in rows:
-        engine = row["voice"].partition(":")[0]
-        counts = out.setdefault(engine, {"n": 0, "correct": 0, "accepted": 0, "refused": 0, "say_again": 0, "bad": 0, "wrong_accepted": 0, "word_errors": 0, "words": 0})
-        counts["n"] += 1
-        counts["word_errors"] += row.get("word_errors", 0)
-        counts["words"] += row.get("words", 0)
-        if row["mode"] == "correct":
-            counts["correct"] += 1
-            key = "accepted" if row["verdict"] == "accepted" else "say_again" if row["verdict"] == "say_again" else "refused"
-            counts[key] += 1
-        else:
-            counts["bad"] += 1
-            counts["wrong_accepted"] += int(row["verdict"] == "accepted" or row["forward"])
-    for counts in out.values():
-        counts["wer"] = round(counts["word_errors"] / counts["words"], 4) if counts["words"] else None
-        for key in ("refused", "say_again"):
-            counts[f"{key}_rate"] = round(counts[key] / counts["correct"], 4) if counts["correct"] else None
-        counts["say_again_ci95"] = interval95(counts["say_again"], counts["correct"])
-    return out
+    """Pilot voice engine -> `_figures` of its transmissions alone."""
+    return _grouped(rows, lambda row: row["voice"].partition(":")[0])
 
 
 # Bands of the word errors of the transcript the engine decided on (edits / words said): how much
@@ -362,29 +368,13 @@ WER_BANDS: tuple[tuple[str, float], ...] = (
 
 
 def by_word_errors(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    """Band of the transcript's word errors (`WER_BANDS`, upper bound inclusive) -> the headline
-    figures of its transmissions alone, as `by_engine`: whether the right readbacks asked again
-    are the ones the recognizer heard badly (a controller asks again there too) or the engine's
-    doubt about ones it heard well. Rows without word counts (recorded before them) are left out."""
-    out: dict[str, dict[str, Any]] = {}
-    for name, _high in WER_BANDS:
-        band = [r for r in rows if r.get("words") and _band(r["word_errors"] / r["words"]) == name]
-        correct = [r for r in band if r["mode"] == "correct"]
-        bad = [r for r in band if r["mode"] != "correct"]
-        said_again = sum(1 for r in correct if r["verdict"] == "say_again")
-        refused = sum(1 for r in correct if r["verdict"] not in ("accepted", "say_again"))
-        out[name] = {
-            "n": len(band),
-            "correct": len(correct),
-            "accepted": len(correct) - said_again - refused,
-            "refused": refused,
-            "say_again": said_again,
-            "say_again_rate": round(said_again / len(correct), 4) if correct else None,
-            "say_again_ci95": interval95(said_again, len(correct)),
-            "bad": len(bad),
-            "wrong_accepted": sum(1 for r in bad if r["verdict"] == "accepted" or r["forward"]),
-        }
-    return out
+    """Band of the transcript's word errors (`WER_BANDS`, upper bound inclusive) -> `_figures` of
+    its transmissions alone: whether the right readbacks asked again are the ones the recognizer
+    heard badly (a controller asks again there too) or the engine's doubt about ones it heard
+    well. Rows without word counts (recorded before them) are left out."""
+    counted = [r for r in rows if r.get("words")]
+    grouped = _grouped(counted, lambda row: _band(row["word_errors"] / row["words"]))
+    return {name: grouped.get(name, _figures([])) for name, _high in WER_BANDS}
 
 
 def _band(rate: float) -> str:
