@@ -14,6 +14,9 @@ The stages of a voice transmission, each a label of `livefreq_stage_seconds`:
   (gateway/speech/stt/whisper_bigger.py; `livefreq_third_hearings_total`, by the same rules);
 - ``value_check``: the issued values a readback left unsure or missing, checked in the audio
   (gateway/speech/checking.py; `livefreq_value_checks_total` counts them, and those skipped);
+- ``rival_check``: the rivals of a value heard right but rivalled (a frequency written short, a
+  clearance limit the prompt named), scored in the audio, waiting their turn among the finals
+  (gateway/speech/checking.py; `livefreq_rival_checks_total`);
 - ``bigger_value_check``: the values still unsure after the third hearing, scored by whisper base
   (gateway/speech/checking.py; `livefreq_bigger_value_checks_total`);
 - ``final_to_decision``: the final transcript to the engine's decision, stored;
@@ -94,6 +97,13 @@ VALUE_CHECKS = Counter(
     "Voice transmissions after the second hearing: values checked in the audio or not (gateway/speech/checking.py)",
     # checked | unneeded (no value to check) | none (the recognizer answered nothing) | busy (no idle
     # worker) | late (it would end past the due time)
+    ["outcome"],
+)
+RIVAL_CHECKS = Counter(
+    "livefreq_rival_checks_total",
+    "Voice transmissions whose only doubt was a value heard right but rivalled (a frequency written short, a "
+    "clearance limit the prompt named): its rivals scored in the audio or not (gateway/speech/checking.py)",
+    # checked | none | late (it would end past LIVEFREQ_BIGGER_HEARING_DUE_S); never busy: it waits its turn
     ["outcome"],
 )
 BIGGER_VALUE_CHECKS = Counter(

@@ -430,6 +430,7 @@ def test_a_check_of_rivals_alone_waits_its_turn_where_no_worker_is_idle() -> Non
     import threading
     import time
 
+    from gateway import metrics
     from gateway.speech.checking import RIVAL_CHECK, VALUE_CHECK
     from gateway.speech.cpu import Priority, cpu_pool
     from gateway.speech.rehearing import Durations
@@ -445,7 +446,11 @@ def test_a_check_of_rivals_alone_waits_its_turn_where_no_worker_is_idle() -> Non
         assert RIVAL_CHECK.may_start(None, None)
         RIVAL_CHECK.durations.add(0.3)
         assert RIVAL_CHECK.may_start(time.monotonic(), 1.5)
+        late = (metrics.RIVAL_CHECKS.labels("late")._value.get(), metrics.VALUE_CHECKS.labels("late")._value.get())
         assert not RIVAL_CHECK.may_start(time.monotonic() - 1.4, 1.5)  # 1.4 s gone, 0.3 s more: late
+        # counted as the rival check's own, apart from the value checks' (/metrics)
+        after = (metrics.RIVAL_CHECKS.labels("late")._value.get(), metrics.VALUE_CHECKS.labels("late")._value.get())
+        assert after == (late[0] + 1, late[1])
     finally:
         RIVAL_CHECK.durations = kept
         release.set()

@@ -37,7 +37,7 @@ VALUE_CHECK = SpareDecode(metrics.VALUE_CHECKS, "value_check")
 # a value heard right but rivalled (a frequency written short; a clearance limit the prompt named,
 # every clearance readback heard right) is accepted only after its rivals are scored: waiting for an idle
 # worker, 20 pilots on 2 cores had 4 more of 55 readbacks asked again (docs/performance.md, stop 55)
-RIVAL_CHECK = SpareDecode(metrics.VALUE_CHECKS, "rival_check", queued=True)
+RIVAL_CHECK = SpareDecode(metrics.RIVAL_CHECKS, "rival_check", queued=True)
 # whisper base scores at about twice tiny.en's cost: as its hearing, only where a worker stays free
 BIGGER_VALUE_CHECK = SpareDecode(metrics.BIGGER_VALUE_CHECKS, "bigger_value_check", leave_one_free=True)
 DURATIONS = VALUE_CHECK.durations
