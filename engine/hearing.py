@@ -34,6 +34,10 @@ class ValueCheck(DomainModel):
     # not the issued value but its rival, a value the pilot may have said that the transcript
     # would write as the issued one (engine/value_rivals.py): only its `delta` counts, against it
     rival: bool = False
+    # the words of the transcript the value was put in place of (`value_query.Hypothesis.place`;
+    # None after the transcript, or in a record from before it was kept): a recorded check can be
+    # told from one today's question would put elsewhere
+    place: tuple[int, int] | None = None
 
 
 class Hearing(DomainModel):

@@ -632,6 +632,11 @@ def _checks(
         placements = {f: 1 if fields[f][0] in ("sid", "star") else 2 for f in {a.field for a in heard}}
         assert len(heard) == sum(placements.values()) or len(fields) > 1
     assert {a.tempo for a in answers} <= set(TEMPOS) and answers[0].tempo == 1.0
+    # each check says where its value was put: the words of one of the question's hypotheses
+    # in place (kept in the bench's records), none after the transcript
+    for a in answers:
+        options = {h.place for h in asked.hypotheses if h.field == a.field and not h.appended}
+        assert a.place is None if a.appended else a.place in options, (a, options)
     # as the engine decides: every field unsure, confirmed by any of its checks
     unsure = ReadbackResult(ok=False, fields=dict.fromkeys(fields, "unsure"), unsure=list(fields))
     result, _ = apply_checks(unsure, answers, fields, "Lufthansa three five niner")

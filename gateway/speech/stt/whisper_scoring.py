@@ -279,6 +279,7 @@ def _check_view(
             appended=hypothesis.appended,
             tempo=tempo,
             rival=hypothesis.rival,
+            place=None if hypothesis.appended else hypothesis.place,
         )
         key = (hypothesis.field, hypothesis.appended, hypothesis.rival)
         kept = best.get(key)
