@@ -49,6 +49,8 @@ def test_no_recorded_wrong_readback_is_accepted_by_todays_engine(tmp_path, capsy
     bands = report["by_word_errors"]
     assert sum(b["n"] for b in bands.values()) == sum(1 for r in report["rows"] if r.get("words")) - report["correct_stale"]
     assert all(b["wrong_accepted"] == 0 for b in bands.values()) and "by the word errors" in printed
+    # no recorded check scored words today's question would not put its value in (runs since stop 56)
+    assert report["placed_otherwise"] == 0, [r for r in report["rows"] if r.get("placed_otherwise")][:5]
 
 
 def test_replay_names_a_report_it_cannot_read(tmp_path, capsys) -> None:
@@ -61,3 +63,37 @@ def test_replay_names_a_report_it_cannot_read(tmp_path, capsys) -> None:
     assert f"skipped {bad.name}: not readable" in err and f"skipped {other.name}: not a voice readback report" in err
     assert main(["bench", "readback", "--mode", "replay", "--reports", str(tmp_path / "nope.json")]) != 0
     assert "no such report" in capsys.readouterr().err
+
+
+def test_a_recorded_check_put_where_todays_question_puts_none_is_named() -> None:
+    """A recorded frequency check (seed 129 #0: "one three six seven five zero zero" for 136.500)
+    placed where today's question places it is replayed as evidence; moved to other words (as the
+    first runs of seeds 61 and 110 were, before their placement rules), it is named, and with it
+    the run: tiny.en's checks and whisper base's are each asked as the radio asks them."""
+    from engine.hearing import Hearing, ValueCheck
+    from tooling.bench.readback import default_bench
+    from tooling.bench.readback_replay import placed_otherwise
+    from tooling.cli.common import load_settings
+
+    report = json.loads((ROOT / "reports" / "bench-readback-voice-seed129.json").read_text())
+    row = next(r for r in report["bias_on"]["transmissions"] if r["index"] == 0)
+    bench = default_bench(load_settings())
+    flow, state, scenario, _mode = bench.draws(report["n"], report["seed"], report["wrong_share"])[0]
+    heard = row["heard"].strip()
+    session, now = bench.at_state(flow, state, scenario)
+    asked = bench.engine.value_query(session, heard, now + 5.0, Hearing(alternatives=row["alternatives"]))
+    assert asked is not None
+    places = sorted({h.place for h in asked.hypotheses if h.field == "tower_freq" and not h.appended})
+    assert places
+    first = {k: v for k, v in row["checks"][0].items() if k != "place"}
+    elsewhere = (places[0][1], places[0][1] + 1)  # the word after the value's place
+    assert elsewhere not in places
+
+    def hearing(place: tuple[int, int] | None, bigger: bool = False) -> Hearing:
+        check = ValueCheck(**{**first, "appended": place is None, "place": place, "bigger": bigger})
+        return Hearing(alternatives=row["alternatives"], checks=[check])
+
+    assert placed_otherwise(bench, flow, state, scenario, heard, hearing(places[0])) == []
+    assert placed_otherwise(bench, flow, state, scenario, heard, hearing(None)) == []  # after the transcript
+    assert placed_otherwise(bench, flow, state, scenario, heard, hearing(elsewhere)) == ["tower_freq"]
+    assert placed_otherwise(bench, flow, state, scenario, heard, hearing(elsewhere, bigger=True)) == ["tower_freq"]

@@ -8,6 +8,13 @@ change to the readback check does to thousands of real recognitions in seconds, 
 or decoding anything: every readback it turns from asked again to accepted, and, the point, any
 wrong one it would accept.
 
+A first transmission's recorded check in the audio carries where its value was put
+(`ValueCheck.place`, runs since stop 56): where today's question would put the value elsewhere in
+the same transcript, the recorded check scored words today's engine would not, and the row says so
+(`placed_otherwise`); `make test` fails on one, so such a run is recorded again or left out with
+its reason (`LEFT_OUT`), not replayed as evidence it no longer is. Older records have no place and
+are not checked so.
+
 What is not replayed: the recognizer's own part of a change. A second hearing or a check in the
 audio the new code would ask for and the old did not was never recorded, so a field left unsure
 without a recorded check stays unsure. Reports whose state list differs from today's flows (a
@@ -26,7 +33,7 @@ from engine.hearing import Hearing, ValueCheck
 from tooling.bench.readback import Bench, verdict
 from tooling.readback_pilot.driver import moved_forward
 
-__all__ = ["DEFAULT_REPORTS", "LEFT_OUT", "default_reports", "replay_reports", "summary"]
+__all__ = ["DEFAULT_REPORTS", "LEFT_OUT", "default_reports", "placed_otherwise", "replay_reports", "summary"]
 
 DEFAULT_REPORTS = "reports/bench-readback-voice-seed*.json"
 # Runs of a recognizer set-up since fixed, whose transcripts or recorded checks no check of the words can judge.
@@ -125,10 +132,27 @@ def _decide(bench: Bench, flow: str, state: str, scenario: int, row: dict[str, A
         # asked again only for a frequency written short whose rival no recorded check scored
         # (runs recorded before engine/value_rivals.py): no verdict of the audio, either way
         "unrivalled": _unrivalled(decision, hearing),
+        "placed_otherwise": placed_otherwise(bench, flow, state, scenario, heard, hearing),
     }
     # the answer moves the same session on: the first transmission's row is read before it
     again = _decide_answer(bench, session, row["again"]) if row.get("again") else None
     return {**first, **({"again": again} if again is not None else {})}
+
+
+def placed_otherwise(bench: Bench, flow: str, state: str, scenario: int, heard: str, hearing: Hearing) -> list[str]:
+    """The fields of `hearing`'s recorded in-place checks (rivals aside) put where today's question
+    about `heard` puts none of that field's hypotheses. Asked as the radio asks it
+    (`gateway.speech.hearing_chain`): tiny.en's checks of the transcript without checks, whisper
+    base's of it with tiny.en's checks (a value they confirmed keeps its words)."""
+    placed = [c for c in hearing.checks if c.place is not None and not c.rival]
+    fields: set[str] = set()
+    for bigger in sorted({c.bigger for c in placed}):
+        before = [c for c in hearing.checks if not c.bigger] if bigger else []
+        session, now = bench.at_state(flow, state, scenario)
+        asked = bench.engine.value_query(session, heard, now + 5.0, hearing.model_copy(update={"checks": before}))
+        places = {(h.field, h.place) for h in (asked.hypotheses if asked else []) if not h.appended}
+        fields |= {c.field for c in placed if c.bigger is bigger and (c.field, c.place) not in places}
+    return sorted(fields)
 
 
 def _unrivalled(decision: Any, hearing: Hearing) -> bool:
@@ -184,6 +208,8 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "correct_stale": len(stale),
         "correct_refused": sum(1 for r in correct if r["verdict"] in ("wrong", "missing")),
         "correct_said_again": sum(1 for r in correct if r["verdict"] == "say_again"),
+        # transmissions whose recorded checks today's question would put elsewhere (see the module doc)
+        "placed_otherwise": sum(1 for r in rows if r.get("placed_otherwise")),
         # of those, asked again only for want of a rival check the recording could not have
         "correct_said_again_unrivalled": sum(1 for r in correct if r["verdict"] == "say_again" and r.get("unrivalled")),
     }
