@@ -256,7 +256,7 @@ def _server_figures(samples: list[tuple[float, Scrape]]) -> dict[str, Any]:
     delta = last.minus(first)
     errors = _totals(delta, "livefreq_errors_total", ("transport", "code"), int)
     speculative = _totals(delta, "livefreq_speculative_tts_total", ("outcome",), int)
-    further = {name: _totals(delta, f"livefreq_{name}_total", ("outcome",), int) for name in FURTHER_HEARINGS}
+    steps = {name: _totals(delta, f"livefreq_{name}_total", ("outcome",), int) for name in HEARING_STEPS}
     busy = _totals(delta, "livefreq_cpu_busy_seconds_total", ("kind", "priority"), lambda v: round(v, 1))
     return {
         "metrics": True,
@@ -271,14 +271,14 @@ def _server_figures(samples: list[tuple[float, Scrape]]) -> dict[str, Any]:
         "stages": stage_summary(delta),
         "speculative_tts": speculative,
         # heard_again | checked | unneeded | none | busy | late, per step (gateway/speech/hearing_chain.py)
-        **further,
+        **steps,
         "errors_by_code": errors,
     }
 
 
 # The steps after the first hearing (gateway/speech/hearing_chain.py), each a counter by outcome in
 # /metrics (`livefreq_<name>_total`): how often each ran, and was skipped as busy or late, under load.
-FURTHER_HEARINGS = ("second_hearings", "value_checks", "rival_checks", "third_hearings", "bigger_value_checks")
+HEARING_STEPS = ("second_hearings", "value_checks", "rival_checks", "third_hearings", "bigger_value_checks")
 
 
 def _totals(delta: Scrape, metric: str, labels: tuple[str, ...], cast: Callable[[float], Any]) -> dict[str, Any]:
@@ -332,7 +332,7 @@ def format_table(report: dict[str, Any]) -> list[tuple[str, str]]:
             rows.append(("server: CPU pool busy (s)", pool_busy_row(s["cpu_pool_busy_s"])))
         if s.get("speculative_tts"):
             rows.append(("server: speculative TTS", ", ".join(f"{k} {n}" for k, n in s["speculative_tts"].items())))
-        for name in FURTHER_HEARINGS:
+        for name in HEARING_STEPS:
             if s.get(name):
                 rows.append((f"server: {name.replace('_', ' ')}", ", ".join(f"{k} {n}" for k, n in s[name].items())))
     return rows
