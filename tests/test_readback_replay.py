@@ -93,7 +93,13 @@ def test_a_recorded_check_put_where_todays_question_puts_none_is_named() -> None
         check = ValueCheck(**{**first, "appended": place is None, "place": place, "bigger": bigger})
         return Hearing(alternatives=row["alternatives"], checks=[check])
 
-    assert placed_otherwise(bench, flow, state, scenario, heard, hearing(places[0])) == []
-    assert placed_otherwise(bench, flow, state, scenario, heard, hearing(None)) == []  # after the transcript
-    assert placed_otherwise(bench, flow, state, scenario, heard, hearing(elsewhere)) == ["tower_freq"]
-    assert placed_otherwise(bench, flow, state, scenario, heard, hearing(elsewhere, bigger=True)) == ["tower_freq"]
+    unchanged = session.model_dump()
+
+    def named(h: Hearing) -> list[str]:
+        return placed_otherwise(bench, session, now + 5.0, heard, h)
+
+    assert named(hearing(places[0])) == []
+    assert named(hearing(None)) == []  # after the transcript
+    assert named(hearing(elsewhere)) == ["tower_freq"]
+    assert named(hearing(elsewhere, bigger=True)) == ["tower_freq"]
+    assert session.model_dump() == unchanged  # asked of the session, which it leaves as it was

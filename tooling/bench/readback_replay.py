@@ -8,7 +8,7 @@ change to the readback check does to thousands of real recognitions in seconds, 
 or decoding anything: every readback it turns from asked again to accepted, and, the point, any
 wrong one it would accept.
 
-A first transmission's recorded check in the audio carries where its value was put
+A recorded check in the audio carries where its value was put
 (`ValueCheck.place`, runs since stop 56): where today's question would put the value elsewhere in
 the same transcript, the recorded check scored words today's engine would not, and the row says so
 (`placed_otherwise`); `make test` fails on one, so such a run is recorded again or left out with
@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.hearing import Hearing, ValueCheck
+from engine.models import Session
 from tooling.bench.readback import Bench, verdict
 from tooling.readback_pilot.driver import moved_forward
 
@@ -113,6 +114,7 @@ def _decide(bench: Bench, flow: str, state: str, scenario: int, row: dict[str, A
         open_transcript=first if first and first != row["heard"] else None,
         checks=[ValueCheck(**check) for check in row.get("checks") or []],
     )
+    placed = placed_otherwise(bench, session, now + 5.0, heard, hearing)  # before the session moves on
     decision = bench.engine.transmit(session, heard, now + 5.0, hearing=hearing)
     typed, typed_at = bench.at_state(flow, state, scenario)
     as_typed = bench.engine.transmit(typed, row["said"], typed_at + 5.0) if row.get("said") else None
@@ -132,24 +134,24 @@ def _decide(bench: Bench, flow: str, state: str, scenario: int, row: dict[str, A
         # asked again only for a frequency written short whose rival no recorded check scored
         # (runs recorded before engine/value_rivals.py): no verdict of the audio, either way
         "unrivalled": _unrivalled(decision, hearing),
-        "placed_otherwise": placed_otherwise(bench, flow, state, scenario, heard, hearing),
+        "placed_otherwise": placed,
     }
     # the answer moves the same session on: the first transmission's row is read before it
     again = _decide_answer(bench, session, row["again"]) if row.get("again") else None
     return {**first, **({"again": again} if again is not None else {})}
 
 
-def placed_otherwise(bench: Bench, flow: str, state: str, scenario: int, heard: str, hearing: Hearing) -> list[str]:
+def placed_otherwise(bench: Bench, session: Session, now: float, heard: str, hearing: Hearing) -> list[str]:
     """The fields of `hearing`'s recorded in-place checks (rivals aside) put where today's question
-    about `heard` puts none of that field's hypotheses. Asked as the radio asks it
-    (`gateway.speech.hearing_chain`): tiny.en's checks of the transcript without checks, whisper
-    base's of it with tiny.en's checks (a value they confirmed keeps its words)."""
+    about `heard`, at `session` (unchanged) and `now`, puts none of that field's hypotheses. Asked
+    as the radio asks it (`gateway.speech.hearing_chain`): tiny.en's checks of the transcript
+    without checks, whisper base's of it with tiny.en's checks (a value they confirmed keeps its
+    words)."""
     placed = [c for c in hearing.checks if c.place is not None and not c.rival]
     fields: set[str] = set()
     for bigger in sorted({c.bigger for c in placed}):
         before = [c for c in hearing.checks if not c.bigger] if bigger else []
-        session, now = bench.at_state(flow, state, scenario)
-        asked = bench.engine.value_query(session, heard, now + 5.0, hearing.model_copy(update={"checks": before}))
+        asked = bench.engine.value_query(session, heard, now, hearing.model_copy(update={"checks": before}))
         places = {(h.field, h.place) for h in (asked.hypotheses if asked else []) if not h.appended}
         fields |= {c.field for c in placed if c.bigger is bigger and (c.field, c.place) not in places}
     return sorted(fields)
@@ -173,8 +175,13 @@ def _decide_answer(bench: Bench, session: Any, answer: dict[str, Any]) -> dict[s
         checks=[ValueCheck(**check) for check in answer.get("checks") or []],
     )
     flow, state = session.active.flow, session.active.state  # where the answer is heard, before it
-    decision = bench.engine.transmit(session, answer["heard"].strip(), session.updated_at + 10.0, hearing=hearing)
-    return {"recorded": answer["verdict"], "verdict": verdict(decision), "forward": moved_forward(decision, flow, state, session)}
+    now, heard = session.updated_at + 10.0, answer["heard"].strip()
+    placed = placed_otherwise(bench, session, now, heard, hearing)
+    decision = bench.engine.transmit(session, heard, now, hearing=hearing)
+    return {
+        "recorded": answer["verdict"], "verdict": verdict(decision), "forward": moved_forward(decision, flow, state, session),
+        "placed_otherwise": placed,
+    }  # fmt: skip
 
 
 def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -209,7 +216,7 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "correct_refused": sum(1 for r in correct if r["verdict"] in ("wrong", "missing")),
         "correct_said_again": sum(1 for r in correct if r["verdict"] == "say_again"),
         # transmissions whose recorded checks today's question would put elsewhere (see the module doc)
-        "placed_otherwise": sum(1 for r in rows if r.get("placed_otherwise")),
+        "placed_otherwise": sum(1 for r in rows if r.get("placed_otherwise") or r.get("again", {}).get("placed_otherwise")),
         # of those, asked again only for want of a rival check the recording could not have
         "correct_said_again_unrivalled": sum(1 for r in correct if r["verdict"] == "say_again" and r.get("unrivalled")),
     }
