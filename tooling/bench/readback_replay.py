@@ -32,6 +32,7 @@ from typing import Any
 from engine.hearing import Hearing, ValueCheck
 from engine.models import Session
 from tooling.bench.readback import Bench, verdict
+from tooling.bench.readback_voice import by_word_errors
 from tooling.readback_pilot.driver import moved_forward
 
 __all__ = ["DEFAULT_REPORTS", "LEFT_OUT", "default_reports", "placed_otherwise", "replay_reports", "summary"]
@@ -219,4 +220,6 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "placed_otherwise": sum(1 for r in rows if r.get("placed_otherwise") or r.get("again", {}).get("placed_otherwise")),
         # of those, asked again only for want of a rival check the recording could not have
         "correct_said_again_unrivalled": sum(1 for r in correct if r["verdict"] == "say_again" and r.get("unrivalled")),
+        # the same figures by how well the recognizer heard (`readback_voice.by_word_errors`)
+        "by_word_errors": by_word_errors([*bad, *correct]),
     }

@@ -242,7 +242,7 @@ def _bench_readback_replay(args: argparse.Namespace) -> int:
     """Decide every transmission of recorded voice runs again, print what changed, write JSON."""
     from tooling.bench.readback import default_bench
     from tooling.bench.readback_replay import LEFT_OUT, default_reports, replay_reports, summary
-    from tooling.bench.readback_voice import WER_HEAD, by_word_errors, word_error_rows
+    from tooling.bench.readback_voice import WER_HEAD, word_error_rows
 
     paths = [Path(p) for p in args.reports] if args.reports else default_reports(Path.cwd())
     missing = [str(p) for p in paths if not p.is_file()]
@@ -295,8 +295,6 @@ def _bench_readback_replay(args: argparse.Namespace) -> int:
                 f"({100 * f['correct_refused'] / n:.2f}%), asked again {f['correct_said_again']} ({100 * f['correct_said_again'] / n:.2f}%) of {f['correct']}"
             )
     figures["by_bias"] = by_bias
-    fresh = [r for r in result["rows"] if r["mode"] != "correct" or r.get("said_typed") in (None, "accepted")]
-    figures["by_word_errors"] = by_word_errors(fresh)
     print("by the word errors of the transcript decided on (right readbacks whose words typed are accepted today):")
     print_table(WER_HEAD, word_error_rows(figures["by_word_errors"]), sys.stdout, right=tuple(range(1, len(WER_HEAD))))
     report = {"benchmark": "readback", "mode": "replay", "files": result["files"], "skipped": result["skipped"], **figures, "rows": result["rows"]}
