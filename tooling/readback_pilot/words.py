@@ -6,7 +6,7 @@ from __future__ import annotations
 import contextvars
 import random
 
-__all__ = ["AIRPORT_NAMES", "CARRIERS", "FORMS", "kind_of", "pick"]
+__all__ = ["AIRPORT_NAMES", "CARRIERS", "FORMS", "SOUND_ALIKES", "kind_of", "pick"]
 
 # --------------------------------------------------------------------------- word tables (own)
 
@@ -54,7 +54,21 @@ AIRPORT_NAMES: dict[str, tuple[str, ...]] = {
     "ENGM": ("Oslo",), "ESSA": ("Stockholm", "Arlanda"), "EFHK": ("Helsinki",), "EPWA": ("Warsaw",),
     "LKPR": ("Prague",), "EBBR": ("Brussels",), "LEMD": ("Madrid",), "LEBL": ("Barcelona",), "LIRF": ("Rome",),
     "LPPT": ("Lisbon",), "EIDW": ("Dublin",), "EDDF": ("Frankfurt",), "EDDS": ("Stuttgart",), "EDDK": ("Cologne",),
+    # the sound-alikes below, never issued by the scenarios
+    "EDDG": ("Munster",), "EDDV": ("Hannover",), "EDDW": ("Bremen",), "ENBR": ("Bergen",), "EGGW": ("Luton",),
+    "LFLL": ("Lyon",), "LIRP": ("Pisa",), "EHRD": ("Rotterdam",), "LIPX": ("Verona",), "EBOS": ("Ostend",),
+    "LGIR": ("Heraklion",), "LPPR": ("Porto",), "EGGD": ("Bristol",), "LFRB": ("Brest",), "LIPE": ("Bologna",),
+    "LOWL": ("Linz",), "EPLB": ("Lublin",),
 }
+# Airports whose names a pilot may say for a destination's, or a recognizer write as it (chosen by
+# ear, not by the engine's rules): a wrong clearance limit is one of these half the time where
+# the issued one has any. Whisper, prompted with the issued city, writes it for a sound-alike
+# said ("Bremen" as "Berlin"), which only a check of the city said can catch.
+SOUND_ALIKES: dict[str, tuple[str, ...]] = {
+    "EDDM": ("EDDG",), "EDDH": ("EDDV",), "EDDB": ("EDDW", "ENBR"), "EGLL": ("EGGW", "LFLL"), "EGKK": ("EGGW", "LFLL"),
+    "LFPG": ("LIRP",), "EHAM": ("EHRD",), "LOWW": ("LIPX",), "ENGM": ("EBOS",), "EFHK": ("LGIR",), "LKPR": ("LPPR",),
+    "EBBR": ("EGGD", "LFRB"), "LEBL": ("LIPE",), "LPPT": ("LOWL",), "EIDW": ("EPLB",),
+}  # fmt: skip
 
 
 # Forms: "all" (every way above) or "core": only what a textbook readback says: ICAO or plain

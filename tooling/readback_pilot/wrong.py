@@ -1,5 +1,5 @@
 """A wrong readback's one changed value: another plausible value of the same kind (25L for 25R, one
-squawk digit, 5000 -> 6000, another destination, another ATIS letter)."""
+squawk digit, 5000 -> 6000, another destination or one that sounds like it, another ATIS letter)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from tooling.readback_pilot.values import split_designator, split_runway, split_sid
-from tooling.readback_pilot.words import AIRPORT_NAMES, kind_of
+from tooling.readback_pilot.words import AIRPORT_NAMES, SOUND_ALIKES, kind_of
 
 __all__ = ["WRONGERS", "wrong_value"]
 
@@ -126,6 +126,9 @@ def _wrong_airport(value: Any, rng: random.Random, variables: Mapping[str, Any])
     issued = str(value).upper()
     taken = set(AIRPORT_NAMES.get(issued, ())) | {issued}
     home = str(variables.get("airport", "")).upper()
+    alike = [c for c in SOUND_ALIKES.get(issued, ()) if c != home]
+    if alike and rng.random() < 0.5:
+        return rng.choice(alike)
     pool = [c for c in DESTINATIONS if c not in (issued, home) and not (set(AIRPORT_NAMES.get(c, ())) & taken)]
     return rng.choice(pool)
 

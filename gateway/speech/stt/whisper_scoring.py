@@ -69,6 +69,8 @@ RIVALS = (
 # then slower, faster, a little faster (resampled: a tape played at another speed, pitch with it)
 TEMPOS = (1.0, 1 / 1.2, 1.25, 1 / 0.9)
 REACH_NATS = 6.0  # what the words after a city may gain its rival over the name as written (`_within_reach`)
+PROPOSALS = 3  # at a city's place, whisper's own likeliest other names tried as rivals too (`_proposed`)
+PROPOSAL_TOKENS = 6  # a proposed name's tokens at most
 
 
 @lru_cache(maxsize=4)
@@ -281,10 +283,10 @@ def _check_view(
             rival=hypothesis.rival,
             place=None if hypothesis.appended else hypothesis.place,
         )
-        key = (hypothesis.field, hypothesis.appended, hypothesis.rival)
-        kept = best.get(key)
+        kind = (hypothesis.field, hypothesis.appended, hypothesis.rival)
+        kept = best.get(kind)
         if kept is None or check.delta > kept.delta:
-            best[key] = check
+            best[kind] = check
     return list(best.values())
 
 
@@ -326,6 +328,7 @@ def _within_reach(
     if not cities:
         return query, decoded
     kept: set[int] = set()
+    proposed: list[Hypothesis] = []
     for against in dict.fromkeys(tuple(h.against) for h in cities):
         group = [h for h in cities if tuple(h.against) == against]
         tokens, starts = _tokens(tokenizer, list(against))
@@ -343,10 +346,70 @@ def _within_reach(
         }
         top = max(group, key=lambda h: reach[id(h)])
         kept.update(id(h) for h in group if h is top or reach[id(h)] >= -RIVAL_SLACK)
+        firsts = {tokens[at]} | {tokenizer.encode(" " + h.words[name_start])[0] for h in group}
+        proposed += _proposed(model, encoded, start, tokenizer, group, tokens[:at], rows[0], written, firsts)
     kept_query = query.model_copy(
-        update={"hypotheses": [h for h in query.hypotheses if not h.unprompted or id(h) in kept]}
+        update={"hypotheses": [h for h in query.hypotheses if not h.unprompted or id(h) in kept] + proposed}
     )
     return kept_query, decoded
+
+
+def _proposed(
+    model: Any,
+    encoded: np.ndarray,
+    start: list[int],
+    tokenizer: Any,
+    group: list[Hypothesis],
+    before: list[int],
+    row: np.ndarray,
+    written: float,
+    firsts: set[int],
+) -> list[Hypothesis]:
+    """The names whisper itself would write at a city's place, under the prompt naming every listed
+    city alike, as rivals like `group`'s (the listed cities' at one place): a city said that no list
+    names is a rival too. `LIMIT_RIVALS` holds the scenarios' destinations only, and under the
+    radio's prompt whisper wrote the issued "Berlin" for "Bremen"; there its own likeliest first
+    token was " Bre" (-0.7 nats) and " Berlin" not among its first eight. Of the first tokens
+    (`row`) that could reach the name as written (`written`, as `_within_reach`), the `PROPOSALS`
+    likeliest that start a capitalized word and no listed name (`firsts`) are each completed by
+    one greedy decode; a completion that is a word of letters is scored in place like a listed
+    rival. They can only ask again: a rival said is doubt, never a value."""
+    import ctranslate2
+
+    chosen: list[int] = []
+    for token in np.argsort(row)[::-1][:64]:
+        if float(row[token]) - written + REACH_NATS < -RIVAL_SLACK or len(chosen) == PROPOSALS:
+            break
+        text = tokenizer.decode([int(token)])
+        if int(token) not in firsts and text.startswith(" ") and text[1:2].isupper() and text[1:].isalpha():
+            chosen.append(int(token))
+    if not chosen:
+        return []
+    prefixes = [start + before + [token] for token in chosen]
+    results = model.generate(
+        ctranslate2.StorageView.from_array(np.ascontiguousarray(np.repeat(encoded, len(prefixes), axis=0))),
+        prefixes,
+        max_length=min(MAX_LENGTH, len(start) + 2 * (len(before) + 1 + PROPOSAL_TOKENS)),
+        beam_size=1,
+    )
+    listed = group[0]
+    name_start, name_end = listed.place
+    # the name as written and every listed one: a proposal is another name
+    known = {" ".join(listed.against[name_start:name_end]).lower(), *(h.value.lower() for h in group)}
+    out: list[Hypothesis] = []
+    for token, result in zip(chosen, results, strict=True):
+        ids = [token]
+        for nxt in result.sequences_ids[0][len(before) + 1 : len(before) + 1 + PROPOSAL_TOKENS]:
+            piece = tokenizer.decode([nxt])
+            if not piece.isalpha():  # a space, a comma or the end: the word is whole
+                break
+            ids.append(nxt)
+        name = tokenizer.decode(ids).strip()
+        if name.isalpha() and name.lower() not in known:
+            known.add(name.lower())
+            words = [*listed.words[:name_start], name, *listed.words[name_start + len(listed.value.split()) :]]
+            out.append(listed.model_copy(update={"value": name, "words": words}))
+    return out
 
 
 class _Place:
