@@ -27,7 +27,10 @@ written "to Dusseldorf", seed 4's "cleared to Vienna" the same. So by voice a cl
 heard as issued is unsure until each other city the scenarios issue (`LIMIT_RIVALS`), put in its
 place (`place_span`), was scored against the transcript as written, under a prompt that names no
 city alone but every one alike (`Hypothesis.unprompted`; `gateway.speech.stt.whisper_prompt.
-rival_prompt`), as recorded (`CITY_TEMPOS`), and none came within `RIVAL_SLACK`. Under the
+rival_prompt`), as recorded (`CITY_TEMPOS`), and none came within `RIVAL_SLACK`. A city said
+that no list holds is weighed too: the gateway scores the other names whisper itself would write
+there under that prompt the same way (`gateway.speech.stt.whisper_scoring._proposed`: "Bremen",
+said and written "Berlin", proposed and +5.7 nats likelier). Under the
 radio's own prompt the city said scored only 0.3 to 4.9 nats likelier on seed 119; with no city
 named, whisper's prior for a long name decided instead (a right "Dusseldorf" in the product's own
 voice lost to Warsaw by 3.7 and 10.1, and was asked again every time). With every city named

@@ -32,7 +32,7 @@ import pytest
 
 from engine.hearing import Hearing
 from engine.phraseology import kind_for_variable, normalize_transcript
-from tooling.readback_pilot.words import AIRPORT_NAMES
+from tooling.readback_pilot.words import AIRPORT_NAMES, SOUND_ALIKES
 from hypothesis import HealthCheck, Phase, assume, given, settings
 from hypothesis import strategies as st
 
@@ -250,3 +250,26 @@ def test_the_hint_after_part_of_a_readback_completes_it(
     decision = rb.engine().transmit(session, hint, now + 15.0, hearing=hearing)
     forward = rb.moved_forward(decision, flow, state, session)
     assert forward and decision.readback is not None and decision.readback.ok, (said.text, hint, decision.readback)
+
+
+@pytest.mark.parametrize("issued", sorted(SOUND_ALIKES))
+@settings(COMMON, max_examples=10)
+@given(rng=st.randoms(use_true_random=False), typed=st.booleans())
+def test_a_sound_alike_limit_is_a_wrong_one(issued: str, rng: random.Random, typed: bool):
+    """The bench's wrong clearance limit is a sound-alike airport half the time (`SOUND_ALIKES`,
+    chosen by ear: "Bremen" for Berlin); read back in any of the pilot's ways (the name, the code,
+    spelled), it is never accepted, and typed after "cleared to" it is a wrong limit, not a
+    missing one."""
+    from engine.readback import ReadbackEvaluator
+    from tooling.flow_scripts import SCRIPT_SCENARIO
+    from tooling.readback_pilot.values import PHRASERS
+
+    code = rng.choice(SOUND_ALIKES[issued])
+    said = PHRASERS["airport"](code, "destination", rng)
+    variables = {**SCRIPT_SCENARIO, "destination": issued, "destination_name": AIRPORT_NAMES[issued][0]}
+    readback = f"{said}, Lufthansa three five niner"
+    result = ReadbackEvaluator().evaluate(["destination"], variables, readback, spoken=not typed)
+    heard = ("wrong", "missing") if typed else ("wrong", "missing", "unsure")  # by voice, a name like it is unsure
+    assert not result.ok and result.fields["destination"] in heard, (said, result.fields)
+    if typed and said.startswith("cleared to") and any(n in said for n in AIRPORT_NAMES[code]):
+        assert result.fields["destination"] == "wrong", (said, result.fields)
