@@ -1262,3 +1262,29 @@ def test_a_sid_letter_misspelt_by_one_edit_is_its_letter(misspelt: str, wrong: s
     evaluate = ReadbackEvaluator().evaluate
     assert evaluate(["sid"], {**SCRIPT_SCENARIO, "sid": "TAUNU 6Y"}, said, spoken=True).ok
     assert evaluate(["sid"], {**SCRIPT_SCENARIO, "sid": f"TAUNU 6{wrong}"}, said, spoken=True).fields["sid"] == "wrong"
+
+
+@given(
+    city=st.sampled_from([("EDDL", "Dusseldorf"), ("LOWW", "Vienna"), ("LKPR", "Prague"), ("EGLL", "London Heathrow")]),
+    others=st.lists(st.sampled_from(["TELOS", "GEDEM", "RANOS", "COLEM", "Paris"]), min_size=1, max_size=3),
+    at=st.integers(0, 3),
+    lead=st.sampled_from(["", "cleared to ", "to "]),
+)
+@settings(max_examples=80, deadline=None)
+def test_by_voice_a_limit_named_in_a_choice_is_asked_again(
+    city: tuple[str, str], others: list[str], at: int, lead: str
+) -> None:
+    """Whisper echoes the names its prompt offers as a choice ("by RANOS one November, Dusseldorf
+    or TELOS or GEDEM", seed 137, for a said "Amsterdam"): by voice the issued limit named with
+    "or" right before or after it is no hearing of it, and asked again; typed, the pilot's words
+    stand. Named apart from the choice, it is heard."""
+    code, name = city
+    variables = {**SCRIPT_SCENARIO, "destination": code, "destination_name": name}
+    evaluate = ReadbackEvaluator().evaluate
+    names = [*others]
+    names.insert(min(at, len(names)), name)
+    choice = " or ".join(names)
+    said = f"squawk four two three five, {lead}{choice}, Lufthansa three five niner"
+    assert evaluate(["destination"], variables, said, spoken=True).fields["destination"] == "unsure", said
+    apart = f"squawk four two three five, cleared to {name}, via {' or '.join(others)}, Lufthansa three five niner"
+    assert evaluate(["destination"], variables, apart, spoken=True).fields["destination"] == "ok", apart
