@@ -37,7 +37,8 @@ tempo the transcript with the value keeps the stricter `TEMPO_SLACK` (`slack_for
 has the looser `FREQUENCY_SLACK`: its places, not the whole transcript, are its evidence.
 In the answer to "say again", what the checks of the transmission asked again held against the
 value (the best margin of each question, model and placement, where negative,
-`Session.readback_margins`) is added to the margin of a check of the same question now: the same
+`Session.readback_margins`), and at the same tempo (`tempo_question`: seed 136), is added to the
+margin of a check of the same question now: the same
 pilot says the same words again (held-out seed 94: "runway one niner" for 18, every check of the
 first transmission against 18, then one check of the answer passing by 2.002; seed 98 the same;
 seed 126 the same after a transmission asked again whole, `readback_policy.remember_unheard`).
@@ -165,7 +166,8 @@ def apply_checks(
         if check.field in rb.contradicted or check.field in again_otherwise:  # heard as another value
             continue
         said = said_symbols(*expected)
-        held = min(0.0, (earlier or {}).get(check.field, {}).get(check_question(check), 0.0))
+        before = (earlier or {}).get(check.field, {})
+        held = min(0.0, before.get(check_question(check), 0.0), before.get(tempo_question(check), 0.0))
         ok = confirms(check, expected[1], own, said) and check.margin + held >= margin_needed(said, check)
         ok = ok and not (check.appended and (check.field, check.bigger) in against)
         ok = ok and not (check.appended and (check.field, not check.bigger) in doubted)
@@ -191,8 +193,8 @@ def apply_checks(
         if check.field in confirmed or not any(n["field"] == check.field for n in notes):
             continue
         best = margins.setdefault(check.field, {})
-        question = check_question(check)
-        best[question] = max(check.margin, best.get(question, check.margin))
+        for question in (check_question(check), tempo_question(check)):
+            best[question] = max(check.margin, best.get(question, check.margin))
     update: dict[str, Any] = {"margins": margins}
     if confirmed:
         update |= {
@@ -211,6 +213,15 @@ def check_question(check: ValueCheck) -> str:
     seed 98's answer passed tiny.en's check in place by 2.39 where every one of the first
     transmission's was -2.4 or less, and only whisper base's, another scale, had come near (1.95)."""
     return f"{'base' if check.bigger else 'first'} {'after' if check.appended else 'in place'}"
+
+
+def tempo_question(check: ValueCheck) -> str:
+    """`check_question` at `check`'s tempo ("first after at 1.00"). The answer's check is weighed
+    against the same question at the same tempo too, not only at its best one: held-out seed 136
+    #212, FL110 said twice for FL100 and written "flight level and one zero" twice, the answer's
+    check after the transcript passed by 0.013 as recorded, where the first transmission's had
+    held -0.78 as recorded and +1.05 only at 0.83x (its best, so nothing was carried)."""
+    return f"{check_question(check)} at {check.tempo:.2f}"
 
 
 def _heard_otherwise(check: ValueCheck) -> bool:

@@ -29,6 +29,7 @@ from engine.value_check import (
     confirms,
     margin_needed,
     passes,
+    tempo_question,
 )
 from engine.value_query import query, said_twice
 from engine.value_words import SYMBOLS, said_symbols, spoken_value
@@ -811,35 +812,52 @@ def test_a_procedure_heard_unsure_is_confirmed_and_another_is_not(whisper: Whisp
 @given(
     margin=st.floats(-8.0, 10.0),
     earlier=st.one_of(st.none(), st.floats(-12.0, 6.0)),
+    at_tempo=st.one_of(st.none(), st.floats(-12.0, 6.0)),
     kind_value=st.sampled_from(
-        [("runway", "runway", "18"), ("qnh", "qnh", "1004"), ("tower_freq", "frequency", "118.500")]
+        [
+            ("runway", "runway", "18"),
+            ("qnh", "qnh", "1004"),
+            ("tower_freq", "frequency", "118.500"),
+            ("descent_level", "flight_level", "FL100"),
+        ]
     ),
     appended=st.booleans(),
 )
-@example(margin=2.002, earlier=-0.589, kind_value=("runway", "runway", "18"), appended=True)  # held-out seed 94
+@example(margin=2.002, earlier=-0.589, at_tempo=None, kind_value=("runway", "runway", "18"), appended=True)  # seed 94
+@example(  # held-out seed 136 #212: FL110 said twice, the first transmission's best check at 0.83x
+    margin=2.013, earlier=1.053, at_tempo=-0.784, kind_value=("descent_level", "flight_level", "FL100"), appended=True
+)
 def test_what_the_audio_held_against_a_value_asked_again_it_needs_in_the_answer_too(
-    margin: float, earlier: float | None, kind_value: tuple[str, str, str], appended: bool
+    margin: float, earlier: float | None, at_tempo: float | None, kind_value: tuple[str, str, str], appended: bool
 ) -> None:
     """Held-out seed 94: "runway one niner" read back for 18; every check of the first transmission
     found another digit likelier (the best margin -0.59) and the controller asked "say again
     runway". The answer's transcript held no runway, and one check after it, at 0.83x, passed by
     2.002: a changed runway accepted. The same pilot says the same words again, so the margin the
-    audio held against a value in a transmission asked again (negative only) is added now: a
-    check confirms where it passes alone and its margin with that added still reaches the margin
-    it needs; with nothing held, exactly where it passes alone."""
+    audio held against a value in a transmission asked again (negative only) is added now, the
+    least of the same question's at any tempo (`earlier`, its best) and at the check's own tempo
+    (`at_tempo`; held-out seed 136: -0.78 as recorded, +1.05 at 0.83x, and the answer's check as
+    recorded passed by 0.013): a check confirms where it passes alone and its margin with that
+    added still reaches the margin it needs; with nothing held, exactly where it passes alone."""
     field, kind_name, value = kind_value
     check = ValueCheck(field=field, value=value, margin=margin, lowest=-1.0, delta=-1.0, appended=appended)
     rb = ReadbackResult(ok=False, fields={field: "unsure"}, unsure=[field])
     question = check_question(check)
     other = "base in place" if question != "base in place" else "first in place"
-    earlier_map = {} if earlier is None else {field: {question: earlier, other: -20.0}}
-    result, notes = apply_checks(rb, [check], {field: (kind_name, value)}, "", earlier_map)
-    alone = confirms(check, value, "", said_symbols(kind_name, value))
-    held = min(0.0, earlier or 0.0)  # only what the same question held: another model's is another scale
-    expected = alone and margin + held >= MARGIN
-    assert (result.fields[field] == "ok") == expected, (margin, earlier)
+    held_map = {other: -20.0, f"{other} at 1.00": -20.0}
+    if earlier is not None:
+        held_map[question] = earlier
+    if at_tempo is not None:
+        held_map[tempo_question(check)] = at_tempo
+    result, notes = apply_checks(rb, [check], {field: (kind_name, value)}, "", {field: held_map})
+    said = said_symbols(kind_name, value)
+    alone = confirms(check, value, "", said)
+    held = min(0.0, earlier or 0.0, at_tempo or 0.0)  # only what the same question held: another model's is another scale
+    expected = alone and margin + held >= margin_needed(said, check)
+    assert (result.fields[field] == "ok") == expected, (margin, earlier, at_tempo)
     assert notes[0].get("earlier", 0.0) == held
-    assert result.margins == ({} if expected else {field: {question: margin}})  # kept for the next answer
+    # kept for the next answer, at any tempo and at this one
+    assert result.margins == ({} if expected else {field: {question: margin, tempo_question(check): margin}})
 
 
 WORDS = st.sampled_from(["all", "nippon", "six", "zero", "two", "departure", "one", "eight", "point", "four", "roger", "wilco"])
