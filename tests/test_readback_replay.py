@@ -103,3 +103,24 @@ def test_a_recorded_check_put_where_todays_question_puts_none_is_named() -> None
     assert named(hearing(elsewhere)) == ["tower_freq"]
     assert named(hearing(elsewhere, bigger=True)) == ["tower_freq"]
     assert session.model_dump() == unchanged  # asked of the session, which it leaves as it was
+
+
+def test_a_run_focused_on_some_fields_is_decided_again_as_it_was_drawn() -> None:
+    """`--fields destination` runs draw from the states holding a clearance limit only: the replay
+    focuses a copy of its bench as the run did (the shared one keeps every state). Seed 137's run
+    with the listed city rivals alone accepted "Dusseldorf or TELOS or GEDEM" for a said
+    Amsterdam (#2); today's engine asks it again (a limit named in a choice), on the recorded
+    hearing alone."""
+    from tooling.bench.readback import default_bench
+    from tooling.bench.readback_replay import replay_reports
+    from tooling.cli.common import load_settings
+
+    bench = default_bench(load_settings())
+    every = list(bench.states)
+    path = ROOT / "reports" / "bench-readback-voice-seed137-destination-listed-rivals.json"
+    out = replay_reports(bench, [path])
+    assert out["files"] == [path.name] and not out["skipped"] and bench.states == every
+    rows = {r["index"]: r for r in out["rows"]}
+    assert len(rows) == 100 and rows[2]["recorded"] == "accepted" and rows[2]["mode"] == "wrong"
+    assert rows[2]["verdict"] == "say_again" and not rows[2]["forward"]
+    assert all(r["verdict"] != "accepted" for r in out["rows"] if r["mode"] != "correct")

@@ -13,7 +13,7 @@ A recorded check in the audio carries where its value was put
 the same transcript, the recorded check scored words today's engine would not, and the row says so
 (`placed_otherwise`); `make test` fails on one, so such a run is recorded again or left out with
 its reason (`LEFT_OUT`), not replayed as evidence it no longer is. Older records have no place and
-are not checked so.
+are not checked so. A run focused on some fields (`--fields`) is decided again as it was drawn.
 
 What is not replayed: the recognizer's own part of a change. A second hearing or a check in the
 audio the new code would ask for and the old did not was never recorded, so a field left unsure
@@ -23,6 +23,7 @@ state added since) cannot be matched to their sessions and are skipped, and said
 
 from __future__ import annotations
 
+import copy
 import json
 from collections import Counter
 from collections.abc import Iterable
@@ -31,7 +32,7 @@ from typing import Any
 
 from engine.hearing import Hearing, ValueCheck
 from engine.models import Session
-from tooling.bench.readback import Bench, verdict
+from tooling.bench.readback import Bench, ReadbackBenchError, verdict
 from tooling.bench.readback_voice import by_word_errors
 from tooling.readback_pilot.driver import moved_forward
 
@@ -68,7 +69,6 @@ def replay_reports(bench: Bench, paths: Iterable[Path]) -> dict[str, Any]:
     "skipped": {name: why}, "rows": [...]}, a row per transmission with its mode, the recorded
     verdict (`recorded`), today's (`verdict`), whether it moved the state on, the fields, and
     today's verdict on the words the pilot said, typed (`said_typed`)."""
-    states = [f"{flow}:{state}" for flow, state in bench.states]
     files: list[str] = []
     skipped: dict[str, str] = {}
     rows: list[dict[str, Any]] = []
@@ -78,11 +78,12 @@ def replay_reports(bench: Bench, paths: Iterable[Path]) -> dict[str, Any]:
         except (OSError, ValueError) as exc:
             skipped[Path(path).name] = f"not readable: {exc}"
             continue
-        why = _unmatched(report, states)
+        drawn = _focused(bench, report)
+        why = _unmatched(report, [f"{flow}:{state}" for flow, state in drawn.states])
         if why:
             skipped[Path(path).name] = why
             continue
-        draws = bench.draws(report["n"], report["seed"], report["wrong_share"])
+        draws = drawn.draws(report["n"], report["seed"], report["wrong_share"])
         recorded = [(b, row) for b in ("bias_on", "bias_off") for row in report.get(b, {}).get("transmissions", [])]
         if any(row["index"] >= len(draws) or draws[row["index"]][3] != row["mode"] for _b, row in recorded):
             skipped[Path(path).name] = "its readbacks were drawn otherwise than today's bench draws them"
@@ -95,11 +96,23 @@ def replay_reports(bench: Bench, paths: Iterable[Path]) -> dict[str, Any]:
     return {"files": files, "skipped": skipped, "rows": rows}
 
 
+def _focused(bench: Bench, report: dict[str, Any]) -> Bench:
+    """`bench` as the run drew its readbacks: focused on its fields where it was (`--fields`:
+    `Bench.focus`, on a copy; the states and draws differ), else as it is."""
+    fields = tuple(report.get("fields") or ())
+    if not fields:
+        return bench
+    focused = copy.copy(bench)
+    try:
+        focused.focus(fields)
+    except ReadbackBenchError:
+        return bench  # no state holds them today: its states differ (`_unmatched`)
+    return focused
+
+
 def _unmatched(report: dict[str, Any], states: list[str]) -> str | None:
     if report.get("benchmark") != "readback" or report.get("mode") != "voice":
         return "not a voice readback report"
-    if report.get("fields"):
-        return "a run focused on some fields (--fields): its draws differ"
     if report.get("states") != states:
         return "its flow states differ from today's flows"
     return None
