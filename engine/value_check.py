@@ -194,7 +194,8 @@ def apply_checks(
         if check.field in confirmed or not any(n["field"] == check.field for n in notes):
             continue
         best = margins.setdefault(check.field, {})
-        for question in (check_question(check), tempo_question(check)):
+        # after the transcript, at its tempo too: an answer's check there is weighed so (`tempo_question`)
+        for question in (check_question(check), *([tempo_question(check)] if check.appended else [])):
             best[question] = max(check.margin, best.get(question, check.margin))
     update: dict[str, Any] = {"margins": margins}
     if confirmed:

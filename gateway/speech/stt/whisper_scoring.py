@@ -389,7 +389,8 @@ def _proposed(
     results = model.generate(
         ctranslate2.StorageView.from_array(np.ascontiguousarray(np.repeat(encoded, len(prefixes), axis=0))),
         prefixes,
-        max_length=min(MAX_LENGTH, len(start) + 2 * (len(before) + 1 + PROPOSAL_TOKENS)),
+        # CTranslate2 counts the tokens generated after a previous-text prompt twice (measured)
+        max_length=min(MAX_LENGTH, len(start) + len(before) + 1 + 2 * PROPOSAL_TOKENS),
         beam_size=1,
     )
     listed = group[0]
