@@ -378,8 +378,8 @@ def _in_a_choice(t: Transcript, hit: Hit) -> bool:
     """A place named in a choice, "or" right before or right after its name: whisper echoing the
     names its prompt offers ("by RANOS one November, Dusseldorf or TELOS or GEDEM" for a said
     "cleared to Amsterdam", seed 137 with `--fields destination`: accepted before whisper's own
-    rivals were scored). No pilot reads back a choice. In the first hearings of 144 recorded runs
-    no right readback accepted has its limit so."""
+    rivals were scored). No pilot reads back a choice. Over the replay's 137 recorded runs before
+    it, not one verdict changed."""
     i, words = hit.index, t.words
     end = i + 1
     while end < min(i + 3, len(words)) and words[end] != "or" and words[end] in _place_words():
