@@ -5,6 +5,8 @@ as issued only where no other city is: held-out seed 119, "to Oslo" written "to 
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -303,26 +305,9 @@ def test_whisper_tells_the_limit_said_from_the_one_the_prompt_names(
     under the prompt naming every city alike is likelier than the transcript as written; the
     issued city said, no other city comes near it. Scoring only the rivals within reach
     (`_within_reach`) gives the verdict and the likeliest rival that scoring all twenty does."""
-    from gateway.speech.stt.base import SttContext
-    from gateway.speech.stt.whisper_prompt import build_prompt
-    from gateway.speech.stt.whisper_prompt import rival_prompt as rival_prompt_of
-
-    context = SttContext(
-        expected_phrases=[f"Cleared to {issued} via COLEM 8V departure, squawk 2566"],
-        vocabulary=[issued],
-        told=frozenset(words_of(issued)),
-        places=tuple(sorted(LIMIT_RIVALS)),
-    )
-    prompt, rival_prompt = build_prompt(context), rival_prompt_of(context)
+    prompt, rival_prompt, asked, pcm = _limit_written_as_issued(issued, said)
     assert issued in (prompt or "") and all(city in (rival_prompt or "") for city in LIMIT_RIVALS)
-    written = f"Wizz Air niner fife, cleared to {issued}, squawking two five six six"
-    spoken = f"Wizz Air niner fife, cleared to {said}, squawking two fife six six"
-    code = {"Dusseldorf": "EDDL", "Vienna": "LOWW", "Prague": "LKPR"}[issued]
-    asked = query(
-        written, {"destination": ("airport", code)}, rivalled=["destination"], told={"destination": (issued,)}
-    )
-    assert asked is not None
-    checks = score_values(whisper, espeak_pcm(spoken), prompt, asked, rival_prompt=rival_prompt)
+    checks = score_values(whisper, pcm, prompt, asked, rival_prompt=rival_prompt)
     assert {c.tempo for c in checks if c.rival} == {1.0}  # as recorded only (`CITY_TEMPOS`)
     best = {c.tempo: (c.value, c.delta) for c in checks if c.rival}
     assert rival_allows("destination", checks, FLOOR, CITY_TEMPOS) == allowed, best
@@ -331,7 +316,7 @@ def test_whisper_tells_the_limit_said_from_the_one_the_prompt_names(
     from gateway.speech.stt import whisper_scoring
 
     monkeypatch.setattr(whisper_scoring, "REACH_NATS", float("inf"))
-    every = score_values(whisper, espeak_pcm(spoken), prompt, asked, rival_prompt=rival_prompt)
+    every = score_values(whisper, pcm, prompt, asked, rival_prompt=rival_prompt)
     assert rival_allows("destination", every, FLOOR, CITY_TEMPOS) == allowed
     for check in every:  # a rival left out was nowhere near: the one kept is the one said
         if check.rival and check.delta >= -RIVAL_SLACK:
@@ -385,11 +370,35 @@ def test_whisper_proposes_the_city_said_that_no_list_names(whisper: WhisperEngin
     (`whisper_scoring._proposed`) are scored like the listed ones, and the one said wins by nats
     where the listed cities came within one of the slack at best ("Bremen" for Berlin: London
     -0.6). The issued city said, no proposal comes within the slack."""
+    assert said not in LIMIT_RIVALS or said == issued
+    prompt, rival_prompt, asked, pcm = _limit_written_as_issued(issued, said)
+    checks = score_values(whisper, pcm, prompt, asked, rival_prompt=rival_prompt)
+    best = max((c for c in checks if c.rival), key=lambda c: c.delta)
+    if said == issued:
+        assert rival_allows("destination", checks, FLOOR, CITY_TEMPOS), (best.value, best.delta)
+    else:
+        assert not rival_allows("destination", checks, FLOOR, CITY_TEMPOS)
+        assert best.value not in LIMIT_RIVALS and best.delta > 3.0, (best.value, best.delta)
+
+
+CODES_OF = {
+    "Dusseldorf": "EDDL",
+    "Vienna": "LOWW",
+    "Prague": "LKPR",
+    "Berlin": "EDDB",
+    "Brussels": "EBBR",
+    "Hamburg": "EDDH",
+}
+
+
+def _limit_written_as_issued(issued: str, said: str) -> tuple[str | None, str | None, Any, bytes]:
+    """A clearance readback with `said` for the limit (espeak-ng) and written with `issued`, as the
+    radio's prompt naming `issued` may write it: the radio's prompt, the rival prompt naming every
+    listed city alike, the question of the limit's rivals, and the audio."""
     from gateway.speech.stt.base import SttContext
     from gateway.speech.stt.whisper_prompt import build_prompt
     from gateway.speech.stt.whisper_prompt import rival_prompt as rival_prompt_of
 
-    assert said not in LIMIT_RIVALS or said == issued
     context = SttContext(
         expected_phrases=[f"Cleared to {issued} via COLEM 8V departure, squawk 2566"],
         vocabulary=[issued],
@@ -398,17 +407,7 @@ def test_whisper_proposes_the_city_said_that_no_list_names(whisper: WhisperEngin
     )
     written = f"Wizz Air niner fife, cleared to {issued}, squawking two five six six"
     spoken = f"Wizz Air niner fife, cleared to {said}, squawking two fife six six"
-    code = {"Berlin": "EDDB", "Brussels": "EBBR", "Hamburg": "EDDH"}[issued]
-    asked = query(
-        written, {"destination": ("airport", code)}, rivalled=["destination"], told={"destination": (issued,)}
-    )
+    fields = {"destination": ("airport", CODES_OF[issued])}
+    asked = query(written, fields, rivalled=["destination"], told={"destination": (issued,)})
     assert asked is not None
-    checks = score_values(
-        whisper, espeak_pcm(spoken), build_prompt(context), asked, rival_prompt=rival_prompt_of(context)
-    )
-    best = max((c for c in checks if c.rival), key=lambda c: c.delta)
-    if said == issued:
-        assert rival_allows("destination", checks, FLOOR, CITY_TEMPOS), (best.value, best.delta)
-    else:
-        assert not rival_allows("destination", checks, FLOOR, CITY_TEMPOS)
-        assert best.value not in LIMIT_RIVALS and best.delta > 3.0, (best.value, best.delta)
+    return build_prompt(context), rival_prompt_of(context), asked, espeak_pcm(spoken)
