@@ -58,7 +58,7 @@ AIRPORT_NAMES: dict[str, tuple[str, ...]] = {
     "EDDG": ("Munster",), "EDDV": ("Hannover",), "EDDW": ("Bremen",), "ENBR": ("Bergen",), "EGGW": ("Luton",),
     "LFLL": ("Lyon",), "LIRP": ("Pisa",), "EHRD": ("Rotterdam",), "LIPX": ("Verona",), "EBOS": ("Ostend",),
     "LGIR": ("Heraklion",), "LPPR": ("Porto",), "EGGD": ("Bristol",), "LFRB": ("Brest",), "LIPE": ("Bologna",),
-    "LOWL": ("Linz",), "EPLB": ("Lublin",),
+    "LOWL": ("Linz",), "EPLB": ("Lublin",), "EDLW": ("Dortmund",), "LPMA": ("Madeira",), "LFCR": ("Rodez",),
 }
 # Airports whose names a pilot may say for a destination's, or a recognizer write as it (chosen by
 # ear, not by the engine's rules): a wrong clearance limit is one of these half the time where
@@ -67,7 +67,8 @@ AIRPORT_NAMES: dict[str, tuple[str, ...]] = {
 SOUND_ALIKES: dict[str, tuple[str, ...]] = {
     "EDDM": ("EDDG",), "EDDH": ("EDDV",), "EDDB": ("EDDW", "ENBR"), "EGLL": ("EGGW", "LFLL"), "EGKK": ("EGGW", "LFLL"),
     "LFPG": ("LIRP",), "EHAM": ("EHRD",), "LOWW": ("LIPX",), "ENGM": ("EBOS",), "EFHK": ("LGIR",), "LKPR": ("LPPR",),
-    "EBBR": ("EGGD", "LFRB"), "LEBL": ("LIPE",), "LPPT": ("LOWL",), "EIDW": ("EPLB",),
+    "EBBR": ("EGGD", "LFRB"), "LEBL": ("LIPE",), "LPPT": ("LOWL",), "EIDW": ("EPLB",), "EDDL": ("EDLW",),
+    "LEMD": ("LPMA",), "LIRF": ("LFCR",),
 }  # fmt: skip
 
 
