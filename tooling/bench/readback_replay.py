@@ -32,6 +32,8 @@ from typing import Any
 
 from engine.hearing import Hearing, ValueCheck
 from engine.models import Session
+from engine.phraseology import kind_for_variable
+from engine.value_rivals import TOLD_KINDS
 from tooling.bench.readback import Bench, ReadbackBenchError, verdict
 from tooling.bench.readback_voice import by_word_errors
 from tooling.readback_pilot.driver import moved_forward
@@ -127,6 +129,7 @@ def _decide(bench: Bench, flow: str, state: str, scenario: int, row: dict[str, A
         confidence=row.get("confidence"),
         open_transcript=first if first and first != row["heard"] else None,
         checks=[ValueCheck(**check) for check in row.get("checks") or []],
+        told=_told(row),
     )
     placed = placed_otherwise(bench, session, now + 5.0, heard, hearing)  # before the session moves on
     decision = bench.engine.transmit(session, heard, now + 5.0, hearing=hearing)
@@ -171,6 +174,16 @@ def placed_otherwise(bench: Bench, session: Session, now: float, heard: str, hea
     return sorted(fields)
 
 
+def _told(row: dict[str, Any]) -> bool:
+    """Whether the recognizer was told the issued place (`Hearing.told`): recorded since stop 57;
+    before it, where the recording holds a city rival check (only a told place has them). Untold,
+    a limit written as issued would be heard right without its rivals: seed 140 #4's answer,
+    "Dusseldorf" written for a said Brussels, whose rival Brussels scored +14.3."""
+    if "told" in row:
+        return bool(row["told"])
+    return any(c.get("rival") and kind_for_variable(str(c.get("field"))) in TOLD_KINDS for c in row.get("checks") or [])
+
+
 def _unrivalled(decision: Any, hearing: Hearing) -> bool:
     """Asked again only for frequencies written short (`ReadbackResult.rivalled`) with no rival
     check in the recording."""
@@ -187,6 +200,7 @@ def _decide_answer(bench: Bench, session: Any, answer: dict[str, Any]) -> dict[s
     hearing = Hearing(
         alternatives=list(answer.get("alternatives") or []),
         checks=[ValueCheck(**check) for check in answer.get("checks") or []],
+        told=_told(answer),
     )
     flow, state = session.active.flow, session.active.state  # where the answer is heard, before it
     now, heard = session.updated_at + 10.0, answer["heard"].strip()

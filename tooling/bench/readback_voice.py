@@ -230,7 +230,8 @@ def run_voice_bench(
         answers[b].add(case, decision, forward)
         return {"said": said, "heard": text, "verdict": verdict(decision), "forward": forward,
                 "alternatives": list(getattr(hearing, "alternatives", []) or []),
-                "checks": [c.model_dump() for c in getattr(hearing, "checks", [])]}
+                "checks": [c.model_dump() for c in getattr(hearing, "checks", [])],
+                "told": bool(getattr(hearing, "told", False))}
 
     async def main() -> None:
         nonlocal words
@@ -268,6 +269,7 @@ def run_voice_bench(
                     "alternatives": list(getattr(hearing, "alternatives", []) or []), "said": case.readback.text, "heard": text,
                     "first_heard": getattr(hearing, "open_transcript", None),
                     "checks": [c.model_dump() for c in getattr(hearing, "checks", [])],
+                    "told": bool(getattr(hearing, "told", False)),
                     "word_errors": e, "words": w,
                 })
                 if again and verdict(decision) == "say_again" and case.readback.mode != "drop":
