@@ -166,6 +166,17 @@ async def _recognize(
         await stream.aclose()
 
 
+def _recorded(hearing: Any) -> dict[str, Any]:
+    """What a transmission's record keeps of the recognizer's hearing, for the replay
+    (tooling/bench/readback_replay.py): its alternatives, its checks in the audio, and whether it
+    was told the issued place (`Hearing.told`)."""
+    return {
+        "alternatives": list(getattr(hearing, "alternatives", []) or []),
+        "checks": [c.model_dump() for c in getattr(hearing, "checks", [])],
+        "told": bool(getattr(hearing, "told", False)),
+    }
+
+
 def run_voice_bench(
     bench: Bench,
     settings: Settings,
@@ -228,10 +239,7 @@ def run_voice_bench(
         text, hearing = await _recognize(stt, pcm, context, settles, ask if checks else None, settings.bigger_value_checks)
         decision, forward = decide_answer(bench, case, at, text, hearing, now)
         answers[b].add(case, decision, forward)
-        return {"said": said, "heard": text, "verdict": verdict(decision), "forward": forward,
-                "alternatives": list(getattr(hearing, "alternatives", []) or []),
-                "checks": [c.model_dump() for c in getattr(hearing, "checks", [])],
-                "told": bool(getattr(hearing, "told", False))}
+        return {"said": said, "heard": text, "verdict": verdict(decision), "forward": forward, **_recorded(hearing)}
 
     async def main() -> None:
         nonlocal words
@@ -266,11 +274,8 @@ def run_voice_bench(
                 rows[b].append({
                     "index": case.index, "mode": case.readback.mode, "verdict": verdict(decision), "forward": forward,
                     "voice": made["voice"], "snr_db": made["snr_db"], "confidence": None if conf is None else round(conf, 3),
-                    "alternatives": list(getattr(hearing, "alternatives", []) or []), "said": case.readback.text, "heard": text,
-                    "first_heard": getattr(hearing, "open_transcript", None),
-                    "checks": [c.model_dump() for c in getattr(hearing, "checks", [])],
-                    "told": bool(getattr(hearing, "told", False)),
-                    "word_errors": e, "words": w,
+                    "said": case.readback.text, "heard": text, "first_heard": getattr(hearing, "open_transcript", None),
+                    **_recorded(hearing), "word_errors": e, "words": w,
                 })
                 if again and verdict(decision) == "say_again" and case.readback.mode != "drop":
                     rows[b][-1]["again"] = await _answer(case, decision, at, context, made, b)

@@ -341,12 +341,11 @@ def _within_reach(
             continue
         rows = [_log_softmax(logits) for logits in result.logits[0][at:end]]
         written = sum(float(row[token]) for row, token in zip(rows, tokens[at:end], strict=True))
-        reach = {
-            id(h): float(rows[0][tokenizer.encode(" " + h.words[name_start])[0]]) - written + REACH_NATS for h in group
-        }
+        first = {id(h): tokenizer.encode(" " + h.words[name_start])[0] for h in group}  # each rival's first token
+        reach = {id(h): float(rows[0][first[id(h)]]) - written + REACH_NATS for h in group}
         top = max(group, key=lambda h: reach[id(h)])
         kept.update(id(h) for h in group if h is top or reach[id(h)] >= -RIVAL_SLACK)
-        firsts = {tokens[at]} | {tokenizer.encode(" " + h.words[name_start])[0] for h in group}
+        firsts = {tokens[at], *first.values()}
         proposed += _proposed(model, encoded, start, tokenizer, group, tokens[:at], rows[0], written, firsts)
     kept_query = query.model_copy(
         update={"hypotheses": [h for h in query.hypotheses if not h.unprompted or id(h) in kept] + proposed}
@@ -408,7 +407,7 @@ def _proposed(
         name = tokenizer.decode(ids).strip()
         if name.isalpha() and name.lower() not in known:
             known.add(name.lower())
-            words = [*listed.words[:name_start], name, *listed.words[name_start + len(listed.value.split()) :]]
+            words = [*listed.against[:name_start], name, *listed.against[name_end:]]  # as written but the name
             out.append(listed.model_copy(update={"value": name, "words": words}))
     return out
 
