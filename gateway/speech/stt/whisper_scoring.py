@@ -50,6 +50,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from engine.hearing import ValueCheck
+from engine.phraseology.transcript import normalize_transcript
 from engine.value_check import FLOOR, MARGIN, margin_needed, passes
 from engine.value_query import Hypothesis, ValueQuery
 from engine.value_rivals import CITY_TEMPOS, RIVAL_SLACK
@@ -394,8 +395,10 @@ def _proposed(
     )
     listed = group[0]
     name_start, name_end = listed.place
-    # the name as written and every listed one: a proposal is another name
-    known = {" ".join(listed.against[name_start:name_end]).lower(), *(h.value.lower() for h in group)}
+    # the name as written and every listed one, as the engine reads names (lower case, accents
+    # dropped: a proposed "Düsseldorf" is the written "Dusseldorf"): a proposal is another name
+    written_name = " ".join(listed.against[name_start:name_end])
+    known = {normalize_transcript(name) for name in (written_name, *(h.value for h in group))}
     out: list[Hypothesis] = []
     for token, result in zip(chosen, results, strict=True):
         ids = [token]
@@ -405,8 +408,8 @@ def _proposed(
                 break
             ids.append(nxt)
         name = tokenizer.decode(ids).strip()
-        if name.isalpha() and name.lower() not in known:
-            known.add(name.lower())
+        if name.isalpha() and normalize_transcript(name) not in known:
+            known.add(normalize_transcript(name))
             words = [*listed.against[:name_start], name, *listed.against[name_end:]]  # as written but the name
             out.append(listed.model_copy(update={"value": name, "words": words}))
     return out
