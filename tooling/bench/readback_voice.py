@@ -394,15 +394,7 @@ WER_HEAD = ("word errors heard", "readbacks", "wrong accepted", "correct accepte
 
 def word_error_rows(by: dict[str, dict[str, Any]]) -> list[tuple[str, ...]]:
     """The table of `by_word_errors`, one row per band."""
-    return [
-        (
-            band, str(c["n"]), f"{c['wrong_accepted']} / {c['bad']}", f"{c['accepted']} / {c['correct']}",
-            str(c["refused"]),
-            f"{c['say_again']}" + ("" if c["say_again_rate"] is None else f" ({100 * c['say_again_rate']:.1f}%)"),
-            interval_text(c.get("say_again_ci95")) or "-",
-        )
-        for band, c in by.items()
-    ]
+    return [_figures_row(band, c) for band, c in by.items()]
 
 
 ENGINE_HEAD = (
@@ -411,16 +403,18 @@ ENGINE_HEAD = (
 
 
 def engine_rows(by: dict[str, dict[str, Any]]) -> list[tuple[str, ...]]:
-    """The per-engine table of `by_engine`, one row per pilot voice engine."""
+    """The per-engine table of `by_engine`, one row per pilot voice engine, with its word error rate."""
+    return [(*_figures_row(engine, c), _percent(c["wer"])) for engine, c in sorted(by.items())]
 
-    def pct(value: float | None) -> str:
-        return "-" if value is None else f"{100 * value:.1f}%"
 
-    return [
-        (
-            engine, str(c["n"]), f"{c['wrong_accepted']} / {c['bad']}", f"{c['accepted']} / {c['correct']}",
-            f"{c['refused']} ({pct(c['refused_rate'])})", f"{c['say_again']} ({pct(c['say_again_rate'])})",
-            interval_text(c.get("say_again_ci95")) or "-", pct(c["wer"]),
-        )
-        for engine, c in sorted(by.items())
-    ]
+def _figures_row(name: str, c: dict[str, Any]) -> tuple[str, ...]:
+    """One group's figures (`_figures`) as a row of `WER_HEAD` and `ENGINE_HEAD`, after `name`."""
+    return (
+        name, str(c["n"]), f"{c['wrong_accepted']} / {c['bad']}", f"{c['accepted']} / {c['correct']}",
+        f"{c['refused']} ({_percent(c['refused_rate'])})", f"{c['say_again']} ({_percent(c['say_again_rate'])})",
+        interval_text(c.get("say_again_ci95")) or "-",
+    )  # fmt: skip
+
+
+def _percent(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:.1f}%"
