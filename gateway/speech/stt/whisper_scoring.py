@@ -213,7 +213,9 @@ def _check_view(
     rival_start = engine.prompt_tokens(rival_prompt) if rival_prompt is not None else start
     features = engine.window_input(samples, start, 0).features  # the audio's: the same for any prompt
     encoded = np.asarray(model.encode(ctranslate2.StorageView.from_array(features[None]), to_cpu=True))
-    query, decoded = _within_reach(model, encoded, rival_start, tokenizer, query)
+    # whether each start carries a previous-text prompt: CTranslate2 counts lengths after it otherwise
+    previous, rival_previous = (first[0] == tokenizer.sot_prev for first in (start, rival_start))
+    query, decoded = _within_reach(model, encoded, rival_start, tokenizer, query, rival_previous)
     # a rival is scored against its own words (`Hypothesis.against`), forced after the hypotheses,
     # each such words once (every city rival of a limit weighs against the transcript as written)
     againsts = list(dict.fromkeys((tuple(h.against), h.unprompted) for h in query.hypotheses if h.against))
@@ -226,11 +228,12 @@ def _check_view(
     # the transcript as heard is scored where a hypothesis weighs against it (not a rival's)
     heard_needed = any(not h.against for h in query.hypotheses)
     # CTranslate2 decodes one batch after one prompt length: the city rivals' is a batch of its own
-    for first, unprompted in ((start, False), (rival_start, True)):
+    for first, unprompted, after_text in ((start, False, previous), (rival_start, True, rival_previous)):
         batch = [
             i for i, (_, u) in enumerate(sequences) if u == unprompted and results[i] is None and (i or heard_needed)
         ]
-        for i, result in zip(batch, _forced(model, encoded, first, [written[i][0] for i in batch]), strict=True):
+        forced = _forced(model, encoded, first, [written[i][0] for i in batch], after_text)
+        for i, result in zip(batch, forced, strict=True):
             results[i] = result
     rows: list[list[np.ndarray]] = []
     for (tokens, _), result in zip(written, results, strict=True):
@@ -262,7 +265,7 @@ def _check_view(
         )
     # the places whose first tokens left the margin short; one under the floor fails anyway
     short = [p for ps in places for p in ps if p.margin < MARGIN and p.own >= FLOOR]
-    _whole_words(model, encoded, start, short, _symbol_forms(tokenizer))
+    _whole_words(model, encoded, start, previous, short, _symbol_forms(tokenizer))
     best: dict[tuple[str, bool, bool], ValueCheck] = {}
     for hypothesis, (tokens, starts), lp, slots, base in zip(
         query.hypotheses, written[1:], rows[1:], places, bases, strict=True
@@ -291,9 +294,10 @@ def _check_view(
     return list(best.values())
 
 
-def _forced(model: Any, encoded: np.ndarray, first: list[int], sequences: list[list[int]]) -> list[Any]:
-    """CTranslate2's results of `sequences` forced after `first` (a prompt's start) on `encoded`,
-    with the distribution at every token (none asked: none)."""
+def _forced(model: Any, encoded: np.ndarray, first: list[int], sequences: list[list[int]], previous: bool) -> list[Any]:
+    """CTranslate2's results of `sequences` forced after `first` (a prompt's start; `previous`:
+    with a previous-text prompt), with the distribution at every token and one past the longest
+    (none asked: none)."""
     import ctranslate2
 
     if not sequences:
@@ -302,9 +306,7 @@ def _forced(model: Any, encoded: np.ndarray, first: list[int], sequences: list[l
         model.generate(
             ctranslate2.StorageView.from_array(np.ascontiguousarray(np.repeat(encoded, len(sequences), axis=0))),
             [first + tokens for tokens in sequences],
-            # room for the forced tokens and their end; CTranslate2 counts this length differently
-            # with and without a previous-text prompt (measured: twice the tokens without one)
-            max_length=min(MAX_LENGTH, len(first) + 2 * (max(len(tokens) for tokens in sequences) + 2)),
+            max_length=_max_length(first, max(len(tokens) for tokens in sequences) + 1, previous),
             beam_size=1,
             return_logits_vocab=True,
             suppress_blank=False,
@@ -313,8 +315,18 @@ def _forced(model: Any, encoded: np.ndarray, first: list[int], sequences: list[l
     )
 
 
+def _max_length(first: list[int], outputs: int, previous: bool) -> int:
+    """CTranslate2's `max_length` for `outputs` tokens (the forced ones among them) after `first`.
+    Measured on 4.8.5 with tiny.en and base (docs/performance.md, stop 58): after a
+    previous-text prompt it counts the start and then each output once; without one, each output
+    after the first twice (base then gives one more). A longer limit decodes on, greedily, past
+    what is read: a proposed city's completion ran to the end of the transcript, 13 tokens past
+    the 6 read."""
+    return min(MAX_LENGTH, len(first) + (outputs - 1) * (1 if previous else 2))
+
+
 def _within_reach(
-    model: Any, encoded: np.ndarray, start: list[int], tokenizer: Any, query: ValueQuery
+    model: Any, encoded: np.ndarray, start: list[int], tokenizer: Any, query: ValueQuery, previous: bool
 ) -> tuple[ValueQuery, dict[tuple[tuple[str, ...], bool], Any]]:
     """`query` with only the city rivals (`Hypothesis.unprompted`) that could come within
     `RIVAL_SLACK` of the transcript as written: a rival's first token where the written name
@@ -333,7 +345,7 @@ def _within_reach(
     for against in dict.fromkeys(tuple(h.against) for h in cities):
         group = [h for h in cities if tuple(h.against) == against]
         tokens, starts = _tokens(tokenizer, list(against))
-        (result,) = _forced(model, encoded, start, [tokens])
+        (result,) = _forced(model, encoded, start, [tokens], previous)
         decoded[(against, True)] = result
         name_start, name_end = group[0].place
         at, end = starts[name_start], starts[name_end] if name_end < len(starts) else len(tokens)
@@ -347,7 +359,7 @@ def _within_reach(
         top = max(group, key=lambda h: reach[id(h)])
         kept.update(id(h) for h in group if h is top or reach[id(h)] >= -RIVAL_SLACK)
         firsts = {tokens[at], *first.values()}
-        proposed += _proposed(model, encoded, start, tokenizer, group, tokens[:at], rows[0], written, firsts)
+        proposed += _proposed(model, encoded, start, previous, tokenizer, group, tokens[:at], rows[0], written, firsts)
     kept_query = query.model_copy(
         update={"hypotheses": [h for h in query.hypotheses if not h.unprompted or id(h) in kept] + proposed}
     )
@@ -358,6 +370,7 @@ def _proposed(
     model: Any,
     encoded: np.ndarray,
     start: list[int],
+    previous: bool,
     tokenizer: Any,
     group: list[Hypothesis],
     before: list[int],
@@ -389,8 +402,7 @@ def _proposed(
     results = model.generate(
         ctranslate2.StorageView.from_array(np.ascontiguousarray(np.repeat(encoded, len(prefixes), axis=0))),
         prefixes,
-        # CTranslate2 counts the tokens generated after a previous-text prompt twice (measured)
-        max_length=min(MAX_LENGTH, len(start) + len(before) + 1 + 2 * PROPOSAL_TOKENS),
+        max_length=_max_length(start, len(before) + 1 + PROPOSAL_TOKENS, previous),
         beam_size=1,
     )
     listed = group[0]
@@ -435,6 +447,7 @@ def _whole_words(
     model: Any,
     encoded: np.ndarray,
     start: list[int],
+    previous: bool,
     short: list[_Place],
     forms: dict[str, dict[str, tuple[tuple[int, ...], ...]]],
 ) -> None:
@@ -457,7 +470,7 @@ def _whole_words(
             asks.extend((place, symbol, f) for f in pending)
     if not asks:
         return
-    results = _forced(model, encoded, start, [place.before + list(form) for place, _, form in asks])
+    results = _forced(model, encoded, start, [place.before + list(form) for place, _, form in asks], previous)
     for (place, symbol, form), result in zip(asks, results, strict=True):
         at = len(place.before)
         logits = result.logits[0]
