@@ -25,7 +25,7 @@ from tooling.corpus import MANIFEST, Corpus, CorpusEntry, build_corpus, load_cor
 from tooling.load.pilot import AGAIN_LEAD_S, say_again
 from tooling.load.report import audio_gaps, message_faults
 from tooling.load.run import capacity_steps
-from tooling.voicekit import Received, pilot_pcm, pilot_voice_id
+from tooling.voicekit import Received, pilot_pcm, pilot_voice_id, rival_checked
 
 
 @pytest.fixture(scope="module")
@@ -138,6 +138,29 @@ def test_a_recording_said_again_starts_later_after_the_key_down(seed: int, sampl
     assert AGAIN_LEAD_S[0] * 32000 - 2 <= lead <= AGAIN_LEAD_S[1] * 32000 + 2 and lead % 2 == 0
 
 
+def test_a_reply_that_waited_for_rivals_is_told_by_its_decisions_trace() -> None:
+    """The engine's trace of a clearance limit heard as issued and weighed against rival cities
+    (`apply_checks`' notes, in the "checked in the audio" step) marks the reply as rival-checked;
+    a value checked in the audio without rivals, or no check at all, does not."""
+    from engine.hearing import ValueCheck
+    from engine.models import ReadbackResult, Trace
+    from engine.value_check import apply_checks
+
+    def decision(checks: list[ValueCheck], field: str, kind: str, value: str, **unsure: list[str]) -> dict:
+        rb = ReadbackResult(ok=False, fields={field: "unsure"}, unsure=[field], **unsure)
+        _result, notes = apply_checks(rb, checks, {field: (kind, value)})
+        trace = Trace()
+        trace.add("readback", "checked in the audio", checks=notes)
+        return {"type": "decision", "trace": trace.model_dump(mode="json")}
+
+    oslo = ValueCheck(field="destination", value="Oslo", margin=0.0, lowest=0.0, delta=-6.0, tempo=1.0, rival=True)
+    assert rival_checked(decision([oslo], "destination", "airport", "EDDL", rivalled=["destination"]))
+    squawk = ValueCheck(field="squawk", value="2566", margin=3.0, lowest=-0.5, delta=1.0, tempo=1.0)
+    assert not rival_checked(decision([squawk], "squawk", "squawk", "2566"))
+    assert not rival_checked({"type": "decision", "trace": {"steps": [{"step": "input", "detail": "x", "data": {}}]}})
+    assert not rival_checked({"type": "decision"})
+
+
 def test_capacity_steps_grow_to_the_limit() -> None:
     assert list(capacity_steps(10, 40)) == [10, 15, 20, 25, 31, 38]
     assert list(capacity_steps(60, 100)) == [60, 75, 93]
@@ -177,6 +200,10 @@ def test_load_run_against_a_real_gateway(tiny_corpus: Corpus, tmp_path, monkeypa
     assert latency["ptt_up_to_first_audio_opening"]["n"] == 2  # one per pilot
     assert latency["ptt_up_to_first_audio_opening"]["n"] + latency["ptt_up_to_first_audio_later"]["n"] == report["replies"]
     assert "a session's first reply / later ones" in out
+    # and the replies that waited for rivals scored in the audio apart from the others
+    assert latency["ptt_up_to_first_audio_rival_checked"]["n"] + latency["ptt_up_to_first_audio_unchecked"]["n"] == report["replies"]
+    assert all(e["expected_readback"] is not None for e in exchanges if e["rival_checked"])
+    assert "after a rival check / the others" in out
     assert report["errors"]["total"] == 0 and report["messages"]["total_faults"] == 0
     assert report["messages"]["controller_messages"] >= 2 and report["audio"]["messages"] >= 2
     server = report["server"]

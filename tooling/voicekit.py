@@ -173,9 +173,19 @@ class Exchange:
     readback_wrong: list[str] = field(default_factory=list)  # fields judged wrong
     word_errors: int = 0
     words: int = 0
+    rival_checked: bool = False  # the decision waited for rivals scored in the audio (its trace's checks)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def rival_checked(decision: dict[str, Any]) -> bool:
+    """Whether a `decision` event's trace shows rivals of a value scored in the audio (a
+    clearance limit heard as the prompt named it, a frequency written short): a step of the
+    radio's hearing allowed past the reply's second (gateway/speech/hearing_chain.py, step 0)."""
+    steps = (decision.get("trace") or {}).get("steps") or []
+    checks = (c for step in steps for c in (step.get("data") or {}).get("checks") or [])
+    return any(c.get("rival") or c.get("by") == "rival" for c in checks)
 
 
 class VoicePilot:
@@ -269,6 +279,7 @@ class VoicePilot:
         exchange.decision_ms = _ms(client.rx.event_times[decided_at] - released)
         exchange.to_state = decision.get("to_state")
         exchange.recognized = decision.get("recognized")
+        exchange.rival_checked = rival_checked(decision)
         readback = decision.get("readback")
         exchange.readback_ok = None if readback is None else bool(readback.get("ok"))
         if readback is not None:

@@ -151,6 +151,14 @@ def build_report(
             "ptt_up_to_first_audio_later": summarize(
                 [e["first_audio_ms"] for e in exchanges if e.get("reply_seq") is not None and e["reply_seq"] > 1]
             ),
+            # the replies that waited for rivals scored in the audio (a clearance limit), allowed
+            # past the reply's second by design (gateway/speech/hearing_chain.py), apart
+            "ptt_up_to_first_audio_rival_checked": summarize(
+                [e["first_audio_ms"] for e in exchanges if e.get("rival_checked")]
+            ),
+            "ptt_up_to_first_audio_unchecked": summarize(
+                [e["first_audio_ms"] for e in exchanges if not e.get("rival_checked")]
+            ),
             "ptt_up_to_final": summarize([e["final_ms"] for e in exchanges]),
             "ptt_up_to_decision": summarize([e["decision_ms"] for e in exchanges]),
         },
@@ -306,6 +314,7 @@ def format_table(report: dict[str, Any]) -> list[tuple[str, str]]:
         ("transmissions, talk duty", f"{report['transmissions']} ({report['transmissions_per_pilot_minute']}/pilot/min), pilots talking {100 * report['talk_duty']:.0f} % of the time"),
         ("PTT release -> first ATC audio (ms)", ms(lat["ptt_up_to_first_audio"])),
         ("  a session's first reply / later ones", _split(lat)),
+        ("  after a rival check / the others", _split(lat, "rival_checked", "unchecked")),
         ("PTT release -> final transcript (ms)", ms(lat["ptt_up_to_final"])),
         ("PTT release -> decision (ms)", ms(lat["ptt_up_to_decision"])),
         ("transcript WER", "-" if report["wer"] is None else f"{100 * report['wer']:.1f} %  ({report['not_understood']} not understood)"),
@@ -338,13 +347,14 @@ def format_table(report: dict[str, Any]) -> list[tuple[str, str]]:
     return rows
 
 
-def _split(lat: dict[str, Any]) -> str:
-    """p95 of a session's first reply and of the later ones."""
+def _split(lat: dict[str, Any], first: str = "opening", second: str = "later") -> str:
+    """p95 of two groups of replies (default: a session's first reply and the later ones)."""
 
-    def p95(stats: dict[str, Any]) -> str:
-        return f"p95 {stats['p95']:.0f} (n={stats['n']})" if stats["n"] else "-"
+    def p95(stats: dict[str, Any] | None) -> str:
+        return f"p95 {stats['p95']:.0f} (n={stats['n']})" if stats and stats["n"] else "-"
 
-    return f"{p95(lat['ptt_up_to_first_audio_opening'])} / {p95(lat['ptt_up_to_first_audio_later'])}"
+    prefix = "ptt_up_to_first_audio_"
+    return f"{p95(lat.get(prefix + first))} / {p95(lat.get(prefix + second))}"
 
 
 def pool_busy_row(busy: dict[str, float]) -> str:
