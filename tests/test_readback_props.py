@@ -114,17 +114,24 @@ def _refused(o: rb.Outcome) -> None:
 _LIMIT_LEADS = ("cleared", "to", "destination", "limit")
 
 
+def _limit_named_bare(said: rb.Readback) -> bool:
+    """Whether `said` changed the clearance limit and names the changed one bare only (no lead
+    word before it: "..., Colem seven whiskey, and Vienna"), the exception above."""
+    if kind_for_variable(said.field or "") != "airport":
+        return False
+    words = normalize_transcript(said.text).split()
+    code = str(said.said.get(said.field) or "")
+    forms = [normalize_transcript(f).split() for f in (*AIRPORT_NAMES.get(code, ()), code) if f]
+    starts = [i for f in forms for i in range(len(words)) if words[i : i + len(f)] == f]
+    return bool(starts) and all(i == 0 or words[i - 1] not in _LIMIT_LEADS for i in starts)
+
+
 def _diagnosed(o: rb.Outcome, status: str) -> None:
     d = o.decision
     assert d.readback is not None, rb.describe(o)
     heard = d.readback.fields.get(o.readback.field)
-    if status == "wrong" and heard == "missing" and kind_for_variable(o.readback.field) == "airport":
-        words = normalize_transcript(o.readback.text).split()
-        code = str(o.readback.said.get(o.readback.field) or "")
-        forms = [normalize_transcript(f).split() for f in (*AIRPORT_NAMES.get(code, ()), code) if f]
-        starts = [i for f in forms for i in range(len(words)) if words[i : i + len(f)] == f]
-        if starts and all(i == 0 or words[i - 1] not in _LIMIT_LEADS for i in starts):
-            heard = "wrong"  # the documented exception above: still refused and corrected
+    if status == "wrong" and heard == "missing" and _limit_named_bare(o.readback):
+        heard = "wrong"  # the documented exception above: still refused and corrected
     assert heard == status, rb.describe(o)
     others = {k: v for k, v in d.readback.fields.items() if k != o.readback.field}
     assert all(v == "ok" for v in others.values()), rb.describe(o)
@@ -273,3 +280,38 @@ def test_a_sound_alike_limit_is_a_wrong_one(issued: str, rng: random.Random, typ
     assert not result.ok and result.fields["destination"] in heard, (said, result.fields)
     if typed and said.startswith("cleared to") and any(n in said for n in AIRPORT_NAMES[code]):
         assert result.fields["destination"] == "wrong", (said, result.fields)
+
+
+# --------------------------------------------------------------------------- (f) said twice
+
+_AGAIN = (". ", ", ", ", I say again, ", " ")
+
+
+@pytest.mark.parametrize(("flow", "state"), _params("said_twice"))
+@settings(COMMON, max_examples=8)
+@given(rng=st.randoms(use_true_random=False), seed=st.sampled_from(rb.SEEDS), joiner=st.sampled_from(_AGAIN))
+def test_a_right_readback_said_twice_is_accepted(flow: str, state: str, rng: random.Random, seed: int, joiner: str):
+    """A pilot who reads the clearance back twice, or whisper writing one readback twice (the load
+    runs: "Cleared to Dusseldorf via WILDO four victor ... Cleared to Dusseldorf via ..."), read
+    back every value right twice: accepted. The limit named twice was a second, unknown place."""
+    said, session, now = rb.generate(flow, state, seed, rng, "correct", forms="core")
+    decision, forward = rb.transmit(flow, state, session, now, said.text + joiner + said.text)
+    assert decision.readback is not None and decision.readback.ok and forward, (said.text, decision.readback)
+
+
+@pytest.mark.parametrize(("flow", "state"), _params("said_twice_changed"))
+@settings(COMMON, max_examples=8)
+@given(rng=st.randoms(use_true_random=False), seed=st.sampled_from(rb.SEEDS), pick=st.integers(0, 7), first=st.booleans())
+def test_a_readback_said_twice_with_a_value_changed_once_is_never_accepted(
+    flow: str, state: str, rng: random.Random, seed: int, pick: int, first: bool
+):
+    """Read back right once and with one value changed once, in either order: never accepted and
+    the state never moves on, whichever saying the engine would have believed."""
+    fields = rb.required(flow, state)
+    right, session, now = rb.generate(flow, state, seed, rng, "correct", forms="core")
+    wrong, _, _ = rb.generate(flow, state, seed, rng, "wrong", field=fields[pick % len(fields)], forms="core")
+    # a changed limit named bare beside the issued one read back is no limit (the exception above)
+    assume(wrong.text != right.text and not _limit_named_bare(wrong))
+    text = f"{wrong.text}. {right.text}" if first else f"{right.text}. {wrong.text}"
+    decision, forward = rb.transmit(flow, state, session, now, text)
+    assert not (decision.readback is not None and decision.readback.ok) and not forward, (text, decision.readback)

@@ -208,18 +208,18 @@ def _find_known(t: Transcript, ctx: Context, airports: dict[str, str]) -> list[t
             run = t.letters[i : i + 5]
             if len(run) >= 4 and all(run[:4]) and (len(run) == 4 or run[4] is None):
                 found[i] = "".join(run[:4])  # type: ignore[arg-type]
-    text = t.text
     for code, name in [*airports.items(), *airport_aliases(ctx.variables)]:
         if not name:
             continue
         name_words = tokenize(name).words
         target = " ".join(name_words)
-        if f" {target} " in f" {text} ":
-            at = _index_of(words, name_words)
+        # every place it is named, and misspelt (below) as where it is named once: a limit said
+        # twice ("cleared to Dusseldorf, cleared to Dusseldorf"; whisper writing a readback twice)
+        # is the issued one both times, not a second place
+        for at in _indexes_of(words, name_words):
             # a phonetic letter ("lima") names a place (Lima) only right after "to"
             if not all(t.letters[at : at + len(name_words)]) or (at > 0 and words[at - 1] in LIMIT_BEFORE):
                 found.setdefault(at, code)
-            continue
         size = len(name_words)
         windows = [" ".join(words[i : i + size]) for i in range(max(0, len(words) - size + 1))]
         for _window, _score, i in process.extract(
@@ -237,9 +237,6 @@ def _suffix_letter(t: Transcript, i: int) -> bool:
     return t.letter(i) is not None and i > 0 and t.words[i - 1].isdigit()
 
 
-def _index_of(words: tuple[str, ...], part: tuple[str, ...]) -> int:
+def _indexes_of(words: tuple[str, ...], part: tuple[str, ...]) -> list[int]:
     size = len(part)
-    for i in range(len(words) - size + 1):
-        if words[i : i + size] == part:
-            return i
-    return 0
+    return [i for i in range(len(words) - size + 1) if words[i : i + size] == part]

@@ -45,6 +45,14 @@ _ANCHORS = frozenset(
     }
 )
 STATION_WORDS = _ANCHORS - {"contact", "frequency", "monitor"}
+# the other words a station goes by on the radio: "Munich Radar" is the centre, approach or departure
+_ALSO_CALLED: dict[str, frozenset[str]] = {
+    "center": frozenset({"radar"}),
+    "approach": frozenset({"radar", "director"}),
+    "director": frozenset({"approach", "radar"}),
+    "departure": frozenset({"radar"}),
+    "atis": frozenset({"information"}),
+}
 # A number right after these is something else even next to a station name ("approach, squawk 1234").
 _OTHER_VALUES = frozenset({"squawk", "squawking", "code", "transponder", "qnh", "altimeter", "heading"})
 
@@ -115,10 +123,13 @@ def find(t: Transcript, ctx: Context) -> Found:
             continue
         found.append(Hit(i, value))
     if station and found:
-        # "contact tower 118.7 ground 121.8": a value right after its own station's name wins.
-        own = [h for h in found if near(t.words, h.index, frozenset({station}), 2)]
+        # "contact tower 118.7 ground 121.8": a value right after its own station's name wins over
+        # one after another station's; a value named with no station stays ("one one niner
+        # decimal zero zero fife, contact tower 118.805": which of the two did the pilot set?)
+        names = frozenset({station, *_ALSO_CALLED.get(station, ())})  # "center" is "radar" too
+        own = [h for h in found if near(t.words, h.index, names, 2)]
         if own:
-            return own
+            return [h for h in found if h in own or not near(t.words, h.index, STATION_WORDS - names, 2)]
     return found
 
 

@@ -23,7 +23,8 @@
 7. merges words said apart: "q n h" -> "qnh", "x ray" -> "xray", "fox trot" -> "foxtrot", and
    folds whisper's spellings of keywords: "q and eight"/"kqnh"/"unh"/"dnh" -> "qnh", "centa" -> "center",
    "mya"/"myo" -> "via", and "via" run into a phonetic letter ("myotango" -> "via tango"),
-   "one way" before a number (and after none) and "on way" before one -> "runway";
+   "one way" before a number (and after none) and "on way" before one -> "runway"; and "I say
+   again" (a pilot repeating himself) is a pause: its "I" is no letter India;
 8. repeats digits after "double"/"triple" with `numbers.expand_repeats` ("double four" -> "four
    four"; "double check" stays);
 9. with a `callsign` hint ("SWR158", "DLH359", "N123AB"; any form `parse_callsign` reads), finds
@@ -98,6 +99,7 @@ _MERGE: dict[tuple[str, ...], str] = {
     ("q", "and", "eight"): "qnh",
     ("q", "n", "eight"): "qnh",
     ("i", "l", "s"): "ils",
+    ("i", "say", "again"): BREAK,  # "victor tree, I say again, ..." read no taxiway India
 }
 _MERGE_FIRST = frozenset(key[0] for key in _MERGE)
 # Hesitation sounds a recognizer writes; they are no words of the message.
@@ -178,11 +180,13 @@ def _merge(words: list[str]) -> list[str]:
     while i < len(words):
         for key, merged in _MERGE.items():
             if tuple(words[i : i + len(key)]) == key:
-                out.append(merged)
+                if merged != BREAK or (out and out[-1] != BREAK):  # one pause, not one per comma
+                    out.append(merged)
                 i += len(key)
                 break
         else:
-            out.append(words[i])
+            if words[i] != BREAK or not out or out[-1] != BREAK:
+                out.append(words[i])
             i += 1
     return out
 
