@@ -69,6 +69,7 @@ from engine.phraseology.callsigns import equal as callsign_equal
 from engine.phraseology.callsigns import find as find_callsigns
 from engine.phraseology.callsigns import parse_callsign
 from engine.phraseology.context import Context
+from engine.phraseology.designators import listed_fixes
 from engine.phraseology.handlers import Kind, canonical_of, kind
 from engine.phraseology.hits import Found, Hit
 from engine.phraseology.instructions import contradictions as instruction_contradictions
@@ -269,7 +270,8 @@ class ReadbackEvaluator:
         out: dict[str, tuple[Status, str, str]] = {}
         acceptable = _acceptable(required, variables, issued)
         values = (*variables.values(), *issued.values())
-        voice = Voice(self.vocabulary, values, acceptable, tuple(others)) if spoken else None
+        fixes = listed_fixes(variables)
+        voice = Voice(self.vocabulary, values, acceptable, tuple(others), fixes) if spoken else None
         for name in required:
             if name in out:
                 continue

@@ -56,6 +56,7 @@ class Voice:
     values: tuple[Any, ...]
     acceptable: Mapping[str, list[str]]
     others: tuple[str, ...] = ()  # other transcripts of the same audio (n-best, earlier hearings)
+    fixes: frozenset[str] = frozenset()  # the fix names of the airport's SIDs (`sid_fixes`), lower case
 
     @cached_property
     def session_words(self) -> frozenset[str]:
@@ -100,7 +101,9 @@ def garbled_by_voice(handler: Kind, t: Transcript, found: Found, expected: str, 
     - A SID or STAR: the issued procedure with its fix name misspelt ("othel niner mike" for
       OKTAL 9M, "reloc eight uniform" for RELUK 8U): the same digit and letter, a name that
       sounds alike (`MISSPELT_NAME_SCORE`); or with its letter lost ("farun nine and foxtrot"
-      heard as FARUN 9 for FARUN 9F).
+      heard as FARUN 9 for FARUN 9F). A SID named by a word no SID of the airport has (its
+      `sid_fixes` known): "cleared to Brussels five kilos eight kilos departure" for TELOS 8K,
+      the product's own voice in the load runs, read BRUSSELS 5K.
     - A heading: its first digits as the very last word ("... heading three six" for 360), or
       one off the fives that was not issued ("heading one eight niner o" for 180): controllers
       vector in fives and tens. Typed, "heading 189" is what the pilot meant: corrected.
@@ -232,6 +235,13 @@ def _garbled_runway(t: Transcript, hit: Hit, expected: str, voice: Voice) -> boo
     # without its zero, right before a word the radio does not use, which may be its lost digit
     # (held-out seed 97: "runway two zero" for 02 written "runway two near", read 02)
     return hit.value[:2] == said.zfill(2) and (said.zfill(2) != number or _stray_after(t, hit, voice))
+
+
+def _garbled_sid(t: Transcript, hit: Hit, expected: str, voice: Voice) -> bool:
+    """`_garbled_procedure`, and a SID named by a word that names no SID of the airport: a pilot
+    who reads back another SID reads back one of the airport's, so the name is the recognizer's."""
+    name = hit.value.partition(" ")[0].lower()
+    return _garbled_procedure(t, hit, expected, voice) or bool(voice.fixes) and name not in voice.fixes
 
 
 def _garbled_procedure(_t: Transcript, hit: Hit, expected: str, _voice: Voice) -> bool:
@@ -411,7 +421,7 @@ def _garbled_airport(t: Transcript, hit: Hit, expected: str, voice: Voice) -> bo
 _GARBLED_BY_VOICE: dict[str, Callable[[Transcript, Hit, str, Voice], bool]] = {
     "airport": _garbled_airport,
     "runway": _garbled_runway,
-    "sid": _garbled_procedure,
+    "sid": _garbled_sid,
     "star": _garbled_procedure,
     "heading": _garbled_heading,
     "frequency": _garbled_frequency,

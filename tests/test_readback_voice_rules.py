@@ -455,3 +455,34 @@ def test_a_runway_of_one_digit_right_before_a_word_the_radio_does_not_use_is_ask
     assert asked.fields["runway"] == "unsure" and not asked.ok, asked
     for said in (f"runway {one}{after}, {CALLSIGN}", f"{CALLSIGN}, runway {one}"):
         assert evaluate(["runway"], variables, said, spoken=True).ok, said
+
+
+FIXES = ["CHARL", "COLEM", "GEDER", "RANOS", "TELOS", "WILDO"]
+
+
+@given(
+    issued=st.sampled_from(FIXES),
+    other=st.sampled_from(["Brussels", "kilos", "Munich", "Delos", "Oslo", *FIXES]),
+    digit=st.integers(1, 9),
+    letter=st.sampled_from(LETTERS),
+)
+@settings(max_examples=60)
+def test_a_sid_named_by_no_fix_of_the_airport_is_asked_again_by_voice(
+    issued: str, other: str, digit: int, letter: str
+) -> None:
+    """By voice a SID whose name no SID of the airport has (`sid_fixes`) is the recognizer's
+    ("cleared to Brussels five kilos eight kilos departure" for TELOS 8K, the product's own voice
+    in the load runs, read BRUSSELS 5K and corrected): asked again, never corrected, never
+    accepted. Another of the airport's SIDs read back is wrong, as typed."""
+    said_sid = f"{other} {digit} {letter_word(letter)}"
+    assume(said_sid.upper() != f"{issued} {digit} {letter}")
+    variables = {**SCRIPT_SCENARIO, "sid": f"{issued} 7F", "sid_fixes": FIXES}
+    said = f"cleared to Munich via {said_sid} departure, {CALLSIGN}"
+    evaluate = ReadbackEvaluator().evaluate
+    by_voice = evaluate(["destination", "sid"], variables, said, spoken=True)
+    typed = evaluate(["destination", "sid"], variables, said)
+    assert not by_voice.ok and not typed.ok, (said, by_voice, typed)
+    if other.upper() in FIXES:
+        assert by_voice.fields["sid"] in ("wrong", "unsure") and typed.fields["sid"] == "wrong", (said, by_voice)
+    else:
+        assert by_voice.fields["sid"] == "unsure" and not by_voice.wrong, (said, by_voice)
