@@ -213,13 +213,16 @@ def _find_known(t: Transcript, ctx: Context, airports: dict[str, str]) -> list[t
             continue
         name_words = tokenize(name).words
         target = " ".join(name_words)
-        # every place it is named, and misspelt (below) as where it is named once: a limit said
-        # twice ("cleared to Dusseldorf, cleared to Dusseldorf"; whisper writing a readback twice)
-        # is the issued one both times, not a second place
-        for at in _indexes_of(words, name_words):
+        # every place it is named: a limit said twice ("cleared to Dusseldorf, cleared to
+        # Dusseldorf"; whisper writing a readback twice) is the issued one both times, not a second
+        # place. Named right, it is not looked for misspelt (a SID's "romie" is no Rome).
+        at_all = _indexes_of(words, name_words)
+        for at in at_all:
             # a phonetic letter ("lima") names a place (Lima) only right after "to"
             if not all(t.letters[at : at + len(name_words)]) or (at > 0 and words[at - 1] in LIMIT_BEFORE):
                 found.setdefault(at, code)
+        if at_all:
+            continue
         size = len(name_words)
         windows = [" ".join(words[i : i + size]) for i in range(max(0, len(words) - size + 1))]
         for _window, _score, i in process.extract(
