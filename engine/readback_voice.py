@@ -241,7 +241,7 @@ def _garbled_sid(t: Transcript, hit: Hit, expected: str, voice: Voice) -> bool:
     """`_garbled_procedure`, and a SID named by a word that names no SID of the airport: a pilot
     who reads back another SID reads back one of the airport's, so the name is the recognizer's."""
     name = hit.value.partition(" ")[0].lower()
-    return _garbled_procedure(t, hit, expected, voice) or bool(voice.fixes) and name not in voice.fixes
+    return _garbled_procedure(t, hit, expected, voice) or (bool(voice.fixes) and name not in voice.fixes)
 
 
 def _garbled_procedure(_t: Transcript, hit: Hit, expected: str, _voice: Voice) -> bool:
