@@ -270,8 +270,9 @@ class ReadbackEvaluator:
         out: dict[str, tuple[Status, str, str]] = {}
         acceptable = _acceptable(required, variables, issued)
         values = (*variables.values(), *issued.values())
-        fixes = listed_fixes(variables)
-        voice = Voice(self.vocabulary, values, acceptable, tuple(others), fixes) if spoken else None
+        voice = None
+        if spoken:  # the airport's SID names, for a SID heard as none of them (`readback_voice._garbled_sid`)
+            voice = Voice(self.vocabulary, values, acceptable, tuple(others), listed_fixes(variables))
         for name in required:
             if name in out:
                 continue

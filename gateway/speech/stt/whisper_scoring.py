@@ -420,8 +420,9 @@ def _proposed(
                 break
             ids.append(nxt)
         name = tokenizer.decode(ids).strip()
-        if name.isalpha() and normalize_transcript(name) not in known:
-            known.add(normalize_transcript(name))
+        plain = normalize_transcript(name)
+        if name.isalpha() and plain not in known:
+            known.add(plain)
             words = [*listed.against[:name_start], name, *listed.against[name_end:]]  # as written but the name
             out.append(listed.model_copy(update={"value": name, "words": words}))
     return out
