@@ -349,6 +349,9 @@ class ReadbackResult(DomainModel):
     # field -> question (value_check.check_question) -> the best margin the checks in the audio
     # gave its issued value, none confirming it; not on the wire
     margins: dict[str, dict[str, float]] = Field(default_factory=dict, exclude=True)
+    # field -> why it is unsure (which hearing disagreed, garbled, rivals pending), for the trace;
+    # not on the wire
+    why: dict[str, str] = Field(default_factory=dict, exclude=True)
 
 
 class CandidateTrace(DomainModel):

@@ -200,15 +200,20 @@ class ReadbackEvaluator:
         missing: list[str] = []
         wrong: list[dict[str, str]] = []
         unsure: list[str] = []
+        why: dict[str, str] = {}  # each unsure field's reason, for the trace
         for name, (status, expected, heard) in best.items():
             verdicts = [(other.get(name, ("missing", "", ""))[::2], masked) for other, masked in others]
             doubt = name in doubted or _named_alone(name, spoken)
-            if any(_disagrees((status, heard), verdict, masked or doubt) for verdict, masked in verdicts):
+            against = [i for i, (v, masked) in enumerate(verdicts) if _disagrees((status, heard), v, masked or doubt)]
+            if against:
                 fields[name] = "unsure"
                 unsure.append(name)
+                other_said = _shown_status(*verdicts[against[0]][0])
+                why[name] = f"heard {_shown_status(status, heard)}, an alternative {other_said}"
             elif status == "unsure":  # heard garbled or a value its kind cannot have (_plausible_split)
                 fields[name] = "unsure"
                 unsure.append(name)
+                why[name] = f"heard garbled or as a value its kind cannot have ({heard})"
             elif status == "wrong":
                 fields[name] = "wrong"
                 wrong.append({"field": name, "expected": expected, "heard": heard})
@@ -218,16 +223,18 @@ class ReadbackEvaluator:
             else:
                 fields[name] = "ok"
         for other, _masked in others:  # a field only an alternative heard (the best one did not) is unsure
-            for name, (status, _e, _h) in other.items():
+            for name, (status, _e, heard) in other.items():
                 if name not in fields and status != "missing":
                     fields[name] = "unsure"
                     unsure.append(name)
+                    why[name] = f"heard only by an alternative, {_shown_status(status, heard)}"
         contradicted = [name for name, (status, _e, _h) in best.items() if status == "wrong"]
         heard_ok = issued_values([n for n, s in fields.items() if s == "ok"], variables, issued or {}) if spoken else {}
         rivalled = sorted({*short_frequencies([transcript], heard_ok), *(told_places(heard_ok) if told else ())})
         for name in rivalled:  # heard right, written short or told: its rivals decide (engine/value_rivals.py)
             fields[name] = "unsure"
             unsure.append(name)
+            why[name] = "heard as issued, but its rivals are checked in the audio first (engine/value_rivals.py)"
         ok = all(s == "ok" for s in fields.values())
         hearings = [best, *(other for other, _masked in others)]
         otherwise = [n for n in fields if _only_another_value([h.get(n, ("missing", "", ""))[0] for h in hearings])]
@@ -240,6 +247,7 @@ class ReadbackEvaluator:
             contradicted=contradicted,
             otherwise=otherwise,
             rivalled=rivalled,
+            why=why,
         )
 
     # ------------------------------------------------------------------ one transcript
@@ -391,6 +399,11 @@ def _named_alone(name: str, spoken: bool) -> bool:
     Held-out seed 119: the answer "China Eastern seven four to Oslo" was written "... to
     Dusseldorf" (the city the prompt names) and accepted, beside an n-best "... to last"."""
     return spoken and kind(kind_for_variable(name)).name in TOLD_KINDS
+
+
+def _shown_status(status: Status, heard: str) -> str:
+    """A field's verdict in one hearing, for the trace: "ok", "missing", "wrong (2000)"."""
+    return f"{status} ({heard})" if heard and status != "ok" else status
 
 
 def _disagrees(best: tuple[Status, str], other: tuple[Status, str], masked: bool) -> bool:

@@ -170,7 +170,10 @@ class ReadbackPolicy:
             # misheard than left out: the controller asks for it again ("say again departure")
             # instead of correcting a readback it did not hear whole.
             fields = {n: ("unsure" if v == "missing" else v) for n, v in rb.fields.items()}
-            rb = rb.model_copy(update={"fields": fields, "unsure": [*rb.unsure, *rb.missing], "missing": []})
+            lost = dict.fromkeys(rb.missing, "not heard in a readback otherwise heard: misheard, not left out")
+            rb = rb.model_copy(
+                update={"fields": fields, "unsure": [*rb.unsure, *rb.missing], "missing": [], "why": {**rb.why, **lost}}
+            )
         if not state.readback_required and rb.ok:
             if rb.fields:
                 d.trace.add(
@@ -260,7 +263,14 @@ class ReadbackPolicy:
             items = say_again_text(asked)
             session.variables["say_again_items"] = items
             d.intent = "say_again_items"
-            d.trace.add("readback", f"unsure hearing of {rb.unsure}: controller asks to say again {items}", asked=asked)
+            why = {name: rb.why[name] for name in rb.unsure if name in rb.why}
+            because = "".join(f"; {name}: {reason}" for name, reason in why.items())
+            d.trace.add(
+                "readback",
+                f"unsure hearing of {rb.unsure}: controller asks to say again {items}{because}",
+                asked=asked,
+                why=why,
+            )
             return BadReadback.SAY_AGAIN_ITEMS
         session.readback_otherwise, session.readback_margins = [], {}  # corrected: the value was said to the pilot
         session.bad_readbacks += 1

@@ -153,6 +153,7 @@ def test_by_voice_a_frequency_written_short_is_rivalled_and_only_its_rival_is_as
     said = "Lufthansa three five niner, tower one three six decimal five"
     by_voice = ReadbackEvaluator().evaluate(["tower_freq"], variables, said, spoken=True)
     assert by_voice.fields == {"tower_freq": "unsure"} and by_voice.rivalled == ["tower_freq"]
+    assert "rivals are checked in the audio" in by_voice.why["tower_freq"]
     typed = ReadbackEvaluator().evaluate(["tower_freq"], variables, said)
     assert typed.ok and typed.rivalled == []
     full = ReadbackEvaluator().evaluate(["tower_freq"], variables, said + " zero zero", spoken=True)
