@@ -13,7 +13,7 @@ import subprocess
 import pytest
 
 from tooling.bench.readback import BAD_COLUMNS, CORRECT_COLUMNS
-from tooling.bench.readback_voice import WER_BANDS, by_word_errors
+from tooling.bench.readback_voice import NOT_UNDERSTOOD, WER_BANDS, by_why, by_word_errors
 from tooling.cli import main
 
 
@@ -132,6 +132,10 @@ def test_voice_bench_runs_with_and_without_bias(tmp_path):
         assert set(by) <= {"kokoro", "espeak", "flite"} and sum(e["n"] for e in by.values()) == 2
         assert sum(e["correct"] for e in by.values()) == report[b]["correct"]
         assert sum(e["wrong_accepted"] for e in by.values()) == report[b]["wrong_accepted"]
+        # every right readback asked again has its why, by the values asked (engine ReadbackResult.why)
+        asked = [r for r in report[b]["transmissions"] if r["mode"] == "correct" and r["verdict"] == "say_again"]
+        assert all(r["why"] for r in asked) and all(not r["why"] for r in report[b]["transmissions"] if r["verdict"] != "say_again")
+        assert sum(c["readbacks"] for c in report[b]["asked_why"].values()) >= len(asked)
         bands = report[b]["by_word_errors"]  # every transmission in one band of its transcript's word errors
         assert sum(c["n"] for c in bands.values()) == 2 and sum(c["correct"] for c in bands.values()) == 1
         # the pilot's answer to each right or changed readback asked again (tooling/bench/readback_again.py)
@@ -170,6 +174,26 @@ def test_transmissions_fall_in_one_band_of_word_errors_each():
     }
     assert bands["0-10 %"]["say_again_rate"] == 0.5 and bands["10-30 %"]["say_again_ci95"] is not None
     assert bands["over 50 %"]["n"] == 2 and sum(c["n"] for c in bands.values()) == 7
+
+
+def test_right_readbacks_asked_again_are_counted_by_why():
+    """Each value asked again counts for its reason's kind, each readback once per kind; wrong
+    readbacks and right ones not asked again do not count."""
+    rows = [
+        {"mode": "correct", "verdict": "say_again", "why": {"qnh": "heard wrong (1005), an alternative ok", "squawk": "heard ok, an alternative wrong (4712)"}},
+        {"mode": "correct", "verdict": "say_again", "why": {"departure_freq": "heard as issued, but its rivals are checked in the audio first"}},
+        {"mode": "correct", "verdict": "say_again", "why": {"": NOT_UNDERSTOOD}},
+        {"mode": "correct", "verdict": "say_again", "why": {"runway": "heard garbled or as a value its kind cannot have (25?)"}},
+        {"mode": "wrong", "verdict": "say_again", "why": {"qnh": "heard ok, an alternative wrong (1005)"}},
+        {"mode": "correct", "verdict": "accepted", "why": {}},
+    ]  # fmt: skip
+    assert by_why(rows) == {
+        "heard as another value, an n-best hypothesis otherwise": {"values": 1, "readbacks": 1},
+        "heard right, an n-best hypothesis otherwise": {"values": 1, "readbacks": 1},
+        "heard right, a rival not ruled out in the audio": {"values": 1, "readbacks": 1},
+        NOT_UNDERSTOOD: {"values": 1, "readbacks": 1},
+        "heard garbled, or as a value its kind cannot have": {"values": 1, "readbacks": 1},
+    }
 
 
 def test_voice_bench_names_a_missing_or_unknown_voice_engine(tmp_path, capsys):

@@ -49,6 +49,10 @@ def test_no_recorded_wrong_readback_is_accepted_by_todays_engine(tmp_path, capsy
     bands = report["by_word_errors"]
     assert sum(b["n"] for b in bands.values()) == sum(1 for r in report["rows"] if r.get("words")) - report["correct_stale"]
     assert all(b["wrong_accepted"] == 0 for b in bands.values()) and "by the word errors" in printed
+    # every right readback asked again is counted by why (at least one reason kind each)
+    asked = sum(1 for r in report["rows"] if r["mode"] == "correct" and r["verdict"] == "say_again" and r.get("said_typed") in (None, "accepted"))
+    assert asked == report["correct_said_again"] <= sum(c["readbacks"] for c in report["asked_why"].values())
+    assert "why the right readbacks asked again were asked" in printed and "unknown" not in report["asked_why"]
     # no recorded check scored words today's question would not put its value in (runs since stop 56)
     assert report["placed_otherwise"] == 0, [r for r in report["rows"] if r.get("placed_otherwise")][:5]
 

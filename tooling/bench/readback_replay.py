@@ -35,7 +35,7 @@ from engine.models import Session
 from engine.phraseology import kind_for_variable
 from engine.value_rivals import TOLD_KINDS
 from tooling.bench.readback import Bench, ReadbackBenchError, verdict
-from tooling.bench.readback_voice import by_word_errors
+from tooling.bench.readback_voice import asked_why, by_why, by_word_errors
 from tooling.readback_pilot.driver import moved_forward
 
 __all__ = ["DEFAULT_REPORTS", "LEFT_OUT", "default_reports", "placed_otherwise", "replay_reports", "summary"]
@@ -152,6 +152,7 @@ def _decide(bench: Bench, flow: str, state: str, scenario: int, row: dict[str, A
         # (runs recorded before engine/value_rivals.py): no verdict of the audio, either way
         "unrivalled": _unrivalled(decision, hearing),
         "placed_otherwise": placed,
+        "why": asked_why(decision),
     }
     # the answer moves the same session on: the first transmission's row is read before it
     again = _decide_answer(bench, session, row["again"]) if row.get("again") else None
@@ -209,6 +210,7 @@ def _decide_answer(bench: Bench, session: Any, answer: dict[str, Any]) -> dict[s
     return {
         "recorded": answer["verdict"], "verdict": verdict(decision), "forward": moved_forward(decision, flow, state, session),
         "placed_otherwise": placed,
+        "why": asked_why(decision),
     }  # fmt: skip
 
 
@@ -249,4 +251,6 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "correct_said_again_unrivalled": sum(1 for r in correct if r["verdict"] == "say_again" and r.get("unrivalled")),
         # the same figures by how well the recognizer heard (`readback_voice.by_word_errors`)
         "by_word_errors": by_word_errors([*bad, *correct]),
+        # why the right readbacks asked again were asked (`readback_voice.by_why`)
+        "asked_why": by_why(correct),
     }

@@ -275,7 +275,7 @@ def run_voice_bench(
                     "index": case.index, "mode": case.readback.mode, "verdict": verdict(decision), "forward": forward,
                     "voice": made["voice"], "snr_db": made["snr_db"], "confidence": None if conf is None else round(conf, 3),
                     "said": case.readback.text, "heard": text, "first_heard": getattr(hearing, "open_transcript", None),
-                    **_recorded(hearing), "word_errors": e, "words": w,
+                    **_recorded(hearing), "word_errors": e, "words": w, "why": asked_why(decision),
                 })
                 if again and verdict(decision) == "say_again" and case.readback.mode != "drop":
                     rows[b][-1]["again"] = await _answer(case, decision, at, context, made, b)
@@ -302,6 +302,7 @@ def run_voice_bench(
         result["by_voice"] = _by_voice(rows[b])
         result["by_engine"] = by_engine(rows[b])
         result["by_word_errors"] = by_word_errors(rows[b])
+        result["asked_why"] = by_why(rows[b])
         if again:
             result["again"] = answers[b].result(result["correct"], result["outcomes"]["correct"].get("accepted", 0))
         result["transmissions"] = rows[b]
@@ -414,6 +415,66 @@ def _figures_row(name: str, c: dict[str, Any]) -> tuple[str, ...]:
         f"{c['refused']} ({_percent(c['refused_rate'])})", f"{c['say_again']} ({_percent(c['say_again_rate'])})",
         interval_text(c.get("say_again_ci95")) or "-",
     )  # fmt: skip
+
+
+# Why a value of a right readback was asked again (`ReadbackResult.why`, engine/readback.py), by
+# the reason's first words; a transmission not understood at all has no field to ask.
+# Only the first kind doubts a value the best transcript heard right; the others are the
+# recognizer's (garbled, lost, heard otherwise) or the audio's rivals.
+WHY_KINDS: tuple[tuple[str, str], ...] = (
+    ("heard ok, ", "heard right, an n-best hypothesis otherwise"),  # "heard ok, an alternative wrong (2000)"
+    ("heard unsure", "heard garbled, an n-best hypothesis otherwise"),
+    ("heard garbled", "heard garbled, or as a value its kind cannot have"),
+    ("heard missing, ", "not heard, an n-best hypothesis heard one"),
+    ("heard wrong", "heard as another value, an n-best hypothesis otherwise"),
+    ("heard only by an alternative", "not heard, an n-best hypothesis heard one"),
+    ("heard as issued, but its rivals", "heard right, a rival not ruled out in the audio"),
+    ("not heard in a readback", "lost in a readback otherwise heard"),
+)  # fmt: skip
+NOT_UNDERSTOOD = "the transmission not understood"
+
+
+def asked_why(decision: Any) -> dict[str, str]:
+    """Each value asked again and why (`ReadbackResult.why`); {"": NOT_UNDERSTOOD} when the
+    transmission was not understood as a readback at all; {} when nothing was asked again."""
+    if verdict(decision) != "say_again":
+        return {}
+    rb = decision.readback
+    if rb is None or not decision.recognized or decision.intent == "say_again":
+        return {"": NOT_UNDERSTOOD}
+    return {name: rb.why.get(name, "") for name in rb.unsure}
+
+
+def _why_kind(reason: str) -> str:
+    """The `WHY_KINDS` name of one reason (the longest matching start), or the reason itself."""
+    if reason == NOT_UNDERSTOOD:
+        return reason
+    starts = [(start, name) for start, name in WHY_KINDS if reason.startswith(start)]
+    return max(starts, key=lambda item: len(item[0]))[1] if starts else reason or "unknown"
+
+
+def by_why(rows: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
+    """Why the right readbacks asked again were asked: reason kind -> {"values": values asked
+    for it, "readbacks": right readbacks with at least one}. The recognizer's doubt (an n-best
+    hypothesis, garbled words) against the engine's caution (rivals, a value lost)."""
+    out: dict[str, dict[str, int]] = {}
+    for row in rows:
+        if row["mode"] != "correct" or row["verdict"] != "say_again":
+            continue
+        kinds = [_why_kind(reason) for reason in (row.get("why") or {"": "unknown"}).values()]
+        for kind in kinds:
+            out.setdefault(kind, {"values": 0, "readbacks": 0})["values"] += 1
+        for kind in set(kinds):
+            out[kind]["readbacks"] += 1
+    return dict(sorted(out.items(), key=lambda item: -item[1]["values"]))
+
+
+WHY_HEAD = ("why asked again (right readbacks)", "values", "readbacks")
+
+
+def why_rows(by: dict[str, dict[str, int]]) -> list[tuple[str, ...]]:
+    """The table of `by_why`, one row per reason kind."""
+    return [(kind, str(c["values"]), str(c["readbacks"])) for kind, c in by.items()]
 
 
 def _percent(value: float | None) -> str:

@@ -189,10 +189,12 @@ def cmd_bench_readback(args: argparse.Namespace) -> int:
     from tooling.bench.readback_voice import (
         ENGINE_HEAD,
         WER_HEAD,
+        WHY_HEAD,
         engine_rows,
         espeak_available,
         run_voice_bench,
         word_error_rows,
+        why_rows,
     )
     from tooling.readback_pilot.driver import DriveError
 
@@ -231,6 +233,10 @@ def cmd_bench_readback(args: argparse.Namespace) -> int:
             print(f"{title}, by the word errors of the transcript decided on:")
             print_table(WER_HEAD, word_error_rows(result["by_word_errors"]), sys.stdout, right=tuple(range(1, len(WER_HEAD))))
             print()
+        if result.get("asked_why"):
+            print(f"{title}, why the right readbacks asked again were asked (a readback may have several values):")
+            print_table(WHY_HEAD, why_rows(result["asked_why"]), sys.stdout, right=(1, 2))
+            print()
     for line in headline(report):
         print(line)
     path = write_report(args.json_path or f"reports/bench-readback-{args.mode}.json", report)
@@ -242,7 +248,7 @@ def _bench_readback_replay(args: argparse.Namespace) -> int:
     """Decide every transmission of recorded voice runs again, print what changed, write JSON."""
     from tooling.bench.readback import default_bench
     from tooling.bench.readback_replay import LEFT_OUT, default_reports, replay_reports, summary
-    from tooling.bench.readback_voice import WER_HEAD, word_error_rows
+    from tooling.bench.readback_voice import WER_HEAD, WHY_HEAD, why_rows, word_error_rows
 
     paths = [Path(p) for p in args.reports] if args.reports else default_reports(Path.cwd())
     missing = [str(p) for p in paths if not p.is_file()]
@@ -297,6 +303,8 @@ def _bench_readback_replay(args: argparse.Namespace) -> int:
     figures["by_bias"] = by_bias
     print("by the word errors of the transcript decided on (right readbacks whose words typed are accepted today):")
     print_table(WER_HEAD, word_error_rows(figures["by_word_errors"]), sys.stdout, right=tuple(range(1, len(WER_HEAD))))
+    print("why the right readbacks asked again were asked (a readback may have several values):")
+    print_table(WHY_HEAD, why_rows(figures["asked_why"]), sys.stdout, right=(1, 2))
     report = {"benchmark": "readback", "mode": "replay", "files": result["files"], "skipped": result["skipped"], **figures, "rows": result["rows"]}
     path = write_report(args.json_path or "reports/bench-readback-replay.json", report)
     print(f"wrote {path}")
