@@ -13,21 +13,10 @@ from typing import Any
 
 from engine import phraseology
 from engine.models import ControllerMessage, Flow, Role, Session, State
+from engine.phraseology.stations import STATIONS, station_title
 from engine.templates import render
 
-STATION_TITLES: dict[str, str] = {
-    "delivery": "Delivery",
-    "ground": "Ground",
-    "apron": "Apron",
-    "tower": "Tower",
-    "departure": "Departure",
-    "approach": "Approach",
-    "director": "Director",
-    "center": "Radar",
-    "radar": "Radar",
-    "atis": "Information",
-    "info": "Information",
-}
+STATION_TITLES: dict[str, str] = {key: station.title for key, station in STATIONS.items()}
 
 
 @lru_cache(maxsize=1024)
@@ -68,7 +57,7 @@ def station_context(flow: Flow, station: str | None, variables: dict[str, Any]) 
     if not station:
         return {}
     city = variables.get(f"{flow.airport_var}_name") or variables.get(flow.airport_var) or ""
-    title = STATION_TITLES.get(station, station.title())
+    title = station_title(station)
     return {
         "station_name": f"{city} {title}".strip(),
         "station_freq": station_frequency(flow, station, variables),

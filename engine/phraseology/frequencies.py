@@ -20,6 +20,7 @@ from engine.phraseology.callsigns import AIRLINES, TELEPHONY_WORDS
 from engine.phraseology.context import Context, near
 from engine.phraseology.hits import Found, Hit
 from engine.phraseology.numbers import speak_digits
+from engine.phraseology.stations import radio_names
 from engine.phraseology.transcript import Transcript
 
 LOW_MHZ, HIGH_MHZ = 108.0, 137.0  # VHF aeronautical band
@@ -45,14 +46,6 @@ _ANCHORS = frozenset(
     }
 )
 STATION_WORDS = _ANCHORS - {"contact", "frequency", "monitor"}
-# the other words a station goes by on the radio: "Munich Radar" is the centre, approach or departure
-_ALSO_CALLED: dict[str, frozenset[str]] = {
-    "center": frozenset({"radar"}),
-    "approach": frozenset({"radar", "director"}),
-    "director": frozenset({"approach", "radar"}),
-    "departure": frozenset({"radar"}),
-    "atis": frozenset({"information"}),
-}
 # A number right after these is something else even next to a station name ("approach, squawk 1234").
 _OTHER_VALUES = frozenset({"squawk", "squawking", "code", "transponder", "qnh", "altimeter", "heading"})
 
@@ -126,7 +119,7 @@ def find(t: Transcript, ctx: Context) -> Found:
         # "contact tower 118.7 ground 121.8": a value right after its own station's name wins over
         # one after another station's; a value named with no station stays ("one one niner
         # decimal zero zero fife, contact tower 118.805": which of the two did the pilot set?)
-        names = frozenset({station, *_ALSO_CALLED.get(station, ())})  # "center" is "radar" too
+        names = radio_names(station)  # "center" is "radar" too
         own = [h for h in found if near(t.words, h.index, names, 2)]
         if own:
             return [h for h in found if h in own or not near(t.words, h.index, STATION_WORDS - names, 2)]

@@ -62,9 +62,9 @@ from starlette.responses import JSONResponse
 from starlette.routing import BaseRoute, Route
 
 from engine.candidates import Candidate
-from engine.messages import STATION_TITLES, frequency_var
+from engine.messages import frequency_var, render_text
 from engine.models import Flow, State, Transition, TransitionKind
-from engine.messages import render_text
+from engine.phraseology.stations import station_title
 from engine.registry import ENGINE_VARIABLES, FlowRegistry
 from engine.scenario import resolve_airports, resolve_scenario
 from gateway.api.compat_state import Reconciled, reconcile
@@ -149,7 +149,7 @@ def state_view(flow: Flow, state: State, registry: FlowRegistry) -> dict[str, An
         "actions": [a.model_dump(mode="json", exclude_defaults=True) for a in state.actions],
         "handoff": handoff,
         "frequency": state.frequency or (_freq_tpl(flow, station) if station else None),
-        "frequencyName": state.frequency_name or (STATION_TITLES.get(station, station.title()) if station else None),
+        "frequencyName": state.frequency_name or (station_title(station) if station else None),
         "station": station,
     }
 
