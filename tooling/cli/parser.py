@@ -201,7 +201,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     readback.add_argument(
         "--voices", default=None, metavar="ENGINES",
-        help="voice: pilot voice engines, comma-separated among kokoro (neural, accented), espeak, flite (default: every one installed)",
+        help="voice: pilot voice engines, comma-separated among kokoro (neural, accented), espeak, flite (default: every one installed); "
+        "piper, the controller's own voice, only when named (hunting verdict defects; no must-show figure rests on it)",
     )
     readback.add_argument(
         "--forms", choices=("speech", "spoken"), default="speech",
