@@ -204,12 +204,11 @@ class ReadbackEvaluator:
         for name, (status, expected, heard) in best.items():
             verdicts = [(other.get(name, ("missing", "", ""))[::2], masked) for other, masked in others]
             doubt = name in doubted or _named_alone(name, spoken)
-            against = [i for i, (v, masked) in enumerate(verdicts) if _disagrees((status, heard), v, masked or doubt)]
-            if against:
+            against = next((v for v, masked in verdicts if _disagrees((status, heard), v, masked or doubt)), None)
+            if against is not None:
                 fields[name] = "unsure"
                 unsure.append(name)
-                other_said = _shown_status(*verdicts[against[0]][0])
-                why[name] = f"heard {_shown_status(status, heard)}, an alternative {other_said}"
+                why[name] = f"heard {_shown_status(status, heard)}, an alternative {_shown_status(*against)}"
             elif status == "unsure":  # heard garbled or a value its kind cannot have (_plausible_split)
                 fields[name] = "unsure"
                 unsure.append(name)
