@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import json
 import shutil
-from pathlib import Path
-import sys
 import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
 from tooling.bench.readback import BAD_COLUMNS, CORRECT_COLUMNS
-from tooling.bench.readback_voice import NOT_UNDERSTOOD, WER_BANDS, by_why, by_word_errors
+from tooling.bench.readback_groups import NOT_UNDERSTOOD, WER_BANDS, by_why, by_word_errors
 from tooling.cli import main
 
 

@@ -35,7 +35,7 @@ from engine.models import Session
 from engine.phraseology import kind_for_variable
 from engine.value_rivals import TOLD_KINDS
 from tooling.bench.readback import Bench, ReadbackBenchError, verdict
-from tooling.bench.readback_voice import asked_why, by_why, by_word_errors
+from tooling.bench.readback_groups import asked_why, by_why, by_word_errors
 from tooling.readback_pilot.driver import moved_forward
 
 __all__ = ["DEFAULT_REPORTS", "LEFT_OUT", "default_reports", "placed_otherwise", "replay_reports", "summary"]
@@ -249,8 +249,8 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "placed_otherwise": sum(1 for r in rows if r.get("placed_otherwise") or r.get("again", {}).get("placed_otherwise")),
         # of those, asked again only for want of a rival check the recording could not have
         "correct_said_again_unrivalled": sum(1 for r in correct if r["verdict"] == "say_again" and r.get("unrivalled")),
-        # the same figures by how well the recognizer heard (`readback_voice.by_word_errors`)
+        # the same figures by how well the recognizer heard (`readback_groups.by_word_errors`)
         "by_word_errors": by_word_errors([*bad, *correct]),
-        # why the right readbacks asked again were asked (`readback_voice.by_why`)
+        # why the right readbacks asked again were asked (`readback_groups.by_why`)
         "asked_why": by_why(correct),
     }

@@ -186,16 +186,8 @@ def cmd_bench_readback(args: argparse.Namespace) -> int:
         run_text_bench,
         tables,
     )
-    from tooling.bench.readback_voice import (
-        ENGINE_HEAD,
-        WER_HEAD,
-        WHY_HEAD,
-        engine_rows,
-        espeak_available,
-        run_voice_bench,
-        word_error_rows,
-        why_rows,
-    )
+    from tooling.bench.readback_groups import ENGINE_HEAD, WER_HEAD, WHY_HEAD, engine_rows, why_rows, word_error_rows
+    from tooling.bench.readback_voice import espeak_available, run_voice_bench
     from tooling.readback_pilot.driver import DriveError
 
     if not 0.0 <= args.wrong <= 1.0:
@@ -247,8 +239,8 @@ def cmd_bench_readback(args: argparse.Namespace) -> int:
 def _bench_readback_replay(args: argparse.Namespace) -> int:
     """Decide every transmission of recorded voice runs again, print what changed, write JSON."""
     from tooling.bench.readback import default_bench
+    from tooling.bench.readback_groups import WER_HEAD, WHY_HEAD, why_rows, word_error_rows
     from tooling.bench.readback_replay import LEFT_OUT, default_reports, replay_reports, summary
-    from tooling.bench.readback_voice import WER_HEAD, WHY_HEAD, why_rows, word_error_rows
 
     paths = [Path(p) for p in args.reports] if args.reports else default_reports(Path.cwd())
     missing = [str(p) for p in paths if not p.is_file()]
