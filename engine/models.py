@@ -249,6 +249,9 @@ class FlowPolicies(DomainModel):
     say_again_items_tpl: str = "{{callsign_spoken}}, say again {{say_again_items}}."
     # another aircraft's callsign, or none on first contact (engine/identity.py)
     station_calling_tpl: str = "Station calling {{station_name}}, say again your callsign."
+    # "unable" where a readback is due: the pilot declines, which is no readback; the clearance
+    # stands and the state waits for its readback (engine/routing.py `is_unable`)
+    unable_tpl: str = "{{callsign_spoken}}, roger, advise when able."
     match_threshold: float = 55.0  # router score (0-100) below which a transmission is unrecognized
     # variables of this flow the LLM router may set along with its choice (engine/router_llm.py);
     # none by default: the LLM chooses a route and nothing else

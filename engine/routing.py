@@ -53,6 +53,17 @@ def is_say_again(norm: str) -> bool:
     return len(norm.split()) <= SAY_AGAIN_MAX_WORDS and intent_hit("say_again", norm)
 
 
+def is_unable(norm: str, state: State, chosen: Candidate) -> bool:
+    """The pilot said "unable" where a readback is due, and the flow routes no "unable" of its
+    own: the pilot declines the clearance, which is no readback of it, whatever values were said
+    ("unable flight level two four zero" read every value right)."""
+    return (
+        bool(state.readback_required)
+        and chosen.transition.kind in (TransitionKind.OK, TransitionKind.BAD)
+        and intent_hit("unable", norm)
+    )
+
+
 def trace_candidate(c: Candidate) -> CandidateTrace:
     """A candidate as the decision's trace shows it."""
     return CandidateTrace(

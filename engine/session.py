@@ -28,7 +28,7 @@ from engine.readback_policy import BadReadback, ReadbackPolicy
 from engine.registry import FlowRegistry, UnknownFlow
 from engine.router import Router, Routing
 from engine.router_llm import FallbackPolicy, RouterQuery, RouterVerdict, consult_reason
-from engine.routing import RouteChooser, is_say_again, trace_candidate
+from engine.routing import RouteChooser, is_say_again, is_unable, trace_candidate
 from engine.speaking import HISTORY_LIMIT, Speaker
 from engine.timing import Timing, locate
 from engine.value_query import ValueQuery
@@ -333,6 +333,11 @@ class SessionEngine:
         )
         if chosen.origin == "interrupt":
             self.orchestrator.interrupt(session, d, chosen, now)
+            return routing
+        if is_unable(norm, state, chosen):
+            d.readback, d.intent = None, "unable"  # declined: no verdict on its values, no bad readback
+            d.trace.add("select", "the pilot said unable: no readback; the clearance stands and the state waits")
+            self.speaker.ask(session, d, flow, state, flow.policies.unable_tpl, now)
             return routing
         if chosen.transition.kind is TransitionKind.BAD and rb is not None:
             issued = session.issued.get(flow.slug, {})
