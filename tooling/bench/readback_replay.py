@@ -58,6 +58,17 @@ LEFT_OUT = {
         "were placed (fixed: a garbled name right before our callsign's digits is the callsign's, "
         "engine/value_places.py; the seed run again since)"
     ),
+    # stop 59: `TEMPO_MARGIN` for every value after the transcript at another tempo un-confirms a
+    # tiny.en squawk check of 2.02 (#14), with which whisper base's recorded question had been asked
+    "bench-readback-voice-seed137-destination-stop57.json": (
+        "whisper base's recorded question at #14 was asked with the squawk tiny.en's check after the "
+        "transcript had confirmed at 1.25x (2.02), which since stop 59 needs 3.0; the replay would "
+        "apply its SID check where today's question puts none (the seed run again since)"
+    ),
+    "bench-readback-voice-seed137-destination-listed-rivals.json": (
+        "the same recording as seed 137's stop-57 run, with the listed city rivals alone (stop 57's "
+        "comparison), and the same #14 (the seed run again since, with every rival)"
+    ),
 }
 
 
