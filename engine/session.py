@@ -321,6 +321,11 @@ class SessionEngine:
             d.trace.add("select", f"unrecognized ({result.reason}): controller asks to say again")
             self.speaker.ask(session, d, flow, state, flow.policies.say_again_tpl, now)
             return routing
+        if chosen.origin != "interrupt" and is_unable(norm, state, chosen):  # before any of the route's updates
+            d.readback, d.intent = None, "unable"  # declined: no verdict on its values, no bad readback
+            d.trace.add("select", "the pilot said unable: no readback; the clearance stands and the state waits")
+            self.speaker.ask(session, d, flow, state, flow.policies.unable_tpl, now)
+            return routing
         if chosen is result.chosen:
             for name, value in result.updates.items():  # the LLM's, validated against llm_updates
                 session.variables[name] = value
@@ -333,11 +338,6 @@ class SessionEngine:
         )
         if chosen.origin == "interrupt":
             self.orchestrator.interrupt(session, d, chosen, now)
-            return routing
-        if is_unable(norm, state, chosen):
-            d.readback, d.intent = None, "unable"  # declined: no verdict on its values, no bad readback
-            d.trace.add("select", "the pilot said unable: no readback; the clearance stands and the state waits")
-            self.speaker.ask(session, d, flow, state, flow.policies.unable_tpl, now)
             return routing
         if chosen.transition.kind is TransitionKind.BAD and rb is not None:
             issued = session.issued.get(flow.slug, {})
