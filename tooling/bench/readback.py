@@ -161,10 +161,15 @@ def default_bench(settings: Settings | None = None) -> Bench:
 # --------------------------------------------------------------------------- classification
 
 
+def not_understood(decision: Decision) -> bool:
+    """Whether the transmission was not understood as a readback at all (asked again whole)."""
+    return decision.readback is None or not decision.recognized or decision.intent == "say_again"
+
+
 def verdict(decision: Decision) -> str:
     """accepted | wrong | missing | say_again for one transmission."""
     rb = decision.readback
-    if rb is None or not decision.recognized or decision.intent == "say_again":
+    if rb is None or not_understood(decision):
         return "say_again"
     if rb.ok:
         return "accepted"

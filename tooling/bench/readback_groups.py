@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from tooling.bench.common import interval95, interval_text
-from tooling.bench.readback import verdict
+from tooling.bench.readback import not_understood, verdict
 
 __all__ = [
     "ENGINE_HEAD", "NOT_UNDERSTOOD", "WER_BANDS", "WER_HEAD", "WHY_HEAD", "asked_why", "by_engine", "by_voice",
@@ -133,7 +133,7 @@ def asked_why(decision: Any) -> dict[str, str]:
     if verdict(decision) != "say_again":
         return {}
     rb = decision.readback
-    if rb is None or not decision.recognized or decision.intent == "say_again":
+    if rb is None or not_understood(decision):
         return {"": NOT_UNDERSTOOD}
     return {name: rb.why.get(name, "") for name in rb.unsure}
 
