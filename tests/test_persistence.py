@@ -558,12 +558,14 @@ class Gateway:
     """`livefreq serve` in a subprocess; `store` are its LIVEFREQ_STORE... variables. With
     `wait=False` it is started but not waited for (call `ready`), so two nodes start at once."""
 
+    # uvicorn's exit status when it cannot start, as when another test took the free port probed
+    # for it in between (two pytest-xdist workers): started again on another port, a few times
+    STARTUP_FAILURE = 3
+    STARTS = 3
+
     def __init__(self, log: Path, *, wait: bool = True, **store: str) -> None:
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            self.port = probe.getsockname()[1]
-        self.base = f"http://127.0.0.1:{self.port}"
-        env = {
+        self.starts = 0
+        self.env = {
             **os.environ,
             **store,
             "LIVEFREQ_SPEECH_PRELOAD": "false",
@@ -574,13 +576,21 @@ class Gateway:
             "LIVEFREQ_FLOWS_DIR": str(ROOT / "flows"),
         }
         self.log = log.open("ab")
-        self.proc = subprocess.Popen(
-            [str(LIVEFREQ), "serve", "--port", str(self.port), "--log-level", "warning"],
-            stdout=self.log, stderr=subprocess.STDOUT, env=env, cwd=ROOT,
-        )
-        self.http = httpx.Client(base_url=self.base, timeout=10)
+        self._start()
         if wait:
             self.ready()
+
+    def _start(self) -> None:
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            self.port = probe.getsockname()[1]
+        self.base = f"http://127.0.0.1:{self.port}"
+        self.starts += 1
+        self.proc = subprocess.Popen(
+            [str(LIVEFREQ), "serve", "--port", str(self.port), "--log-level", "warning"],
+            stdout=self.log, stderr=subprocess.STDOUT, env=self.env, cwd=ROOT,
+        )
+        self.http = httpx.Client(base_url=self.base, timeout=10)
 
     def ready(self) -> None:
         """Until it answers `/health` (or exits: an error)."""
@@ -588,6 +598,10 @@ class Gateway:
 
     def _healthy(self) -> bool | None:
         if self.proc.poll() is not None:
+            if self.proc.returncode == self.STARTUP_FAILURE and self.starts < self.STARTS:
+                self.http.close()
+                self._start()  # its port taken meanwhile: another one
+                return None
             raise RuntimeError(f"the gateway exited with {self.proc.returncode}")
         try:
             return self.http.get("/health").status_code == 200 or None
