@@ -14,6 +14,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from engine.doubt import Reason
+
 SCHEMA_VERSION = "2"
 
 
@@ -352,9 +354,9 @@ class ReadbackResult(DomainModel):
     # field -> question (value_check.check_question) -> the best margin the checks in the audio
     # gave its issued value, none confirming it; not on the wire
     margins: dict[str, dict[str, float]] = Field(default_factory=dict, exclude=True)
-    # field -> why it is unsure (which hearing disagreed, garbled, rivals pending), for the trace;
-    # not on the wire
-    why: dict[str, str] = Field(default_factory=dict, exclude=True)
+    # field -> why it is unsure (which hearing disagreed, garbled, rivals pending: engine/doubt.py),
+    # for the trace; not on the wire
+    why: dict[str, Reason] = Field(default_factory=dict, exclude=True)
 
 
 class CandidateTrace(DomainModel):

@@ -62,6 +62,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from engine.doubt import AGAINST_ALTERNATIVE, Doubt, Reason
 from engine.hearing import UNSURE_WORD
 from engine.models import FieldStatus, ReadbackResult
 from engine.phraseology import callsign_hint, kind_for_variable, tokenize
@@ -200,7 +201,7 @@ class ReadbackEvaluator:
         missing: list[str] = []
         wrong: list[dict[str, str]] = []
         unsure: list[str] = []
-        why: dict[str, str] = {}  # each unsure field's reason, for the trace
+        why: dict[str, Reason] = {}  # each unsure field's reason, for the trace
         for name, (status, expected, heard) in best.items():
             verdicts = [(other.get(name, ("missing", "", ""))[::2], masked) for other, masked in others]
             doubt = name in doubted or _named_alone(name, spoken)
@@ -208,11 +209,13 @@ class ReadbackEvaluator:
             if against is not None:
                 fields[name] = "unsure"
                 unsure.append(name)
-                why[name] = f"heard {_shown_status(status, heard)}, an alternative {_shown_status(*against)}"
+                text = f"heard {_shown_status(status, heard)}, an alternative {_shown_status(*against)}"
+                why[name] = Reason(kind=AGAINST_ALTERNATIVE[status], text=text)
             elif status == "unsure":  # heard garbled or a value its kind cannot have (_plausible_split)
                 fields[name] = "unsure"
                 unsure.append(name)
-                why[name] = f"heard garbled or as a value its kind cannot have ({heard})"
+                text = f"heard garbled or as a value its kind cannot have ({heard})"
+                why[name] = Reason(kind=Doubt.HEARD_GARBLED, text=text)
             elif status == "wrong":
                 fields[name] = "wrong"
                 wrong.append({"field": name, "expected": expected, "heard": heard})
@@ -226,14 +229,16 @@ class ReadbackEvaluator:
                 if name not in fields and status != "missing":
                     fields[name] = "unsure"
                     unsure.append(name)
-                    why[name] = f"heard only by an alternative, {_shown_status(status, heard)}"
+                    text = f"heard only by an alternative, {_shown_status(status, heard)}"
+                    why[name] = Reason(kind=Doubt.HEARD_ONLY_BY_ALTERNATIVE, text=text)
         contradicted = [name for name, (status, _e, _h) in best.items() if status == "wrong"]
         heard_ok = issued_values([n for n, s in fields.items() if s == "ok"], variables, issued or {}) if spoken else {}
         rivalled = sorted({*short_frequencies([transcript], heard_ok), *(told_places(heard_ok) if told else ())})
         for name in rivalled:  # heard right, written short or told: its rivals decide (engine/value_rivals.py)
             fields[name] = "unsure"
             unsure.append(name)
-            why[name] = "heard as issued, but its rivals are checked in the audio first (engine/value_rivals.py)"
+            text = "heard as issued, but its rivals are checked in the audio first (engine/value_rivals.py)"
+            why[name] = Reason(kind=Doubt.RIVALS, text=text)
         ok = all(s == "ok" for s in fields.values())
         hearings = [best, *(other for other, _masked in others)]
         otherwise = [n for n in fields if _only_another_value([h.get(n, ("missing", "", ""))[0] for h in hearings])]

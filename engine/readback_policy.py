@@ -18,6 +18,7 @@ from typing import Any
 from engine import phraseology, value_check, value_query
 from engine.candidates import Candidate
 from engine.corrections import correction_text, say_again_text
+from engine.doubt import Doubt, Reason
 from engine.hearing import Hearing
 from engine.models import Decision, Flow, ReadbackResult, Role, Session, State, Transition, TransitionKind
 from engine.phraseology.designators import LETTER_ANCHORS
@@ -170,7 +171,8 @@ class ReadbackPolicy:
             # misheard than left out: the controller asks for it again ("say again departure")
             # instead of correcting a readback it did not hear whole.
             fields = {n: ("unsure" if v == "missing" else v) for n, v in rb.fields.items()}
-            lost = dict.fromkeys(rb.missing, "not heard in a readback otherwise heard: misheard, not left out")
+            text = "not heard in a readback otherwise heard: misheard, not left out"
+            lost = dict.fromkeys(rb.missing, Reason(kind=Doubt.LOST, text=text))
             rb = rb.model_copy(
                 update={"fields": fields, "unsure": [*rb.unsure, *rb.missing], "missing": [], "why": {**rb.why, **lost}}
             )
@@ -264,12 +266,13 @@ class ReadbackPolicy:
             session.variables["say_again_items"] = items
             d.intent = "say_again_items"
             why = {name: rb.why[name] for name in rb.unsure if name in rb.why}
-            because = "".join(f"; {name}: {reason}" for name, reason in why.items())
+            because = "".join(f"; {name}: {reason.text}" for name, reason in why.items())
             d.trace.add(
                 "readback",
                 f"unsure hearing of {rb.unsure}: controller asks to say again {items}{because}",
                 asked=asked,
-                why=why,
+                why={name: reason.text for name, reason in why.items()},
+                doubt={name: str(reason.kind) for name, reason in why.items()},
             )
             return BadReadback.SAY_AGAIN_ITEMS
         session.readback_otherwise, session.readback_margins = [], {}  # corrected: the value was said to the pilot

@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from engine.doubt import Doubt
 from tooling.bench.readback import BAD_COLUMNS, CORRECT_COLUMNS
-from tooling.bench.readback_groups import NOT_UNDERSTOOD, WER_BANDS, by_why, by_word_errors
+from tooling.bench.readback_groups import NOT_UNDERSTOOD, WER_BANDS, WHY_KINDS, by_why, by_word_errors
 from tooling.cli import main
 
 
@@ -180,20 +181,22 @@ def test_right_readbacks_asked_again_are_counted_by_why():
     """Each value asked again counts for its reason's kind, each readback once per kind; wrong
     readbacks and right ones not asked again do not count."""
     rows = [
-        {"mode": "correct", "verdict": "say_again", "why": {"qnh": "heard wrong (1005), an alternative ok", "squawk": "heard ok, an alternative wrong (4712)"}},
-        {"mode": "correct", "verdict": "say_again", "why": {"departure_freq": "heard as issued, but its rivals are checked in the audio first"}},
+        {"mode": "correct", "verdict": "say_again", "why": {"qnh": Doubt.HEARD_OTHER_ALTERNATIVE_OTHERWISE, "squawk": Doubt.HEARD_RIGHT_ALTERNATIVE_OTHERWISE}},
+        {"mode": "correct", "verdict": "say_again", "why": {"departure_freq": Doubt.RIVALS}},
         {"mode": "correct", "verdict": "say_again", "why": {"": NOT_UNDERSTOOD}},
-        {"mode": "correct", "verdict": "say_again", "why": {"runway": "heard garbled or as a value its kind cannot have (25?)"}},
-        {"mode": "wrong", "verdict": "say_again", "why": {"qnh": "heard ok, an alternative wrong (1005)"}},
+        {"mode": "correct", "verdict": "say_again", "why": {"runway": Doubt.HEARD_GARBLED}},
+        {"mode": "wrong", "verdict": "say_again", "why": {"qnh": Doubt.HEARD_RIGHT_ALTERNATIVE_OTHERWISE}},
         {"mode": "correct", "verdict": "accepted", "why": {}},
     ]  # fmt: skip
     assert by_why(rows) == {
         "heard as another value, an n-best hypothesis otherwise": {"values": 1, "readbacks": 1},
         "heard right, an n-best hypothesis otherwise": {"values": 1, "readbacks": 1},
         "heard right, a rival not ruled out in the audio": {"values": 1, "readbacks": 1},
-        NOT_UNDERSTOOD: {"values": 1, "readbacks": 1},
+        "the transmission not understood": {"values": 1, "readbacks": 1},
         "heard garbled, or as a value its kind cannot have": {"values": 1, "readbacks": 1},
     }
+    # every kind of reason the engine gives has its name in the table
+    assert set(Doubt) <= set(WHY_KINDS) and all(WHY_KINDS.values())
 
 
 def test_voice_bench_names_a_missing_or_unknown_voice_engine(tmp_path, capsys):

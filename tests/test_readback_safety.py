@@ -114,6 +114,7 @@ def test_a_value_the_alternatives_disagree_on_is_asked_again(engine: SessionEngi
     # the trace says why: which value the best transcript and the disagreeing alternative heard
     asked = [s for s in d.trace.steps if s.detail.startswith("unsure hearing of")]
     assert asked and asked[0].data["why"] == {"arrival_qnh": "heard wrong (1005), an alternative ok"}
+    assert asked[0].data["doubt"] == {"arrival_qnh": "heard_other_alternative_otherwise"}  # its kind, to count
     assert "arrival_qnh: heard wrong (1005), an alternative ok" in asked[0].detail
     d = engine.transmit(session, "Descend 4000 feet, QNH 1004, Lufthansa 359", now + 1, hearing=Hearing())
     assert d.readback is not None and d.readback.ok

@@ -146,6 +146,7 @@ def test_a_frequency_heard_right_but_written_short_is_confirmed_by_its_rival_alo
 
 
 def test_by_voice_a_frequency_written_short_is_rivalled_and_only_its_rival_is_asked() -> None:
+    from engine.doubt import Doubt
     from engine.readback import ReadbackEvaluator
     from tooling.flow_scripts import SCRIPT_SCENARIO
 
@@ -153,7 +154,7 @@ def test_by_voice_a_frequency_written_short_is_rivalled_and_only_its_rival_is_as
     said = "Lufthansa three five niner, tower one three six decimal five"
     by_voice = ReadbackEvaluator().evaluate(["tower_freq"], variables, said, spoken=True)
     assert by_voice.fields == {"tower_freq": "unsure"} and by_voice.rivalled == ["tower_freq"]
-    assert "rivals are checked in the audio" in by_voice.why["tower_freq"]
+    assert by_voice.why["tower_freq"].kind == Doubt.RIVALS and "rivals are checked" in by_voice.why["tower_freq"].text
     typed = ReadbackEvaluator().evaluate(["tower_freq"], variables, said)
     assert typed.ok and typed.rivalled == []
     full = ReadbackEvaluator().evaluate(["tower_freq"], variables, said + " zero zero", spoken=True)

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from engine.doubt import Doubt
 from tooling.bench.common import interval95, interval_text
 from tooling.bench.readback import not_understood, verdict
 
@@ -110,40 +111,33 @@ def _figures_row(name: str, c: dict[str, Any]) -> tuple[str, ...]:
     )  # fmt: skip
 
 
-# Why a value of a right readback was asked again (`ReadbackResult.why`, engine/readback.py), by
-# the reason's first words; a transmission not understood at all has no field to ask.
-# Only the first kind doubts a value the best transcript heard right; the others are the
-# recognizer's (garbled, lost, heard otherwise) or the audio's rivals.
-WHY_KINDS: tuple[tuple[str, str], ...] = (
-    ("heard ok, ", "heard right, an n-best hypothesis otherwise"),  # "heard ok, an alternative wrong (2000)"
-    ("heard unsure", "heard garbled, an n-best hypothesis otherwise"),
-    ("heard garbled", "heard garbled, or as a value its kind cannot have"),
-    ("heard missing, ", "not heard, an n-best hypothesis heard one"),
-    ("heard wrong", "heard as another value, an n-best hypothesis otherwise"),
-    ("heard only by an alternative", "not heard, an n-best hypothesis heard one"),
-    ("heard as issued, but its rivals", "heard right, a rival not ruled out in the audio"),
-    ("not heard in a readback", "lost in a readback otherwise heard"),
-)  # fmt: skip
-NOT_UNDERSTOOD = "the transmission not understood"
+# Why a value of a right readback was asked again, by the engine's kind of reason
+# (`ReadbackResult.why`, engine/doubt.py); a transmission not understood at all has no field to ask.
+# Only the first and the last kind doubt a value the best transcript heard right; the others are
+# the recognizer's (garbled, lost, heard otherwise).
+NOT_UNDERSTOOD = "not_understood"
+WHY_KINDS: dict[str, str] = {
+    NOT_UNDERSTOOD: "the transmission not understood",
+    Doubt.HEARD_RIGHT_ALTERNATIVE_OTHERWISE: "heard right, an n-best hypothesis otherwise",
+    Doubt.HEARD_GARBLED_ALTERNATIVE_OTHERWISE: "heard garbled, an n-best hypothesis otherwise",
+    Doubt.HEARD_GARBLED: "heard garbled, or as a value its kind cannot have",
+    Doubt.HEARD_ONLY_BY_ALTERNATIVE: "not heard, an n-best hypothesis heard one",
+    Doubt.HEARD_OTHER_ALTERNATIVE_OTHERWISE: "heard as another value, an n-best hypothesis otherwise",
+    Doubt.LOST: "lost in a readback otherwise heard",
+    Doubt.RIVALS: "heard right, a rival not ruled out in the audio",
+}
 
 
 def asked_why(decision: Any) -> dict[str, str]:
-    """Each value asked again and why (`ReadbackResult.why`); {"": NOT_UNDERSTOOD} when the
-    transmission was not understood as a readback at all; {} when nothing was asked again."""
+    """Each value asked again and the kind of its reason (`ReadbackResult.why`, engine/doubt.py);
+    {"": NOT_UNDERSTOOD} when the transmission was not understood as a readback at all; {} when
+    nothing was asked again."""
     if verdict(decision) != "say_again":
         return {}
     rb = decision.readback
     if rb is None or not_understood(decision):
         return {"": NOT_UNDERSTOOD}
-    return {name: rb.why.get(name, "") for name in rb.unsure}
-
-
-def _why_kind(reason: str) -> str:
-    """The `WHY_KINDS` name of one reason (the longest matching start), or the reason itself."""
-    if reason == NOT_UNDERSTOOD:
-        return reason
-    starts = [(start, name) for start, name in WHY_KINDS if reason.startswith(start)]
-    return max(starts, key=lambda item: len(item[0]))[1] if starts else reason or "unknown"
+    return {name: str(rb.why[name].kind) if name in rb.why else "" for name in rb.unsure}
 
 
 def by_why(rows: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
@@ -154,7 +148,7 @@ def by_why(rows: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
     for row in rows:
         if row["mode"] != "correct" or row["verdict"] != "say_again":
             continue
-        kinds = [_why_kind(reason) for reason in (row.get("why") or {"": "unknown"}).values()]
+        kinds = [WHY_KINDS.get(kind, kind or "unknown") for kind in (row.get("why") or {"": ""}).values()]
         for kind in kinds:
             out.setdefault(kind, {"values": 0, "readbacks": 0})["values"] += 1
         for kind in set(kinds):
