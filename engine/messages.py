@@ -13,10 +13,8 @@ from typing import Any
 
 from engine import phraseology
 from engine.models import ControllerMessage, Flow, Role, Session, State
-from engine.phraseology.stations import STATIONS, station_title
+from engine.phraseology.stations import station_title
 from engine.templates import render
-
-STATION_TITLES: dict[str, str] = {key: station.title for key, station in STATIONS.items()}
 
 
 @lru_cache(maxsize=1024)

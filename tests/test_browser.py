@@ -246,6 +246,8 @@ def test_fly_the_clearance_by_voice(page: Page, initial_call: str) -> None:
     delivery = page.evaluate("window.livefreq.state.session.scenario.delivery_freq")
     assert page.text_content("#freq-active") == delivery
     assert page.text_content("#station-active") == "Frankfurt Delivery"
+    # the station names are the engine's (session.started station_titles), not a copy in the page
+    assert page.evaluate("import('./js/view.js').then((m) => m.stationTitle('center'))") == "Radar"
     assert page.text_content("#hint-text") == initial_call
 
     # one transmission through the fake microphone, keyed with SPACE while the file is in silence

@@ -3,8 +3,7 @@ says the centre as "Radar", and a pilot who reads back "radar" names the centre'
 
 from __future__ import annotations
 
-from engine.messages import STATION_TITLES
-from engine.phraseology.stations import STATIONS, radio_names, station_title
+from engine.phraseology.stations import STATION_TITLES, STATIONS, radio_names, station_title
 from engine.readback import ReadbackEvaluator
 from tooling.flow_scripts import SCRIPT_SCENARIO
 

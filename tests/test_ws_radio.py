@@ -228,6 +228,8 @@ def test_bad_input_gets_typed_errors_and_the_session_survives(server):
 def test_resume_after_disconnect_keeps_state_and_rejects_bad_tokens(server):
     async def scenario():
         client, started = await _start(server)
+        # the engine's names of the stations, for the client's frequency labels (view.js stationTitle)
+        assert started["station_titles"]["center"] == "Radar" and started["station_titles"]["delivery"] == "Delivery"
         letter = started["scenario"]["atis_letter"]  # the current one: the clearance comes alone
         await client.send({"type": "text", "text": f"Frankfurt delivery Lufthansa 359 information {letter} request IFR clearance"})
         await client.wait_type("atc.message.end")

@@ -26,6 +26,9 @@ STATIONS: dict[str, Station] = {
     "info": Station("Information"),
 }
 
+# station key -> its name on the radio, for clients that label frequencies (session.started)
+STATION_TITLES: dict[str, str] = {key: station.title for key, station in STATIONS.items()}
+
 
 def station_title(station: str) -> str:
     """The station's name on the radio ("Radar" for "center"); an unknown one title-cased."""

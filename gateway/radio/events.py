@@ -76,6 +76,7 @@ class SessionStarted(Event):
     expected_pilot: list[str]
     speech: SpeechStatus
     messages: list[MessageRef]  # the controller messages about to be spoken (opening, or missed)
+    station_titles: dict[str, str]  # station key -> its name on the radio ("center" -> "Radar")
 
 
 class State(Event):

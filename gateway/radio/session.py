@@ -20,6 +20,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from engine.models import ControllerMessage, Decision, Session
+from engine.phraseology.stations import STATION_TITLES
 from gateway import metrics
 from gateway.audio.resample import StreamResampler
 from gateway.audio.vad import VoiceActivityDetector
@@ -228,6 +229,7 @@ class RadioSession:
                 expected_pilot=self.service.expected_pilot(session),
                 speech=e.SpeechStatus(**conn.speech.describe()),
                 messages=e.refs(messages),
+                station_titles=STATION_TITLES,
             )
         )
         # the reply to the pilot's next call, made while the pilot sets up (gateway/radio/speculation.py)

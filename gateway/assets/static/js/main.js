@@ -9,7 +9,7 @@ import { WebRtcConnection } from "./webrtc.js";
 import { MicCapture, micErrorMessage } from "./capture.js";
 import { AtcPlayer } from "./playback.js";
 import { BurstDetector, PROTOCOL_RATES, levelDbfs } from "./pcm.js";
-import { MessageLog, clock, h, renderReadback, renderTrace, stationTitle } from "./view.js";
+import { MessageLog, clock, h, renderReadback, renderTrace, setStationTitles, stationTitle } from "./view.js";
 import { clearSession, loadForm, loadSession, loadSettings, saveForm, saveSession, saveSettings } from "./settings.js";
 
 const OUTPUT_RATE = 24000;
@@ -292,6 +292,7 @@ function sessionStarted(msg) {
   state.sessionLevel = msg.radio_level || state.startedLevel || (stored && stored.radio_level) || state.settings.radioLevel;
   saveSession({ session_id: msg.session_id, resume_token: msg.resume_token, mode: state.mode, radio_level: state.sessionLevel, voice: msg.voice });
   state.freqStations = stationFrequencies(msg.scenario || {});
+  setStationTitles(msg.station_titles);
   if (!resumed || !state.activeFreq) {
     state.activeFreq = msg.frequency || null;
     state.standbyFreq = "";

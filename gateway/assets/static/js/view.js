@@ -34,16 +34,18 @@ export function fieldLabel(name) {
   return text.charAt(0).toUpperCase() + text.slice(1);
 }
 
-const STATION_TITLES = {
-  delivery: "Delivery", ground: "Ground", apron: "Apron", tower: "Tower", departure: "Departure",
-  approach: "Approach", director: "Director", center: "Radar", radar: "Radar", atis: "Information", info: "Information",
-};
+let stationTitles = {}; // station key -> its name on the radio, from session.started (the engine's table)
 
-/** "delivery" -> "Delivery", "dest_tower" -> "Tower" (the flows' station keys). */
+/** Keep the engine's station names ("center" -> "Radar") that `session.started` carries. */
+export function setStationTitles(titles) {
+  stationTitles = titles || {};
+}
+
+/** "delivery" -> "Delivery", "dest_tower" -> "Tower", "center" -> "Radar" (the flows' station keys). */
 export function stationTitle(station) {
   if (!station) return "";
   const key = String(station).replace(/^dest_/, "");
-  return STATION_TITLES[key] || key.charAt(0).toUpperCase() + key.slice(1);
+  return stationTitles[key] || key.charAt(0).toUpperCase() + key.slice(1);
 }
 
 export function clock(date = new Date()) {
