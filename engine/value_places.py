@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping
 from rapidfuzz.distance import Levenshtein
 
 from engine.phraseology import speak_text
+from engine.phraseology.designators import ANY_LETTER_ANCHOR
 from engine.value_words import RADIO_WORDS, SYMBOL_OF, class_of, spoken_value, words_of
 
 # The words that introduce a value tried after the whole transcript.
@@ -27,6 +28,7 @@ INTRO: dict[str, tuple[str, ...]] = {
     "letter": ("information",),
 }
 WINDOW_EXTRA_WORDS = 3  # the words replaced may be up to this many more than the value has
+ANCHOR_REACH = 2  # an ATIS letter's anchor is one of the words this close before its place
 
 INSIDE_NUMBERS = frozenset({"decimal", "point", "hundred", "thousand"})
 
@@ -154,3 +156,13 @@ def window(heard: list[str], spoken: list[str], taken: set[int] | frozenset[int]
             if distance < best[0]:
                 best = (distance, start, end)
     return best[1], best[2]
+
+
+def letter_anchored(heard: list[str], start: int) -> bool:
+    """Whether an ATIS letter tried at `start` follows one of its anchors ("information", "atis",
+    "have", "with") within `ANCHOR_REACH` words, as the transcript's own reading needs one
+    (`designators.letter_find`); or the transcript is empty. Without one, the letter's place is
+    only the word most like its spelling anywhere, and one word is one symbol: fresh seed 151 #165,
+    a dropped letter R tried over "rome" (the pilot's "roger") and confirmed there (margin 4.3,
+    the audio likelier as written by 2.3 nats). Such a letter is tried after the transcript only."""
+    return not heard or any(word in ANY_LETTER_ANCHOR for word in heard[max(0, start - ANCHOR_REACH) : start])

@@ -34,7 +34,11 @@ clearance limit in `engine.value_rivals`.
 
 A SID or STAR is checked only where the transcript has its fix name (`is_fix_name`, as the
 readback check finds it) and its digit or letter is unsure ("via METRO one halfa"): the name is
-no symbol, so only the digit and letter are scored, in place, never after the transcript.
+no symbol, so only the digit and letter are scored, in place, never after the transcript. An
+ATIS letter is tried in place only after one of its anchor words, as the transcript's own reading
+finds it (`value_places.letter_anchored`): alone, one word is one symbol, and the word most like
+its spelling may be another word (fresh seed 151: a dropped R confirmed over "rome", the pilot's
+"roger"); it is tried after the transcript ("... information romeo") all the same.
 """
 
 from __future__ import annotations
@@ -51,7 +55,7 @@ from engine.phraseology.designators import is_fix_name
 from engine.phraseology.handlers import canonical_of, kind
 from engine.phraseology.instructions import PREFIX as INSTRUCTION_PREFIX
 from engine.phraseology.kinds import PROCEDURE_KINDS
-from engine.value_places import INTRO, callsign_words, field_places, taken_words
+from engine.value_places import INTRO, callsign_words, field_places, letter_anchored, taken_words
 from engine.value_rivals import limit_rivals, place_span, rival_value
 from engine.value_words import (
     SYMBOL_OF,
@@ -179,9 +183,9 @@ def query(
             continue
         # in place in both spellings; after the transcript in the ICAO one only (an appended check's
         # margin scores every form of a symbol: on seeds 15-16 it confirmed as many, 1/4 less decoding)
-        places: list[tuple[int, int, tuple[str, ...], list[list[str]]]] = [
-            (start, end, (), spellings_of(kind_name, spoken, heard[start:end]))
-        ]
+        places: list[tuple[int, int, tuple[str, ...], list[list[str]]]] = []
+        if kind_name != "letter" or letter_anchored(heard, start):  # a lone letter's place is a guess
+            places.append((start, end, (), spellings_of(kind_name, spoken, heard[start:end])))
         if heard and kind_name not in _NAMED:
             places.append((len(heard), len(heard), INTRO.get(kind_name, ()), [spoken]))
         for at, until, intro, spellings in places:

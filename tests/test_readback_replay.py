@@ -128,3 +128,20 @@ def test_a_run_focused_on_some_fields_is_decided_again_as_it_was_drawn() -> None
     assert len(rows) == 100 and rows[2]["recorded"] == "accepted" and rows[2]["mode"] == "wrong"
     assert rows[2]["verdict"] == "say_again" and not rows[2]["forward"]
     assert all(r["verdict"] != "accepted" for r in out["rows"] if r["mode"] != "correct")
+
+
+def test_a_recorded_check_todays_question_asks_nowhere_is_left_out() -> None:
+    """Fresh seed 151 #165: a dropped ATIS letter R confirmed by a check over "rome" (the pilot's
+    "roger"), a place no anchor word precedes. Today's question tries such a letter after the
+    transcript only (`value_places.letter_anchored`), so the replay decides the transmission
+    without the recorded in-place check, as the radio would hear it now: the letter is missing."""
+    from tooling.bench.readback import default_bench
+    from tooling.bench.readback_replay import replay_reports
+    from tooling.cli.common import load_settings
+
+    path = ROOT / "reports" / "bench-readback-voice-seed151.json"
+    out = replay_reports(default_bench(load_settings()), [path])
+    rows = {r["index"]: r for r in out["rows"]}
+    assert rows[165]["mode"] == "drop" and rows[165]["recorded"] == "accepted"
+    assert rows[165]["unasked"] == ["atis_letter"] and rows[165]["verdict"] == "missing" and not rows[165]["forward"]
+    assert all(r["verdict"] != "accepted" and not r["forward"] for r in out["rows"] if r["mode"] != "correct")

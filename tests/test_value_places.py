@@ -11,8 +11,8 @@ from __future__ import annotations
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from engine.value_query import query
 from engine.value_places import _BEFORE_NAME, callsign_words, taken_words
+from engine.value_query import query
 from engine.value_words import SYMBOL_OF, words_of
 
 DIGIT_WORDS = ("zero", "one", "two", "tree", "four", "fife", "six", "seven", "eight", "niner")
@@ -81,3 +81,49 @@ def test_a_garbled_name_ends_at_a_word_said_before_a_callsign(callsign: str, sto
     heard = ["one", "two", stop, *garble, *digits]
     own = _name(" ".join(heard), callsign)
     assert not own & {0, 1, 2}, (heard, own)
+
+
+LETTER_WORDS = ("alfa", "bravo", "delta", "echo", "golf", "kilo", "lima", "mike", "papa", "romeo", "sierra", "yankee")
+# words a readback holds that are no anchor of an ATIS letter (whisper's garbles of radio words among them)
+PLAIN = st.sampled_from(
+    ["request", "taxi", "for", "the", "circuit", "rome", "roger", "wilco", "will", "go", "ready", "paper"]
+)
+
+
+def test_a_dropped_atis_letter_is_not_tried_over_a_word_like_it() -> None:
+    """Fresh seed 151 #165 (espeak-ng): "Wilco request taxi for the circuit roger Japanair one one
+    one three", information R dropped, written "... for the circuit, rome jonjap, niner one one one
+    three". R was tried over "rome" (the pilot's "roger"), the word most like "romeo", and tiny.en
+    passed it there by 4.3 nats: a dropped letter accepted. Without its anchor the letter is
+    tried after the transcript only ("... information romeo")."""
+    asked = query(
+        "Wilk will request taxi for the circuit, rome jonjap, niner one one one three.",
+        {"atis_letter": ("letter", "R")},
+    )
+    assert asked is not None and asked.hypotheses
+    assert all(h.appended and h.words[-2:] == ["information", "romeo"] for h in asked.hypotheses)
+
+
+@given(
+    before=st.lists(PLAIN, max_size=5),
+    after=st.lists(PLAIN, max_size=3),
+    letter=st.sampled_from(LETTER_WORDS),
+    anchor=st.sampled_from([None, "information", "atis", "have", "with"]),
+    filler=st.booleans(),
+)
+def test_an_atis_letter_is_tried_in_place_only_after_its_anchor(
+    before: list[str], after: list[str], letter: str, anchor: str | None, filler: bool
+) -> None:
+    """For any words around a letter: tried in place only where one of its anchor words stands up
+    to two words before the place ("information, uh, romeo" too), as the transcript's own reading
+    finds a letter; after the transcript always."""
+    said = [*before, *([anchor] if anchor else []), *(["on"] if anchor and filler else []), letter, *after]
+    issued = letter[0].upper()
+    asked = query(" ".join(said), {"atis_letter": ("letter", issued)})
+    assert asked is not None
+    in_place = [h for h in asked.hypotheses if not h.appended]
+    assert any(h.appended for h in asked.hypotheses)
+    if anchor is None:
+        assert not in_place, said
+    else:
+        assert in_place, said

@@ -12,8 +12,10 @@ A recorded check in the audio carries where its value was put
 (`ValueCheck.place`, runs since stop 56): where today's question would put the value elsewhere in
 the same transcript, the recorded check scored words today's engine would not, and the row says so
 (`placed_otherwise`); `make test` fails on one, so such a run is recorded again or left out with
-its reason (`LEFT_OUT`), not replayed as evidence it no longer is. Older records have no place and
-are not checked so. A run focused on some fields (`--fields`) is decided again as it was drawn.
+its reason (`LEFT_OUT`), not replayed as evidence it no longer is. A recorded in-place check of a
+field today's question tries in no place at all (a placement rule since asks none there) is one
+the radio would not ask today: the transmission is decided without it (`unasked`). Older records
+have no place and are not checked so. A run focused on some fields (`--fields`) is decided again as it was drawn.
 
 What is not replayed: the recognizer's own part of a change. A second hearing or a check in the
 audio the new code would ask for and the old did not was never recorded, so a field left unsure
@@ -142,7 +144,7 @@ def _decide(bench: Bench, flow: str, state: str, scenario: int, row: dict[str, A
         checks=[ValueCheck(**check) for check in row.get("checks") or []],
         told=_told(row),
     )
-    placed = placed_otherwise(bench, session, now + 5.0, heard, hearing)  # before the session moves on
+    placed, unasked, hearing = _as_asked_today(bench, session, now + 5.0, heard, hearing)  # before it moves on
     decision = bench.engine.transmit(session, heard, now + 5.0, hearing=hearing)
     typed, typed_at = bench.at_state(flow, state, scenario)
     as_typed = bench.engine.transmit(typed, row["said"], typed_at + 5.0) if row.get("said") else None
@@ -163,6 +165,7 @@ def _decide(bench: Bench, flow: str, state: str, scenario: int, row: dict[str, A
         # (runs recorded before engine/value_rivals.py): no verdict of the audio, either way
         "unrivalled": _unrivalled(decision, hearing),
         "placed_otherwise": placed,
+        "unasked": unasked,  # recorded in-place checks today's question would not ask, left out
         "why": asked_why(decision),
     }
     # the answer moves the same session on: the first transmission's row is read before it
@@ -172,18 +175,34 @@ def _decide(bench: Bench, flow: str, state: str, scenario: int, row: dict[str, A
 
 def placed_otherwise(bench: Bench, session: Session, now: float, heard: str, hearing: Hearing) -> list[str]:
     """The fields of `hearing`'s recorded in-place checks (rivals aside) put where today's question
-    about `heard`, at `session` (unchanged) and `now`, puts none of that field's hypotheses. Asked
-    as the radio asks it (`gateway.speech.hearing_chain`): tiny.en's checks of the transcript
-    without checks, whisper base's of it with tiny.en's checks (a value they confirmed keeps its
-    words)."""
+    about `heard`, at `session` (unchanged) and `now`, puts none of that field's hypotheses, though
+    it tries the field in place elsewhere. Asked as the radio asks it (`gateway.speech.hearing_chain`):
+    tiny.en's checks of the transcript without checks, whisper base's of it with tiny.en's checks
+    (a value they confirmed keeps its words)."""
+    return _as_asked_today(bench, session, now, heard, hearing)[0]
+
+
+def _as_asked_today(
+    bench: Bench, session: Session, now: float, heard: str, hearing: Hearing
+) -> tuple[list[str], list[str], Hearing]:
+    """`placed_otherwise`; the fields whose recorded in-place checks today's question tries in no
+    place at all (a placement rule since asks none there: seed 151's lone ATIS letter,
+    `value_places.letter_anchored`); and `hearing` without those checks, as the radio would hear
+    it today (a check it would ask and did not, no recording holds)."""
     placed = [c for c in hearing.checks if c.place is not None and not c.rival]
-    fields: set[str] = set()
+    otherwise: set[str] = set()
+    unasked: set[tuple[str, bool]] = set()
     for bigger in sorted({c.bigger for c in placed}):
         before = [c for c in hearing.checks if not c.bigger] if bigger else []
         asked = bench.engine.value_query(session, heard, now, hearing.model_copy(update={"checks": before}))
         places = {(h.field, h.place) for h in (asked.hypotheses if asked else []) if not h.appended}
-        fields |= {c.field for c in placed if c.bigger is bigger and (c.field, c.place) not in places}
-    return sorted(fields)
+        tried = {field for field, _place in places}
+        mine = [c for c in placed if c.bigger is bigger]
+        unasked |= {(c.field, bigger) for c in mine if c.field not in tried}
+        otherwise |= {c.field for c in mine if c.field in tried and (c.field, c.place) not in places}
+    kept = [c for c in hearing.checks if c.place is None or c.rival or (c.field, c.bigger) not in unasked]
+    today = hearing.model_copy(update={"checks": kept}) if unasked else hearing
+    return sorted(otherwise), sorted({field for field, _bigger in unasked}), today
 
 
 def _told(row: dict[str, Any]) -> bool:
@@ -216,11 +235,11 @@ def _decide_answer(bench: Bench, session: Any, answer: dict[str, Any]) -> dict[s
     )
     flow, state = session.active.flow, session.active.state  # where the answer is heard, before it
     now, heard = session.updated_at + 10.0, answer["heard"].strip()
-    placed = placed_otherwise(bench, session, now, heard, hearing)
+    placed, unasked, hearing = _as_asked_today(bench, session, now, heard, hearing)
     decision = bench.engine.transmit(session, heard, now, hearing=hearing)
     return {
         "recorded": answer["verdict"], "verdict": verdict(decision), "forward": moved_forward(decision, flow, state, session),
-        "placed_otherwise": placed,
+        "placed_otherwise": placed, "unasked": unasked,
         "why": asked_why(decision),
     }  # fmt: skip
 
@@ -258,6 +277,8 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "correct_said_again": sum(1 for r in correct if r["verdict"] == "say_again"),
         # transmissions whose recorded checks today's question would put elsewhere (see the module doc)
         "placed_otherwise": sum(1 for r in rows if r.get("placed_otherwise") or r.get("again", {}).get("placed_otherwise")),
+        # transmissions with recorded in-place checks today's question asks nowhere: decided without them
+        "unasked": sum(1 for r in rows if r.get("unasked") or r.get("again", {}).get("unasked")),
         # of those, asked again only for want of a rival check the recording could not have
         "correct_said_again_unrivalled": sum(1 for r in correct if r["verdict"] == "say_again" and r.get("unrivalled")),
         # the same figures by how well the recognizer heard (`readback_groups.by_word_errors`)

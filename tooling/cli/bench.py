@@ -271,6 +271,8 @@ def _bench_readback_replay(args: argparse.Namespace) -> int:
     print(f"wrong values kept as read back right, for a readback in parts: {figures['wrong_kept']} (should be 0{unknown})")
     if figures["answers"]:
         print(f"answers to \"say again\" decided again: {figures['answers']}, wrong readbacks accepted in them: {figures['answers_wrong_accepted']} (should be 0)")
+    if figures.get("unasked"):
+        print(f"transmissions decided without recorded checks today's question would not ask: {figures['unasked']}")
     if figures["placed_otherwise"]:
         print(f"transmissions whose recorded checks today's question would put elsewhere: {figures['placed_otherwise']} (should be 0: record the run again, or leave it out)")
     if figures["correct_stale"]:
