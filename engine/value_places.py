@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from rapidfuzz.distance import Levenshtein
 
 from engine.phraseology import speak_text
-from engine.phraseology.designators import ANY_LETTER_ANCHOR
+from engine.phraseology.designators import LETTER_ANCHORS
 from engine.value_words import RADIO_WORDS, SYMBOL_OF, class_of, spoken_value, words_of
 
 # The words that introduce a value tried after the whole transcript.
@@ -159,10 +159,12 @@ def window(heard: list[str], spoken: list[str], taken: set[int] | frozenset[int]
 
 
 def letter_anchored(heard: list[str], start: int) -> bool:
-    """Whether an ATIS letter tried at `start` follows one of its anchors ("information", "atis",
-    "have", "with") within `ANCHOR_REACH` words, as the transcript's own reading needs one
-    (`designators.letter_find`); or the transcript is empty. Without one, the letter's place is
-    only the word most like its spelling anywhere, and one word is one symbol: fresh seed 151 #165,
-    a dropped letter R tried over "rome" (the pilot's "roger") and confirmed there (margin 4.3,
-    the audio likelier as written by 2.3 nats). Such a letter is tried after the transcript only."""
-    return not heard or any(word in ANY_LETTER_ANCHOR for word in heard[max(0, start - ANCHOR_REACH) : start])
+    """Whether an ATIS letter tried at `start` follows "information" or "atis" within
+    `ANCHOR_REACH` words ("information, uh, romeo"), as the transcript's own reading needs an
+    anchor (`designators.letter_find`); or the transcript is empty. Without one, the letter's place
+    is only the word most like its spelling anywhere, and one word is one symbol: fresh seed 151
+    #165, a dropped letter R tried over "rome" (the pilot's "roger") and confirmed there (margin
+    4.3, the audio likelier as written by 2.3 nats). The reading's looser anchors, "have" and
+    "with", are common words ("with air" for "Wizz Air"), so they place no letter. Such a letter
+    is tried after the transcript only ("... information romeo")."""
+    return not heard or any(word in LETTER_ANCHORS for word in heard[max(0, start - ANCHOR_REACH) : start])

@@ -35,8 +35,8 @@ clearance limit in `engine.value_rivals`.
 A SID or STAR is checked only where the transcript has its fix name (`is_fix_name`, as the
 readback check finds it) and its digit or letter is unsure ("via METRO one halfa"): the name is
 no symbol, so only the digit and letter are scored, in place, never after the transcript. An
-ATIS letter is tried in place only after one of its anchor words, as the transcript's own reading
-finds it (`value_places.letter_anchored`): alone, one word is one symbol, and the word most like
+ATIS letter is tried in place only after "information" or "atis", as the transcript's own reading
+finds one (`value_places.letter_anchored`): alone, one word is one symbol, and the word most like
 its spelling may be another word (fresh seed 151: a dropped R confirmed over "rome", the pilot's
 "roger"); it is tried after the transcript ("... information romeo") all the same.
 """

@@ -309,7 +309,6 @@ def letter_speak(canon: str) -> str:
 # "we have kilo", "with kilo" (there only when no number follows: "with alpha 12" is a taxiway).
 LETTER_ANCHORS = frozenset({"information", "atis"})
 _LOOSE_ANCHORS = frozenset({"have", "with"})
-ANY_LETTER_ANCHOR = LETTER_ANCHORS | _LOOSE_ANCHORS
 
 
 def letter_find(t: Transcript, ctx: Context) -> Found:
