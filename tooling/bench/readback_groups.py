@@ -113,8 +113,8 @@ def _figures_row(name: str, c: dict[str, Any]) -> tuple[str, ...]:
 
 # Why a value of a right readback was asked again, by the engine's kind of reason
 # (`ReadbackResult.why`, engine/doubt.py); a transmission not understood at all has no field to ask.
-# Only the first and the last kind doubt a value the best transcript heard right; the others are
-# the recognizer's (garbled, lost, heard otherwise).
+# Only HEARD_RIGHT_ALTERNATIVE_OTHERWISE and RIVALS doubt a value the best transcript heard right;
+# the others are the recognizer's (not understood, garbled, lost, heard otherwise).
 NOT_UNDERSTOOD = "not_understood"
 WHY_KINDS: dict[str, str] = {
     NOT_UNDERSTOOD: "the transmission not understood",
