@@ -15,7 +15,9 @@ traffic (`Session.traffic`). Verdicts:
   abbreviated before the controller did, or only another transcript of the same audio (the
   recognizer's alternatives) naming ours. A loose match (ours misspelled, or nearby traffic's)
   never takes the words of a callsign named exactly: "... to Warsaw, Easy one" is easyJet 1, not
-  Topswiss 1 misheard from "to Warsaw ... one".
+  Topswiss 1 misheard from "to Warsaw ... one". A flight number taken as ours loosely that
+  nearby traffic's fits as loosely is neither's for sure, so ``other``: "Wizz Air niner, five
+  thousand feet" from WZZ9, written WZZ95000, is our WZZ95 run on and WZZ9's too.
 - ``other``: another aircraft's: a callsign of nearby traffic (never applied to us, even beside
   ours, nor where only another transcript of the same audio names it: the recognizer was unsure
   whose callsign it heard), or a callsign that is not ours while ours is not named ("Lufthansa
@@ -182,7 +184,7 @@ def identify(
     if own is None:
         return Identity(Verdict.OURS, "the session has no callsign of its own to check", None, named)
 
-    ours: list[tuple[Verdict, str, str]] = []  # (verdict, code, why)
+    ours: list[tuple[Verdict, str, str, int]] = []  # (verdict, code, why, index)
     others: list[str] = []
     for i in sorted(found):
         code = found[i]
@@ -192,14 +194,34 @@ def identify(
         if verdict is Verdict.OTHER:
             others.append(code)
         else:
-            ours.append((verdict, code, why))
+            ours.append((verdict, code, why, i))
     if ours:
         best = next((o for o in ours if o[0] is Verdict.OURS), ours[0])
+        loose = best[0] is Verdict.GARBLED and _letters(best[1]) not in mine  # the flight number not exact
+        alike = _traffic_alike(t, best, nearby) if loose else None
+        if alike is not None:
+            why = f"heard {best[1]}: ours or nearby {alike}'s, misheard, cut or run on: who is calling is unclear"
+            return Identity(Verdict.OTHER, why, alike, named, True)
         extra = f"; also names {', '.join(others)}" if others else ""
         return Identity(best[0], f"{best[2]}{extra}", best[1], named)
     if others:
         return Identity(Verdict.OTHER, f"names {others[0]}, not our {own.code}", others[0], named)
     return Identity(Verdict.MISSING, f"no callsign named (ours is {own.code})", None, named)
+
+
+def _traffic_alike(
+    t: Transcript, garbled: tuple[Verdict, str, str, int], nearby: dict[str, ParsedCallsign]
+) -> str | None:
+    """Nearby traffic that a callsign taken as ours garbled fits as loosely: "Wizz Air niner,
+    five thousand feet" from WZZ9 is heard WZZ95000, our WZZ95 run on and WZZ9's as well (`livefreq
+    bench callsign`, by text). Traffic named exactly never gets here (`identify` refuses it first),
+    nor ours heard with its flight number exact and the telephony misheard: as ours said exactly,
+    it stays ours beside traffic."""
+    _verdict, code, _why, i = garbled
+    for parsed in nearby.values():
+        if _judge(t, i, code, parsed, frozenset({_letters(parsed.code)}), False, False)[0] is Verdict.GARBLED:
+            return parsed.code
+    return None
 
 
 def _inside_another(t: Transcript, i: int, exact: dict[int, str], same: frozenset[str]) -> bool:

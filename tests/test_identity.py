@@ -4,7 +4,7 @@ missing one on first contact gets "station calling", a garbled own callsign is s
 from __future__ import annotations
 
 import pytest
-from hypothesis import HealthCheck, example, given, settings
+from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 from engine.identity import TRAFFIC_PATTERN, Verdict, identify, opening_states, screen
@@ -367,3 +367,60 @@ def test_beside_nearby_traffic_a_readback_without_callsign_is_asked_who_is_calli
     assert engine.transmit(session, _first_call(variables, speak_callsign(mine)), 1.0).to_state == "CD_READBACK"
     d = engine.transmit(session, "mayday mayday mayday, engine failure", 2.0)
     assert d.messages and [m.text for m in d.messages] != [STATION_CALLING], [s.detail for s in d.trace.steps]
+
+
+VALUES_SAID = (
+    "five thousand feet", "tree thousand", "one two one decimal eight", "heading one eight zero", "runway two fife",
+    "squawk four two one two", "flight level one two zero", "QNH one zero one tree", "one one eight point seven",
+    "niner thousand feet", "two zero", "holding point alfa one",
+)
+
+
+@st.composite
+def _near_flights(draw: st.DrawFn) -> tuple[str, str]:
+    """Our flight number and nearby traffic's of the same airline one digit off it: a digit
+    changed, two swapped, one dropped or one added at its end."""
+    own = draw(flights)
+    edit = draw(st.sampled_from(("change", "swap", "drop", "add")))
+    digits = list(own)
+    i = draw(st.integers(0, len(digits) - 1))
+    if edit == "change":
+        digits[i] = str((int(digits[i]) + draw(st.integers(1, 9))) % 10)
+    elif edit == "swap" and len(digits) > 1:
+        j = i + 1 if i + 1 < len(digits) else i - 1
+        digits[i], digits[j] = digits[j], digits[i]
+    elif edit == "drop" and len(digits) > 1:
+        digits.pop()
+    elif len(digits) < 4:
+        digits.append(str(draw(st.integers(0, 9))))
+    near = "".join(digits)
+    assume(near != own and not near.startswith("0"))
+    return own, near
+
+
+@settings(max_examples=400, deadline=None, derandomize=True)
+@given(
+    airline=st.sampled_from(CODES), flights=_near_flights(), value=st.sampled_from(VALUES_SAID),
+    sep=st.sampled_from((", ", " ", ". ")), last=st.booleans(),
+)
+# Found by `livefreq bench callsign` (seed 0, --n 300): WZZ9 beside our WZZ95, "Wizz Air niner,
+# five thousand feet, ..." read as WZZ95000, ours run on, and taken as our readback.
+@example(airline="WZZ", flights=("95", "9"), value="five thousand feet", sep=", ", last=False)
+def test_traffic_of_our_airline_one_digit_off_is_never_ours_whatever_follows(
+    airline: str, flights: tuple[str, str], value: str, sep: str, last: bool
+) -> None:
+    """Nearby traffic of our airline whose flight number is one digit off ours (changed, swapped,
+    dropped, added), saying any value right before or after its callsign: never ours, whether the
+    numbers run together or not ("niner, five thousand" is written 95000: ours run on, and the
+    traffic's just as well). Ours said with a pause beside that traffic is ours."""
+    own, near = flights
+    mine, theirs = f"{airline}{own}", f"{airline}{near}"
+    assume(parse_callsign(mine) is not None and parse_callsign(theirs) is not None)
+    spoken = f"{AIRLINES[airline][0]} {own}"
+    for code in (theirs, mine):
+        said = f"{value}{sep}{speak_callsign(code)}" if last else f"{speak_callsign(code)}{sep}{value}"
+        who = identify(said, callsign=mine, callsign_spoken=spoken, traffic=[theirs])
+        if code == theirs:
+            assert not who.is_ours, (said, who.reason)
+        elif sep == ", ":
+            assert who.is_ours, (said, who.reason)

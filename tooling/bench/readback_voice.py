@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from gateway.settings import Settings
     from tooling.bench.common import Progress
 
-__all__ = ["CHANNELS", "VOICE_ENGINES", "espeak_available", "pilot_recording", "pilot_voices", "run_voice_bench"]
+__all__ = ["CHANNELS", "VOICE_ENGINES", "espeak_available", "pilot_recording", "pilot_voices", "recognize", "run_voice_bench"]
 
 ESPEAK_VOICES = ("en-us", "en-gb", "en-gb-scotland", "en-029", "en-gb-x-rp", "en-us-nyc")
 ESPEAK_VARIANTS = ("", "+m1", "+m2", "+m3", "+m4", "+m5", "+m6", "+m7", "+f1", "+f2", "+f3")
@@ -171,7 +171,7 @@ def _speak_kokoro(text: str, style: str, wpm: int, rng: random.Random) -> tuple[
     return pcm, rate, {"blend": {style: round(1.0 - share, 2), other: share}, "accent": accent}
 
 
-async def _recognize(
+async def recognize(
     stt: Any, pcm: bytes, context: Any, settles: Any = None, ask: Any = None, bigger_checks: bool = True
 ) -> tuple[str, Any]:
     """The final transcript and the recognizer's hearing, as the WS radio path gets them (open,
@@ -262,7 +262,7 @@ def run_voice_bench(
             return bench.engine.value_query(at, heard.text.strip(), now, heard.hearing)
 
         context = context if b == "off" else stt_context(at, bench.engine.expected_pilot(at), context.lexicon)
-        text, hearing = await _recognize(stt, pcm, context, settles, ask if checks else None, settings.bigger_value_checks)
+        text, hearing = await recognize(stt, pcm, context, settles, ask if checks else None, settings.bigger_value_checks)
         decision, forward = decide_answer(bench, case, at, text, hearing, now)
         answers[b].add(case, decision, forward)
         return {"said": said, "heard": text, "verdict": verdict(decision), "forward": forward, **_recorded(hearing)}
@@ -291,7 +291,7 @@ def run_voice_bench(
                     else SttContext(speaker=session.session_id, lexicon=lexicon)
                 )
                 checker = ask if checks else None
-                text, hearing = await _recognize(stt, pcm, context, settles, checker, settings.bigger_value_checks)
+                text, hearing = await recognize(stt, pcm, context, settles, checker, settings.bigger_value_checks)
                 e, w = word_errors(case.readback.text, text)
                 edits[b] += e
                 decision, at, forward = bench.decide(case, text, hearing)

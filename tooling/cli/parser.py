@@ -23,6 +23,7 @@ BENCHMARKS: dict[str, str] = {
     "rules": "briefing assistant's rules retrieval: recall@1/@5 and MRR of bm25, embeddings and their hybrid",
     "decode": "whisper final decodes one at a time and in batches: throughput and latency per batch size",
     "readback": "wrong values accepted and correct readbacks refused, per field, over every readback state (text or voice)",
+    "callsign": "who is talking: right readbacks said by nearby traffic applied to our aircraft (should be 0), ours accepted",
 }
 
 
@@ -230,6 +231,24 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_flows_dir(readback)
     readback.set_defaults(handler="tooling.cli.bench:cmd_bench_readback")
+    callsign = bench_sub.add_parser(
+        "callsign",
+        help=BENCHMARKS["callsign"],
+        description=(
+            "Right readbacks at every readback state, said in turn by an aircraft of nearby traffic one digit off our "
+            "flight number, by another airline with our number, and by us (tooling/bench/callsigns.py); typed (text) or "
+            "spoken by the readback bench's pilot voices and recognized by the gateway's STT (voice)."
+        ),
+    )
+    callsign.add_argument("--mode", choices=("text", "voice"), default="text", help="typed or spoken (default: text)")
+    callsign.add_argument("--n", type=_positive_int, default=None, help="readbacks (default: 3000 text, 150 voice)")
+    callsign.add_argument("--seed", type=int, default=0, help="seed of the readbacks (default: 0)")
+    callsign.add_argument(
+        "--out", "--json", dest="json_path", default=None, metavar="PATH",
+        help="where to write the JSON report (default: reports/bench-callsign-<mode>.json)",
+    )
+    _add_flows_dir(callsign)
+    callsign.set_defaults(handler="tooling.cli.bench_callsign:cmd_bench_callsign")
     decode = bench_sub.add_parser(
         "decode",
         help=BENCHMARKS["decode"],
