@@ -17,7 +17,9 @@ traffic (`Session.traffic`). Verdicts:
   never takes the words of a callsign named exactly: "... to Warsaw, Easy one" is easyJet 1, not
   Topswiss 1 misheard from "to Warsaw ... one". A flight number taken as ours loosely that
   nearby traffic's fits as loosely is neither's for sure, so ``other``: "Wizz Air niner, five
-  thousand feet" from WZZ9, written WZZ95000, is our WZZ95 run on and WZZ9's too.
+  thousand feet" from WZZ9, written WZZ95000, is our WZZ95 run on and WZZ9's too. By voice, so
+  is ours heard exactly beside traffic whose flight number is ours with more digits, where no
+  clear word follows it (`_digit_lost`): the recognizer may have lost the traffic's last digit.
 - ``other``: another aircraft's: a callsign of nearby traffic (never applied to us, even beside
   ours, nor where only another transcript of the same audio names it: the recognizer was unsure
   whose callsign it heard), or a callsign that is not ours while ours is not named ("Lufthansa
@@ -62,14 +64,17 @@ from engine.phraseology.callsigns import (
     parse_callsign,
 )
 from engine.phraseology.context import Context
+from engine.phraseology.number_passes import DIGITS
 from engine.phraseology.transcript import Transcript, normalize_transcript, tokenize
 from engine.triggers import first_word_hit, word_triggers
+from engine.vocabulary import base_vocabulary, radio_vocabulary
 
 if TYPE_CHECKING:
     from engine.registry import FlowRegistry
 
 MAX_TRAFFIC = 50  # callsigns of nearby traffic a session keeps
 MAX_FLIGHT_EDITS = 1  # flight number characters the recognizer may get wrong in our callsign
+_DIGIT_SOUNDS = frozenset({"won", "ate", "to", "too", "for", "fore"})  # words recognizers write for a digit
 
 # Designators whose telephony is also a phonetic letter ("Delta"): "delta 5" is a taxiway first.
 _LETTER_TELEPHONY = frozenset(code for code, (tel, _) in AIRLINES.items() if tel.casefold() in WORD_LETTERS)
@@ -144,8 +149,11 @@ def identify(
     callsign_spoken: Any = None,
     abbreviated: bool = False,
     traffic: Iterable[str] = (),
+    spoken: bool = False,
+    vocabulary: frozenset[str] | None = None,
 ) -> Identity:
-    """Whose callsign `transcript` names (see the module docstring for the verdicts)."""
+    """Whose callsign `transcript` names (see the module docstring for the verdicts); `spoken`:
+    the transcript is a recognizer's, `vocabulary` the radio's words (`_digit_lost`)."""
     t = transcript if isinstance(transcript, Transcript) else tokenize(transcript)
     own, mine = own_codes(callsign, callsign_spoken)
     nearby = {_letters(p.code): p for c in traffic if (p := parse_callsign(str(c))) is not None}
@@ -198,7 +206,12 @@ def identify(
     if ours:
         best = next((o for o in ours if o[0] is Verdict.OURS), ours[0])
         loose = best[0] is Verdict.GARBLED and _letters(best[1]) not in mine  # the flight number not exact
-        alike = _traffic_alike(t, best, nearby) if loose else None
+        radio_words = vocabulary or base_vocabulary()
+        alike = (
+            _traffic_alike(t, best, nearby)
+            if loose
+            else (_digit_lost(t, best, nearby, radio_words) if spoken else None)
+        )
         if alike is not None:
             why = f"heard {best[1]}: ours or nearby {alike}'s, misheard, cut or run on: who is calling is unclear"
             return Identity(Verdict.OTHER, why, alike, named, True)
@@ -207,6 +220,36 @@ def identify(
     if others:
         return Identity(Verdict.OTHER, f"names {others[0]}, not our {own.code}", others[0], named)
     return Identity(Verdict.MISSING, f"no callsign named (ours is {own.code})", None, named)
+
+
+def confusable(callsign: Any, traffic: Iterable[str]) -> tuple[str, ...]:
+    """The listed traffic a recognizer may hear as us or us as it: another airline with our
+    flight number, our airline with a flight number one character off, cut or run on, or a
+    registration one letter off ours. Beside such traffic who is talking is itself the value
+    heard, so the recognizer is not told our callsign whole (`gateway.speech.stack.stt_context`:
+    told it, whisper wrote a garbled "LOT seven zero four" as our "Edelweiss seven zero four",
+    `livefreq bench callsign --mode voice`, seed 0)."""
+    own = parse_callsign(callsign) if isinstance(callsign, str) and callsign.strip() else None
+    if own is None:
+        return ()
+    out: list[str] = []
+    for code in traffic:
+        other = parse_callsign(str(code))
+        if other is None or _letters(other.code) == own.letters:
+            continue
+        if own.is_registration or other.is_registration:
+            alike = own.is_registration and other.is_registration and _near(own.letters, other.letters)
+        elif other.airline == own.airline:
+            alike = (
+                _near(other.flight, own.flight)
+                or other.flight.startswith(own.flight)
+                or own.flight.startswith(other.flight)
+            )
+        else:
+            alike = other.flight == own.flight
+        if alike:
+            out.append(other.code)
+    return tuple(out)
 
 
 def _traffic_alike(
@@ -222,6 +265,37 @@ def _traffic_alike(
         if _judge(t, i, code, parsed, frozenset({_letters(parsed.code)}), False, False)[0] is Verdict.GARBLED:
             return parsed.code
     return None
+
+
+def _digit_lost(
+    t: Transcript, ours: tuple[Verdict, str, str, int], nearby: dict[str, ParsedCallsign], vocabulary: frozenset[str]
+) -> str | None:
+    """By voice, nearby traffic of our airline whose flight number is ours with digits added at
+    its end, where ours is heard with no clear word after it: the transcript's end, a word like
+    a digit ("to", "for", "free") or a word the radio does not use. Traffic's last digit may be
+    lost there: "Jetblue four tree eight two, descending" from JBU4382 was written "jetblue four
+    tree eight to descend", and "... three eight nine five, climb" from JBU3895 "... eight niner.
+    I'm climb" (`livefreq bench callsign --mode voice`, seed 0), each taken as ours."""
+    _verdict, code, _why, i = ours
+    own = parse_callsign(code)
+    if own is None or own.is_registration:
+        return None
+    longer = [p.code for p in nearby.values() if p.airline == own.airline and p.flight.startswith(own.flight)]
+    if not longer:
+        return None
+    end = next((j for j in range(i, len(t.words)) if t.words[j][:1].isdigit()), None)
+    if end is None:
+        return None
+    after = t.words[end + 1] if end + 1 < len(t.words) else None
+    unclear = after is None or after not in vocabulary or _like_a_digit(after)
+    return longer[0] if unclear else None
+
+
+def _like_a_digit(word: str) -> bool:
+    """A word one edit from a digit word ("to", "for", "free", "fine"), or one of the words
+    recognizers write for one ("won", "ate")."""
+    near = (Levenshtein.distance(word, d, score_cutoff=1) <= 1 for d in DIGITS if len(d) > 2)
+    return word in _DIGIT_SOUNDS or any(near)
 
 
 def _inside_another(t: Transcript, i: int, exact: dict[int, str], same: frozenset[str]) -> bool:
@@ -392,12 +466,13 @@ def screen(session: Session, registry: FlowRegistry, text: str, hearing: Hearing
         "callsign_spoken": variables.get("callsign_spoken"),
         "abbreviated": controller_abbreviated(session),
         "traffic": session.traffic,
+        "vocabulary": radio_vocabulary(registry),
     }
-    who = identify(text, **kwargs)
+    who = identify(text, **kwargs, spoken=hearing is not None)
     alternatives = [a for a in (hearing.alternatives if hearing else []) if a and a.strip()]
     rescue = who.verdict in (Verdict.OTHER, Verdict.MISSING) and not who.traffic  # traffic named: never ours
     needed = alternatives and (rescue or (who.is_ours and session.traffic))
-    others = [identify(alternative, **kwargs) for alternative in alternatives] if needed else []
+    others = [identify(alternative, **kwargs, spoken=True) for alternative in alternatives] if needed else []
     if rescue:
         for other in others:
             if other.is_ours:

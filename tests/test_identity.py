@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from engine.identity import TRAFFIC_PATTERN, Verdict, identify, opening_states, screen
 from engine.models import Session
 from engine.phraseology import AIRLINES, parse_callsign, speak_callsign
+from engine.phraseology.transcript import tokenize
 from engine.session import SessionEngine
 from gateway.service import RadioService
 from gateway.settings import Settings
@@ -424,3 +425,67 @@ def test_traffic_of_our_airline_one_digit_off_is_never_ours_whatever_follows(
             assert not who.is_ours, (said, who.reason)
         elif sep == ", ":
             assert who.is_ours, (said, who.reason)
+
+
+CLEAR_AFTER = ("descend", "climb", "runway", "heading", "request", "cleared", "wilco", "roger", "squawk", "contact")
+UNCLEAR_AFTER = ("to", "for", "free", "fine", "won", "ate", "im", "sendron", None)  # None: the transcript ends
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(
+    airline=st.sampled_from(CODES), own=st.integers(1, 999).map(str), more=st.integers(0, 9).map(str),
+    after=st.sampled_from(CLEAR_AFTER + UNCLEAR_AFTER),
+)
+@example(airline="JBU", own="438", more="2", after="to")  # "jetblue four tree eight to descend", from JBU4382
+@example(airline="JBU", own="389", more="5", after="im")  # "jetblue free eight niner. I'm climb", from JBU3895
+def test_by_voice_ours_beside_traffic_with_one_more_digit_needs_a_clear_word_after_it(
+    airline: str, own: str, more: str, after: str | None
+) -> None:
+    """Nearby traffic whose flight number is ours with one more digit: by voice, our callsign heard
+    exactly is ours only where a word of the radio that sounds like no digit follows it; at the
+    transcript's end, or before a word like a digit or no radio word, the traffic's last digit may
+    be lost, and the controller asks who is calling. Typed, the pilot wrote what he meant: ours.
+    Without that traffic, ours either way."""
+    mine, theirs = f"{airline}{own}", f"{airline}{own}{more}"
+    assume(parse_callsign(mine) is not None and parse_callsign(theirs) is not None)
+    said = f"{speak_callsign(mine)} {after} flight level one zero zero" if after else f"flight level one zero zero, {speak_callsign(mine)}"
+    spoken = f"{AIRLINES[airline][0]} {own}"
+    by_voice = identify(said, callsign=mine, callsign_spoken=spoken, traffic=[theirs], spoken=True)
+    assert by_voice.is_ours is (after in CLEAR_AFTER), (said, by_voice.reason)
+    assert by_voice.is_ours or (by_voice.traffic and by_voice.heard == theirs)
+    if own in tokenize(said).words:  # typed "free" or "for" after it are digits: ours run on, the rule above
+        assert identify(said, callsign=mine, callsign_spoken=spoken, traffic=[theirs]).is_ours, said
+    assert identify(said, callsign=mine, callsign_spoken=spoken, traffic=[], spoken=True).is_ours, said
+
+
+@pytest.mark.parametrize(
+    ("traffic", "alike"),
+    [
+        (["DLH372"], ["DLH372"]),  # another airline, our flight number
+        (["SAS373", "SAS37", "SAS3721", "SAS327"], ["SAS373", "SAS37", "SAS3721"]),  # one off, cut, run on; SAS327 two off
+        (["SAS372", "DLH359", "SAS827"], []),  # ourselves listed, and callsigns no recognizer takes for ours
+        (["D-EABC"], []),
+    ],
+)
+def test_traffic_confusable_with_ours(traffic: list[str], alike: list[str]) -> None:
+    from engine.identity import confusable
+
+    assert list(confusable("SAS372", traffic)) == alike
+    assert confusable("D-EABC", ["D-EABD", "D-FXYZ"]) == ("D-EABD",) and confusable(None, traffic) == ()
+
+
+def test_the_recognizer_is_not_told_our_callsign_beside_traffic_it_could_be_taken_for(engine: SessionEngine, seed7: dict) -> None:
+    """Told our callsign whole, whisper wrote a garbled "LOT seven zero four" as our "Edelweiss seven
+    zero four" (`livefreq bench callsign --mode voice`, seed 0): beside confusable traffic the
+    prompt names neither flight number, only each airline's telephony."""
+    from gateway.speech.stack import stt_context
+    from gateway.speech.stt.whisper_prompt import build_prompt
+
+    session = _start(engine, seed7)
+    told = build_prompt(stt_context(session, engine.expected_pilot(session)))
+    assert told is not None and "Scandinavian tree seven two" in told
+    session.traffic = ["DLH359"]
+    assert "Scandinavian tree seven two" in (build_prompt(stt_context(session, engine.expected_pilot(session))) or "")
+    session.traffic = ["LOT372"]
+    untold = build_prompt(stt_context(session, engine.expected_pilot(session))) or ""
+    assert "tree seven two" not in untold and "Scandinavian" in untold and "LOT" in untold

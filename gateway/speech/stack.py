@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from engine import phraseology
+from engine.identity import confusable
 from engine.models import Session
 from engine.phraseology.kinds import PROCEDURE_KINDS
 from engine.scenario_values import sid_fixes
@@ -143,6 +144,8 @@ def stt_context(session: Session, expected: list[str], lexicon: frozenset[str] =
             vocabulary.append(variables[key])
     vocabulary.extend(traffic_vocabulary(session.traffic))
     callsign = telephony if isinstance(telephony, str) and telephony.strip() else None
+    if confusable(variables.get("callsign"), session.traffic):
+        callsign = None  # who is talking is itself the value heard: ours is not named whole (its words stay)
     context = SttContext(
         expected_phrases=list(expected), vocabulary=vocabulary, speaker=session.session_id, callsign=callsign, lexicon=lexicon
     )

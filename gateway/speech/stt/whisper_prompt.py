@@ -66,7 +66,8 @@ def build_prompt(context: SttContext, max_words: int = PROMPT_MAX_WORDS) -> str 
     eight" for a spoken "one seven" (`livefreq bench readback --mode voice --bias both`: 1 wrong
     readback of 103 accepted with the values in the prompt, 0 without): the prompt now carries
     the phrases with every value word left out (`_wording`), the ICAO digits, letters, sides and
-    climb/descend once each (`DIGITS_SENTENCE`), our own callsign whole (who talks, not a value),
+    climb/descend once each (`DIGITS_SENTENCE`), our own callsign whole (who talks, not a value;
+    left out beside nearby traffic it could be taken for, `engine.identity.confusable`),
     and vocabulary words the phrases lack, so it is the same whatever value was issued and cannot
     turn a wrong value into the right one. Names a readback is judged on are values too: the
     issued ones leave the phrases, and every one that could have been issued there is named alike
