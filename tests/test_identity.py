@@ -7,7 +7,8 @@ import pytest
 from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
-from engine.identity import TRAFFIC_PATTERN, Verdict, identify, opening_states, screen
+from engine.first_contact import opening_states
+from engine.identity import TRAFFIC_PATTERN, Verdict, identify, screen
 from engine.models import Session
 from engine.phraseology import AIRLINES, parse_callsign, speak_callsign
 from engine.phraseology.transcript import tokenize
