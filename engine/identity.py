@@ -74,7 +74,7 @@ if TYPE_CHECKING:
 
 MAX_TRAFFIC = 50  # callsigns of nearby traffic a session keeps
 MAX_FLIGHT_EDITS = 1  # flight number characters the recognizer may get wrong in our callsign
-_DIGIT_SOUNDS = frozenset({"won", "ate", "to", "too", "for", "fore"})  # words recognizers write for a digit
+_DIGIT_SOUNDS = frozenset({"won", "ate", "fore"})  # words recognizers write for a digit, more than one edit from it
 
 # Designators whose telephony is also a phonetic letter ("Delta"): "delta 5" is a taxiway first.
 _LETTER_TELEPHONY = frozenset(code for code, (tel, _) in AIRLINES.items() if tel.casefold() in WORD_LETTERS)
@@ -206,12 +206,11 @@ def identify(
     if ours:
         best = next((o for o in ours if o[0] is Verdict.OURS), ours[0])
         loose = best[0] is Verdict.GARBLED and _letters(best[1]) not in mine  # the flight number not exact
-        radio_words = vocabulary or base_vocabulary()
-        alike = (
-            _traffic_alike(t, best, nearby)
-            if loose
-            else (_digit_lost(t, best, nearby, radio_words) if spoken else None)
-        )
+        alike = None
+        if loose:
+            alike = _traffic_alike(t, best, nearby)
+        elif spoken:
+            alike = _digit_lost(t, best, nearby, vocabulary or base_vocabulary())
         if alike is not None:
             why = f"heard {best[1]}: ours or nearby {alike}'s, misheard, cut or run on: who is calling is unclear"
             return Identity(Verdict.OTHER, why, alike, named, True)
@@ -293,7 +292,7 @@ def _digit_lost(
 
 def _like_a_digit(word: str) -> bool:
     """A word one edit from a digit word ("to", "for", "free", "fine"), or one of the words
-    recognizers write for one ("won", "ate")."""
+    recognizers write for one further from it ("won", "ate", "fore")."""
     near = (Levenshtein.distance(word, d, score_cutoff=1) <= 1 for d in DIGITS if len(d) > 2)
     return word in _DIGIT_SOUNDS or any(near)
 
