@@ -400,6 +400,13 @@ def _near_flights(draw: st.DrawFn) -> tuple[str, str]:
     return own, near
 
 
+def _read_apart(said: str, code: str) -> bool:
+    """Whether the tokenizer reads `code`'s callsign in `said` as said, its flight number not run
+    into the numbers beside it ("American one, five thousand" is written "american 15000")."""
+    words, alone = tokenize(said).words, tokenize(speak_callsign(code)).words
+    return any(words[i : i + len(alone)] == alone for i in range(len(words)))
+
+
 @settings(max_examples=400, deadline=None, derandomize=True)
 @given(
     airline=st.sampled_from(CODES), flights=_near_flights(), value=st.sampled_from(VALUES_SAID),
@@ -414,7 +421,8 @@ def test_traffic_of_our_airline_one_digit_off_is_never_ours_whatever_follows(
     """Nearby traffic of our airline whose flight number is one digit off ours (changed, swapped,
     dropped, added), saying any value right before or after its callsign: never ours, whether the
     numbers run together or not ("niner, five thousand" is written 95000: ours run on, and the
-    traffic's just as well). Ours said with a pause beside that traffic is ours."""
+    traffic's just as well). Ours said with a pause beside that traffic, and read apart from the
+    numbers beside it, is ours."""
     own, near = flights
     mine, theirs = f"{airline}{own}", f"{airline}{near}"
     assume(parse_callsign(mine) is not None and parse_callsign(theirs) is not None)
@@ -424,7 +432,7 @@ def test_traffic_of_our_airline_one_digit_off_is_never_ours_whatever_follows(
         who = identify(said, callsign=mine, callsign_spoken=spoken, traffic=[theirs])
         if code == theirs:
             assert not who.is_ours, (said, who.reason)
-        elif sep == ", ":
+        elif sep == ", " and _read_apart(said, code):
             assert who.is_ours, (said, who.reason)
 
 
@@ -454,7 +462,7 @@ def test_by_voice_ours_beside_traffic_with_one_more_digit_needs_a_clear_word_aft
     by_voice = identify(said, callsign=mine, callsign_spoken=spoken, traffic=[theirs], spoken=True)
     assert by_voice.is_ours is (after in CLEAR_AFTER), (said, by_voice.reason)
     assert by_voice.is_ours or (by_voice.traffic and by_voice.heard == theirs)
-    if own in tokenize(said).words:  # typed "free" or "for" after it are digits: ours run on, the rule above
+    if _read_apart(said, mine):  # typed "free" or "for" after it are digits: ours run on, the rule above
         assert identify(said, callsign=mine, callsign_spoken=spoken, traffic=[theirs]).is_ours, said
     assert identify(said, callsign=mine, callsign_spoken=spoken, traffic=[], spoken=True).is_ours, said
 
