@@ -239,11 +239,7 @@ def confusable(callsign: Any, traffic: Iterable[str]) -> tuple[str, ...]:
         if own.is_registration or other.is_registration:
             alike = own.is_registration and other.is_registration and _near(own.letters, other.letters)
         elif other.airline == own.airline:
-            alike = (
-                _near(other.flight, own.flight)
-                or other.flight.startswith(own.flight)
-                or own.flight.startswith(other.flight)
-            )
+            alike = _near(other.flight, own.flight) or _cut_or_run_on(other.flight, own.flight)
         else:
             alike = other.flight == own.flight
         if alike:
@@ -282,7 +278,7 @@ def _digit_lost(
     longer = [p.code for p in nearby.values() if p.airline == own.airline and p.flight.startswith(own.flight)]
     if not longer:
         return None
-    end = next((j for j in range(i, len(t.words)) if t.words[j][:1].isdigit()), None)
+    end = _flight_at(t, i)
     if end is None:
         return None
     after = t.words[end + 1] if end + 1 < len(t.words) else None
@@ -301,7 +297,8 @@ def _inside_another(t: Transcript, i: int, exact: dict[int, str], same: frozense
     """Whether a loose match of a callsign starting at word `i` (ours misspelled, or nearby
     traffic's) reaches into one named exactly (`exact`) that is not the same (`same`: its
     letters): the words up to its flight number belong to that other callsign, said right."""
-    end = next((j for j in range(i, len(t.words)) if t.words[j][:1].isdigit()), i)
+    end = _flight_at(t, i)
+    end = i if end is None else end
     return any(i < j <= end and _letters(code) not in same for j, code in exact.items())
 
 
@@ -329,7 +326,7 @@ def _judge(
         return Verdict.GARBLED, f"heard our {own.code} with the telephony misheard"
     elif heard.airline == own.airline and _near(heard.flight, own.flight):
         return Verdict.GARBLED, f"heard {code}: our {own.code} with one character of the flight number misheard"
-    elif heard.airline == own.airline and (own.flight.startswith(heard.flight) or heard.flight.startswith(own.flight)):
+    elif heard.airline == own.airline and _cut_or_run_on(heard.flight, own.flight):
         return Verdict.GARBLED, f"heard {code}: our {own.code} with the flight number cut or run on"
     if heard.airline in _LETTER_TELEPHONY and heard.airline != own.airline:
         return None, ""  # "delta 5": a taxiway as likely as an airline
@@ -338,6 +335,17 @@ def _judge(
 
 def _near(a: str, b: str) -> bool:
     return Levenshtein.distance(a, b) <= MAX_FLIGHT_EDITS
+
+
+def _cut_or_run_on(a: str, b: str) -> bool:
+    """One flight number is the other's start: its last digits lost, or more run into it."""
+    return a.startswith(b) or b.startswith(a)
+
+
+def _flight_at(t: Transcript, i: int) -> int | None:
+    """The index of the flight number of a callsign whose first word is `i` (its first word in
+    digits from there on), or None."""
+    return next((j for j in range(i, len(t.words)) if t.words[j][:1].isdigit()), None)
 
 
 def _registration_run(t: Transcript, i: int) -> str:
