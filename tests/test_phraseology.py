@@ -528,6 +528,8 @@ def test_kind_for_variable(name: str, kind: str) -> None:
         ("tower one one nine or decimal for, wilco", None, "tower 119.4 wilco"),  # seed 53
         ("one one eight decimal for five", None, "118.45"),
         ("runway nero seven left", None, "runway 07 left"),  # seeds 51-64
+        ("Descending for thousand feet, Japanair one one one three.", None, "descending 4000 feet japanair 1113"),
+        ("altitude for thousand feet, heading to five zero", None, "altitude 4000 feet heading 250"),
         ("cleared to Düsseldorf", None, "cleared to dusseldorf"),  # whisper spells names as they are
         ("Zürich, squawk 4721", None, "zurich squawk 4721"),
         ("heading one eight nirro", None, "heading 180"),
@@ -548,6 +550,7 @@ def test_kind_for_variable(name: str, kind: str) -> None:
         ("climb to five thousand, taxi to runway two five", None, "climb to 5000 taxi to runway 25"),
         ("runway two five, point of no return", None, "runway 25 point of no return"),
         ("holding point for the one one", None, "holding point for the 11"),  # no number before "point"
+        ("descend to thousand feet", None, "descend to thousand feet"),  # "to": a digit may be lost after it
     ],
 )
 def test_recognizer_spellings_fold_into_the_words_they_stand_for(heard: str, callsign: str | None, words: str) -> None:

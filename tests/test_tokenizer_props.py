@@ -179,7 +179,10 @@ def say_feet(draw: Draw, n: int) -> list[str]:
         return say_number_words(draw, n // 100) + [draw(st.sampled_from(HUNDRED))]  # "forty five hundred"
     words: list[str] = []
     if thousands:
-        words += say_number_words(draw, thousands) + [draw(st.sampled_from(THOUSAND))]
+        said = say_number_words(draw, thousands)
+        if thousands == 4 and len(said) == 1:
+            said = [draw(st.sampled_from([said[0], "for"]))]  # the recognizer's "for thousand"
+        words += said + [draw(st.sampled_from(THOUSAND))]
     if hundreds:
         words += [digit_word(draw, hundreds), draw(st.sampled_from(HUNDRED))]
     return words

@@ -86,6 +86,8 @@ def resolve_homophones(
       "for"/"fo"/"fall"/"full" also after a digit before a side ("runway tree fall left");
       and right after a number's decimal word ("one one niner decimal for": nothing but a digit
       follows it there; "point to" stays, whisper's "point zero" as often as "point two");
+    - "for"/"fo" (never "to") starting a number right before "thousand" ("descending for thousand
+      feet": in every recorded voice run a said "four thousand");
     - "free" (ICAO "tree" as whisper writes it) next to a number, after a value keyword or a
       phonetic letter: "Egyptair free two", "squawk four five free tree", "kilo free";
     - "o" only between two numbers (alone it is also the letter)."""
@@ -116,7 +118,10 @@ def resolve_homophones(
                 )  # "tree fall left"
                 keyed = word == "to" and i > 0 and words[i - 1] in _TWO_AFTER and nxt == "D"  # "heading to five zero"
                 decimal = word != "to" and i > 1 and words[i - 1] in DECIMAL_WORDS and beside(i - 1, -1) in NUMERIC
-                digit = (prev == "D" and nxt == "D") or in_route or sided or keyed or decimal
+                # "maintaining for thousand feet": no preposition goes before "thousand" ("to" does:
+                # "descend to [five] thousand" with the digit lost, so "to" stays a word there)
+                thousands = word in ("for", "fo") and after == "thousand" and prev not in NUMERIC
+                digit = (prev == "D" and nxt == "D") or in_route or sided or keyed or decimal or thousands
             elif word == "near":  # "niner" as a recognizer writes it: "three five near" after two digits
                 digit = prev == "D" and beside(i - 1, -1) in ("D", "N")
             elif word == "oh":
