@@ -15,7 +15,8 @@ says it two ways:
 `splice_bare` rewrites a transcript of the second kind into what the pilot meant ("squawk 3535"),
 so that every finder reads the corrected version, and the value said after the correction is the
 one checked. Before it, the bare value was no value of any kind, the first one stood, and a wrong
-squawk read back after a correction was accepted.
+squawk read back after a correction was accepted. A correction with nothing after it takes the
+value it calls an error away all the same ("squawk 3535, correction": no squawk read back).
 """
 
 from __future__ import annotations
@@ -24,7 +25,11 @@ from collections.abc import Iterable
 
 from engine.phraseology.transcript import Transcript
 
-CORRECTION_WORDS = frozenset({"correction"})
+# "correction", and the words whisper writes for it on the readback bench's voices (espeak-ng,
+# flite, Kokoro: "heading zero seven zero, collection, zero eight zero", "runway two five ride,
+# connection runway two five left"). Read as a word, the value before it stood and a wrong one
+# said after it went unchecked; none of them is a word a readback otherwise uses.
+CORRECTION_WORDS = frozenset({"correction", "corrections", "connection", "connections", "collection", "direction"})
 # Words that are part of a spoken value besides numerals and letters: a runway's side.
 _VALUE_WORDS = frozenset({"left", "right", "center"})
 
@@ -51,12 +56,14 @@ def splice_bare(t: Transcript, correction: int, masked: Iterable[int], hits: Ite
     "squawk 3535", "climb 6000 feet correction 7000, squawk 3553" -> "climb 7000, squawk 3553",
     "via y 5 h 7 correction h 8" -> "via h 8". Every value in the result is checked as usual, so a
     wrong one said after the correction is always caught, and a value said before the corrected
-    one stays where it was."""
+    one stays where it was. With no value after it ("squawk 3535, correction", the rest cut off
+    or lost by the recognizer, or only our callsign after it), the value the pilot called an
+    error goes all the same: "squawk 3535, correction" -> "squawk", a readback still to be made."""
     hidden = frozenset(masked)
     if not 0 <= correction < len(t.words) or t.words[correction] not in CORRECTION_WORDS:
         return None  # gone with a later correction's splice ("6000 correction correction 7000")
     value = next((i for i in range(correction + 1, len(t.words)) if i not in hidden and _is_value(t, i)), -1)
-    if value < 0 or any(correction < h <= value for h in hits):
+    if any(correction < h <= (value if value >= 0 else len(t.words)) for h in hits):
         return None
     end = next((i for i in range(correction - 1, -1, -1) if i not in hidden and _is_value(t, i)), -1)
     if end < 0:
@@ -64,11 +71,16 @@ def splice_bare(t: Transcript, correction: int, masked: Iterable[int], hits: Ite
     start = end
     while start > 0 and start - 1 not in hidden and _is_value(t, start - 1):
         start -= 1
-    cut = correction + 1 - start
+    return _without(t, start, correction + 1)
+
+
+def _without(t: Transcript, start: int, stop: int) -> Transcript:
+    """`t` without its words `start` to `stop` (exclusive)."""
+    cut = stop - start
     return Transcript(
-        t.words[:start] + t.words[correction + 1 :],
-        frozenset(i for i in t.multiplied if i < start) | frozenset(i - cut for i in t.multiplied if i > correction),
-        t.letters[:start] + t.letters[correction + 1 :],
+        t.words[:start] + t.words[stop:],
+        frozenset(i for i in t.multiplied if i < start) | frozenset(i - cut for i in t.multiplied if i >= stop),
+        t.letters[:start] + t.letters[stop:],
         t.doubted,
     )
 

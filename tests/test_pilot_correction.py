@@ -5,9 +5,10 @@ runway, frequency), whether the correct version names its keyword again or not (
 five three, correction, three five three five"), wherever the correction stands (last, before
 another item, after our callsign), and in any digit words the independent pilot uses
 (`tooling.readback_pilot.words`): the field is "ok" exactly when the value after the correction
-is the issued one, and "wrong" otherwise. Before `engine.pilot_correction`, a bare correction was
-no value of any kind, the value before it stood, and a wrong squawk after a correction was
-accepted.
+is the issued one, and "wrong" otherwise; the same with the words whisper writes for
+"correction" ("connection", "collection"); and a value called an error with nothing after the
+correction is missing. Before `engine.pilot_correction`, a bare correction was no value of any
+kind, the value before it stood, and a wrong squawk after a correction was accepted.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from dataclasses import dataclass
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from engine.pilot_correction import CORRECTION_WORDS
 from engine.readback import ReadbackEvaluator
 from tooling.readback_pilot.words import digit_words, letter_word
 
@@ -107,7 +109,8 @@ def test_the_value_after_a_correction_is_the_one_read_back(
     k, issued, first, second, rng = case
     sep = ", " if comma else " "
     again = f"{k.keyword} " if keyword_again else ""
-    text = f"{k.keyword} {k.say(first, rng)}{sep}correction{sep}{again}{k.say(second, rng)}"
+    word = rng.choice(sorted(CORRECTION_WORDS))  # or as whisper writes it ("connection", "collection")
+    text = f"{k.keyword} {k.say(first, rng)}{sep}{word}{sep}{again}{k.say(second, rng)}"
     text = f"{text}, Lufthansa three five niner" if callsign_last else f"Lufthansa three five niner, {text}"
     assert _judge([k.name], {k.name: issued}, text)[k.name] == _expect(issued, second), text
 
@@ -145,7 +148,26 @@ def test_a_correction_of_the_earlier_of_two_items_with_its_keyword_keeps_the_lat
     assert fields == {"runway": "ok", "squawk": "ok"}
 
 
-def test_a_correction_word_with_nothing_to_correct_changes_nothing() -> None:
-    """ "correction" with no value after it, or before any value, corrects nothing."""
-    for text in ("correction, squawk 4721, Lufthansa 359", "squawk 4721, Lufthansa 359, correction"):
+def test_a_correction_word_before_any_value_corrects_nothing() -> None:
+    for text in ("correction, squawk 4721, Lufthansa 359", "Lufthansa 359, correction, squawk 4721"):
         assert _judge(["squawk"], {"squawk": "4721"}, text) == {"squawk": "ok"}, text
+
+
+@settings(max_examples=150, deadline=None, derandomize=True)
+@given(case=corrections(), comma=st.booleans(), callsign=st.sampled_from(["first", "last", "after"]))
+def test_a_value_called_an_error_with_no_correct_version_after_it_is_never_read_back(
+    case: tuple[Corrected, str, str, str, random.Random], comma: bool, callsign: str
+) -> None:
+    """ "squawk three five three five, correction" and nothing after it (the rest cut off, or lost
+    by the recognizer; or only our callsign): the pilot called the value an error, so even the
+    issued value said there is no readback; it is missing, never accepted. Before, it stood."""
+    k, issued, _first, _second, rng = case
+    sep = ", " if comma else " "
+    word = rng.choice(sorted(CORRECTION_WORDS))
+    said = f"{k.keyword} {k.say(issued, rng)}{sep}{word}"
+    text = {
+        "first": f"Lufthansa three five niner, {said}",
+        "last": f"{said}{sep}Lufthansa three five niner",
+        "after": f"{k.keyword} {k.say(issued, rng)}, Lufthansa three five niner, {word}",
+    }[callsign]
+    assert _judge([k.name], {k.name: issued}, text)[k.name] == "missing", text
