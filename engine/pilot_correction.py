@@ -23,13 +23,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from engine.phraseology.transcript import Transcript
+from engine.phraseology.transcript import CORRECTION_WORDS, Transcript
 
-# "correction", and the words whisper writes for it on the readback bench's voices (espeak-ng,
-# flite, Kokoro: "heading zero seven zero, collection, zero eight zero", "runway two five ride,
-# connection runway two five left"). Read as a word, the value before it stood and a wrong one
-# said after it went unchecked; none of them is a word a readback otherwise uses.
-CORRECTION_WORDS = frozenset({"correction", "corrections", "connection", "connections", "collection", "direction"})
 # Words that are part of a spoken value besides numerals and letters: a runway's side.
 _VALUE_WORDS = frozenset({"left", "right", "center"})
 

@@ -17,6 +17,7 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -171,3 +172,30 @@ def test_a_value_called_an_error_with_no_correct_version_after_it_is_never_read_
         "after": f"{k.keyword} {k.say(issued, rng)}, Lufthansa three five niner, {word}",
     }[callsign]
     assert _judge([k.name], {k.name: issued}, text)[k.name] == "missing", text
+
+
+@pytest.mark.parametrize(
+    ("said", "expected"),
+    [
+        # `livefreq bench readback --corrections 0.5`, typed, seed 15: each accepted or refused before
+        ("cleared to lima kilo papa romeo, correction, Porto squawk fife seven four two", "wrong"),
+        ("cleared to Prague, correction, Porto, squawk 5742", "wrong"),
+        ("cleared to Porto, correction, Prague, squawk 5742", "ok"),
+        ("cleared to Porto, correction, lima kilo papa romeo, squawk 5742", "ok"),
+    ],
+)
+def test_a_clearance_limit_corrected_by_a_city_named_bare(said: str, expected: str) -> None:
+    variables = {"destination": "LKPR", "destination_name": "Prague", "squawk": "5742"}
+    assert _judge(["destination", "squawk"], variables, said) == {"destination": expected, "squawk": "ok"}
+
+
+@pytest.mark.parametrize(
+    ("said", "expected"),
+    [
+        ("heading one eight zero, correction, turn right one four zero", "wrong"),
+        ("heading two two zero, correction, right one eight zero", "ok"),
+        ("fly heading 330, correction, right three six zero", "wrong"),
+    ],
+)
+def test_a_heading_corrected_by_its_direction_of_turn(said: str, expected: str) -> None:
+    assert _judge(["heading"], {"heading": "180"}, said) == {"heading": expected}

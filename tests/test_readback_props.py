@@ -16,6 +16,10 @@ playing the flow with a seeded scenario. For every readback state:
     earlier right readback, as when a pilot answers "say again QNH" with the QNH alone; a value
     read back wrong since does not).
 
+(g) the pilot corrects himself on one value ("squawk 3553, correction, squawk 3535"): corrected
+    into the issued value, the readback is accepted (any form); the issued value corrected into a
+    wrong one is `wrong` for that field and never accepted (core forms).
+
 Hypothesis draws the phrasing (`st.randoms`), the scenario seed and the field; the runs are
 derandomized so the outcome is the same on every run. Properties known to fail today are marked
 `xfail(strict=False)` in `KNOWN` with the bug they show (work in progress elsewhere: tokenizer,
@@ -173,6 +177,35 @@ def test_dropped_value_is_reported_missing_for_that_field(flow: str, state: str,
     o = rb.run(flow, state, seed, rng, "drop", fields[pick % len(fields)], forms="core")
     _refused(o)
     _diagnosed(o, "missing")
+
+
+# --------------------------------------------------------------------------- (g) the pilot's own "correction"
+
+
+@pytest.mark.parametrize(("flow", "state"), _params("self_corrected"))
+@settings(COMMON, max_examples=8)
+@given(rng=st.randoms(use_true_random=False), seed=st.sampled_from(rb.SEEDS))
+def test_a_value_corrected_into_the_issued_one_is_accepted(flow: str, state: str, rng: random.Random, seed: int):
+    """ "heading 220, correction, turn right 180": the value after the correction is the one read back."""
+    o = rb.run(flow, state, seed, rng, "correct", forms="all", corrections=1.0)
+    assert o.readback.corrected is not None
+    _accepted(o)
+
+
+@pytest.mark.parametrize(("flow", "state"), _params("corrected_wrong"))
+@settings(COMMON, max_examples=8)
+@given(rng=st.randoms(use_true_random=False), seed=st.sampled_from(rb.SEEDS), pick=st.integers(0, 7))
+def test_an_issued_value_corrected_into_a_wrong_one_is_wrong_for_that_field(
+    flow: str, state: str, rng: random.Random, seed: int, pick: int
+):
+    """ "cleared to Prague, correction, Porto": the issued value said first never stands for the
+    wrong one the pilot corrected it into (seen typed: a heading corrected by "turn right 140", a
+    spelled limit corrected by a bare city, both accepted)."""
+    fields = rb.required(flow, state)
+    o = rb.run(flow, state, seed, rng, "wrong", fields[pick % len(fields)], forms="core", corrections=1.0)
+    assert o.readback.corrected == o.readback.field
+    _refused(o)
+    _diagnosed(o, "wrong")
 
 
 # --------------------------------------------------------------------------- (d) repeated

@@ -29,7 +29,7 @@ from engine.phraseology.frequencies import STATION_WORDS
 from engine.phraseology.hits import Found, Hit
 from engine.phraseology.kinds import PROCEDURE_KINDS, kind_for_variable
 from engine.phraseology.places import CODES, PLACES
-from engine.phraseology.transcript import Transcript, tokenize
+from engine.phraseology.transcript import CORRECTION_WORDS, Transcript, tokenize
 
 NAME_SCORE = 85.0  # rapidfuzz ratio from which a heard name is the airport's name
 _CODE = re.compile(r"^[A-Z]{4}$")
@@ -117,7 +117,7 @@ def _limit_names(t: Transcript, fixes: frozenset[str] = frozenset()) -> list[tup
         name: list[str] = []
         while j < len(words) and len(name) < 3:
             w = words[j]
-            if not w.isalpha() or w in _NOT_LIMITS or (len(w) < 3 and not name):
+            if not w.isalpha() or w in _NOT_LIMITS or w in CORRECTION_WORDS or (len(w) < 3 and not name):
                 break
             name.append(w)
             j += 1
@@ -153,7 +153,9 @@ def find(t: Transcript, ctx: Context) -> Found:
         for i, name in _limit_names(t, fixes):
             if not any(i <= k < i + len(name.split()) for k in at):
                 found.append((i, name))
-    if ctx.expected and ctx.required and not any(value == ctx.expected for _, value in found):
+    # after the pilot's last "correction" only what he said after it counts (`engine.readback._heard`)
+    corrected = max((i for i, w in enumerate(t.words) if w in CORRECTION_WORDS), default=-1)
+    if ctx.expected and ctx.required and not any(value == ctx.expected for i, value in found if i > corrected):
         taken = {i for i, _ in found}  # a bare place contradicts only the limit read back now
         found += [(i, name) for i, name in _bare_places(t, fixes) if i not in taken]
     return [Hit(i, value) for i, value in sorted(found) if not _is_station(t, i, value, names)]

@@ -82,7 +82,9 @@ def heading_find(t: Transcript, ctx: Context) -> Found:
         else Hit(h.index, heading_canonical(h.value) or h.value)
         for h in _after(t, anchors, frozenset({"to"}), length=3)
     ]
-    return found or _turn_headings(t)
+    # with them, any said after the direction of turn: "heading 180, correction, turn right 140"
+    # (a heading corrected into a wrong one had been accepted, and into the right one refused)
+    return found + [h for h in _turn_headings(t) if all(h.index != f.index for f in found)]
 
 
 def _turn_headings(t: Transcript) -> Found:

@@ -79,10 +79,15 @@ def required(flow: str, state: str) -> list[str]:
     return list(registry().get(flow).states[state].readback_required)
 
 
-def generate(flow: str, state: str, seed: int, rng: random.Random, mode: str, field: str | None = None, forms: str = "all") -> tuple[Readback, Session, float]:
+def generate(
+    flow: str, state: str, seed: int, rng: random.Random, mode: str, field: str | None = None, forms: str = "all", corrections: float = 0.0
+) -> tuple[Readback, Session, float]:
     session, now = at_state(flow, state, seed)
     ctx = render_context(engine(), session)
-    rb = phrase_readback(rng, required(flow, state), ctx, mode=mode, field=field, carrier=carrier_of(registry(), flow, state), forms=forms, heard=last_atc_text(session))
+    rb = phrase_readback(
+        rng, required(flow, state), ctx, mode=mode, field=field, carrier=carrier_of(registry(), flow, state), forms=forms,
+        heard=last_atc_text(session), corrections=corrections,
+    )
     return rb, session, now
 
 
@@ -91,8 +96,10 @@ def transmit(flow: str, state: str, session: Session, now: float, text: str) -> 
     return decision, moved_forward(decision, flow, state, session)
 
 
-def run(flow: str, state: str, seed: int, rng: random.Random, mode: str, field: str | None = None, forms: str = "all") -> Outcome:
-    rb, session, now = generate(flow, state, seed, rng, mode, field, forms)
+def run(
+    flow: str, state: str, seed: int, rng: random.Random, mode: str, field: str | None = None, forms: str = "all", corrections: float = 0.0
+) -> Outcome:
+    rb, session, now = generate(flow, state, seed, rng, mode, field, forms, corrections)
     decision, forward = transmit(flow, state, session, now, rb.text)
     return Outcome(rb, decision, session, forward)
 

@@ -79,6 +79,7 @@ class Bench:
         self.scenario = scenario
         self.states = readback_states(registry)
         self.fields: tuple[str, ...] = ()  # `focus`
+        self.corrections = 0.0  # share of readbacks with a pilot's own "correction" (`phrase_readback`)
         self._at: dict[tuple[str, str, int], tuple[Session, float]] = {}
 
     def at_state(self, flow: str, state: str, seed: int) -> tuple[Session, float]:
@@ -123,7 +124,7 @@ class Bench:
                 phrase_rng, required, render_context(self.engine, session), mode=mode,
                 field=phrase_rng.choice(focus) if focus and mode != "correct" else None,
                 carrier=carrier_of(self.registry, flow, state), forms=forms, fix_names=bool(focus),
-                heard=last_atc_text(session),
+                heard=last_atc_text(session), corrections=self.corrections,
             )
             out.append(Case(i, flow, state, scen, said))
         return out
@@ -326,6 +327,7 @@ def report_head(mode: str, n: int, seed: int, wrong: float, bench: Bench, starte
         "wrong_share": wrong,
         "states": [f"{f}:{s}" for f, s in bench.states],
         "fields": list(bench.fields),
+        **({"corrections": bench.corrections} if bench.corrections else {}),
         "scenario_seeds": SCENARIO_SEEDS,
         "python": platform.python_version(),
         "platform": platform.platform(),

@@ -192,6 +192,8 @@ def cmd_bench_readback(args: argparse.Namespace) -> int:
 
     if not 0.0 <= args.wrong <= 1.0:
         raise CliError("--wrong must be between 0 and 1")
+    if not 0.0 <= args.corrections <= 1.0:
+        raise CliError("--corrections must be between 0 and 1")
     if args.mode == "replay":
         return _bench_readback_replay(args)
     n = args.n or (2000 if args.mode == "text" else 300)
@@ -200,6 +202,7 @@ def cmd_bench_readback(args: argparse.Namespace) -> int:
         bench = default_bench(settings)
         if args.fields:
             bench.focus(tuple(f.strip() for f in args.fields.split(",") if f.strip()))
+        bench.corrections = args.corrections
         if args.mode == "text":
             report = run_text_bench(bench, n, args.seed, args.wrong, Progress("readback text", n, unit="readbacks"))
         else:

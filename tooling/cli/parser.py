@@ -224,6 +224,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="only the states that read back one of these variables (comma-separated, e.g. sid,destination), and a bad "
         "readback changes or drops one of them; a SID changes its fix name (the names the recognizer may be biased to)",
     )
+    readback.add_argument(
+        "--corrections", type=float, default=0.0, metavar="SHARE",
+        help="share of readbacks in which the pilot corrects himself on one value (\"squawk 3553, correction, squawk "
+        "3535\"; a wrong readback corrects the issued value into the wrong one) (default: 0)",
+    )
     readback.add_argument("--stt", default=None, help="voice: STT engine (default: LIVEFREQ_STT_ENGINE or whisper)")
     readback.add_argument(
         "--out", "--json", dest="json_path", default=None, metavar="PATH",

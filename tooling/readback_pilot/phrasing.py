@@ -63,11 +63,13 @@ class Readback:
     issued: dict[str, Any]  # variable -> value the controller issued
     said: dict[str, Any]  # variable -> value read back (absent when dropped)
     kinds: dict[str, str] = field(default_factory=dict)
+    corrected: str | None = None  # the variable the pilot said twice: "<other value>, correction, <value>"
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "text": self.text, "mode": self.mode, "field": self.field, "expected": dict(self.expected),
             "issued": {k: str(v) for k, v in self.issued.items()}, "said": {k: str(v) for k, v in self.said.items()},
+            **({"corrected": self.corrected} if self.corrected else {}),
         }
 
 
@@ -83,6 +85,7 @@ def phrase_readback(
     forms: str = "all",
     fix_names: bool = False,
     heard: str = "",
+    corrections: float = 0.0,
 ) -> Readback:
     """A readback of `required` from `variables` (the state's render context).
 
@@ -91,14 +94,18 @@ def phrase_readback(
     the callsign alone, with the carrier words of an initial call if any). `carrier` is an intent
     from `CARRIERS` whose words an initial call needs ("request IFR clearance"). `forms`: "all",
     or "core" for textbook digit forms only (see `FORMS`). `fix_names`: a wrong SID changes its fix name.
-    `heard`: the controller's message being read back (the pilot climbs or descends as told)."""
+    `heard`: the controller's message being read back (the pilot climbs or descends as told).
+    `corrections`: the share of readbacks in which the pilot corrects himself (ICAO "correction")
+    on one value: a right readback says another value first ("squawk 3553, correction, squawk
+    3535"), a wrong one says the issued value first and corrects it into the wrong one. No draw
+    is made at 0, so a seed phrases as before."""
     if forms not in FORMS:
         raise ValueError(f"unknown forms {forms!r}")
     # "speech": what a pilot says aloud, textbook digit words only (core) and no written forms
     token, spoken = CORE_ONLY.set(forms in ("core", "speech")), SPOKEN_ONLY.set(forms in ("spoken", "speech"))
     told = HEARD.set(heard)
     try:
-        return _phrase(rng, required, variables, mode, field, carrier, fillers, fix_names)
+        return _phrase(rng, required, variables, mode, field, carrier, fillers, fix_names, corrections=corrections)
     finally:
         CORE_ONLY.reset(token)
         SPOKEN_ONLY.reset(spoken)
@@ -115,6 +122,7 @@ def _phrase(
     fillers: bool,
     fix_names: bool = False,
     heard: str = "",
+    corrections: float = 0.0,
 ) -> Readback:
     names = list(dict.fromkeys(required))
     if mode not in ("correct", "wrong", "drop"):
@@ -141,6 +149,12 @@ def _phrase(
             expected[n] = "ok"
         said[n] = value
         parts.append(say_value(n, value, rng))
+    corrected = None
+    if corrections > 0 and said and rng.random() < corrections:
+        corrected = field if mode == "wrong" else rng.choice(list(said))
+        at = list(said).index(corrected)
+        first = issued[corrected] if mode == "wrong" else wrong_value(corrected, issued[corrected], rng, variables)
+        parts[at] = _self_corrected(say_value(corrected, first, rng), parts[at])
     rng.shuffle(parts)
     if carrier in CARRIERS:
         parts.insert(rng.randrange(len(parts) + 1), rng.choice(CARRIERS[carrier]))
@@ -167,7 +181,13 @@ def _phrase(
     text = (", " if any(isinstance(p, Paused) for p in parts) else sep).join(pieces)
     if rng.random() < 0.5:
         text = text[:1].upper() + text[1:]
-    return Readback(text, mode, field, expected, issued, said, {n: kind_of(n) for n in names})
+    return Readback(text, mode, field, expected, issued, said, {n: kind_of(n) for n in names}, corrected)
+
+
+def _self_corrected(first: str, final: str) -> str:
+    """ "<first>, correction, <final>": paused where either part is (a bare QNH)."""
+    said = f"{first}, correction, {final}"
+    return Paused(said) if isinstance(first, Paused) or isinstance(final, Paused) else said
 
 
 # --------------------------------------------------------------------------- flow states
