@@ -23,7 +23,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from engine.phraseology.transcript import CORRECTION_WORDS, Transcript
+from engine.phraseology.transcript import CORRECTION_WORDS, Transcript, last_correction
+
+__all__ = ["CORRECTION_WORDS", "corrections", "last_correction", "splice_bare"]
 
 # Words that are part of a spoken value besides numerals and letters: a runway's side.
 _VALUE_WORDS = frozenset({"left", "right", "center"})
@@ -33,11 +35,6 @@ def corrections(t: Transcript) -> list[int]:
     """Indexes of every "correction" in the transcript, last first: splicing one (`splice_bare`)
     removes only words before it and itself, so the indexes of those before it still hold."""
     return [i for i in range(len(t.words) - 1, -1, -1) if t.words[i] in CORRECTION_WORDS]
-
-
-def last_correction(t: Transcript) -> int:
-    """Index of the last "correction" in the transcript, or -1."""
-    return max((i for i, w in enumerate(t.words) if w in CORRECTION_WORDS), default=-1)
 
 
 def splice_bare(t: Transcript, correction: int, masked: Iterable[int], hits: Iterable[int]) -> Transcript | None:

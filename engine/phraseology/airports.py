@@ -29,7 +29,7 @@ from engine.phraseology.frequencies import STATION_WORDS
 from engine.phraseology.hits import Found, Hit
 from engine.phraseology.kinds import PROCEDURE_KINDS, kind_for_variable
 from engine.phraseology.places import CODES, PLACES
-from engine.phraseology.transcript import CORRECTION_WORDS, Transcript, tokenize
+from engine.phraseology.transcript import CORRECTION_WORDS, Transcript, last_correction, tokenize
 
 NAME_SCORE = 85.0  # rapidfuzz ratio from which a heard name is the airport's name
 _CODE = re.compile(r"^[A-Z]{4}$")
@@ -154,7 +154,7 @@ def find(t: Transcript, ctx: Context) -> Found:
             if not any(i <= k < i + len(name.split()) for k in at):
                 found.append((i, name))
     # after the pilot's last "correction" only what he said after it counts (`engine.readback._heard`)
-    corrected = max((i for i, w in enumerate(t.words) if w in CORRECTION_WORDS), default=-1)
+    corrected = last_correction(t)
     if ctx.expected and ctx.required and not any(value == ctx.expected for i, value in found if i > corrected):
         taken = {i for i, _ in found}  # a bare place contradicts only the limit read back now
         found += [(i, name) for i, name in _bare_places(t, fixes) if i not in taken]

@@ -333,3 +333,9 @@ def callsign_hint(variables: Mapping[str, Any] | None) -> str | None:
 def normalize_transcript(text: str, callsign: str | None = None) -> str:
     """Canonical lower-case form of a pilot transcript for matching (see module docstring)."""
     return tokenize(text, callsign).text
+
+
+def last_correction(t: Transcript) -> int:
+    """Index of the pilot's last "correction" (`CORRECTION_WORDS`) in `t`, or -1: only what he
+    said after it counts for the values he corrected (`engine.pilot_correction`)."""
+    return max((i for i, w in enumerate(t.words) if w in CORRECTION_WORDS), default=-1)

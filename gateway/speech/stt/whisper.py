@@ -60,9 +60,8 @@ Choices, measured on a 2-core machine with espeak-ng readbacks of about 3.5 s:
   pass on the encoder output costs +14 ms (+20 %) yet rated misheard words high ("decimal
   minor" 0.93), so the short window has none. Audio past one window (`transcribe` with
   `word_timestamps`) has word probabilities: words under `WORD_CONFIDENCE_MIN` are masked "???".
-- The prompt holds the expected values. On 80 wrong readbacks (one value changed) whisper wrote
-  the expected value 0 times with the prompt (67 the spoken value, 13 neither) and 0 without it
-  (55 spoken, 25 neither): the prompt fixes spelling and never flipped a value, so it stays.
+- The prompt (`whisper_prompt.build_prompt`) holds the expected wording and no issued value: an
+  early prompt with the values once made whisper write the issued runway for another one said.
 """
 
 from __future__ import annotations
