@@ -137,9 +137,14 @@ class ReadbackPolicy:
             doubted=doubted,
             told=hearing is not None and hearing.told,
         )
+        # checks before the pilot's own correction weigh a value he called an error (value_query.checks_from)
+        start = value_query.checks_from(text, hearing.alternatives) if hearing else 0
+        checks = value_query.counted_checks(hearing.checks, start) if hearing else []
         if hearing is not None and hearing.checks and not rb.ok and value_query.said_twice(text):
             d.trace.add("readback", "checks in the audio not counted: the transcript says its words twice (a loop)")
-        elif hearing is not None and hearing.checks and not rb.ok:
+        elif hearing is not None and hearing.checks and not rb.ok and not checks:
+            d.trace.add("readback", "checks in the audio not counted: the pilot corrected himself after them")
+        elif hearing is not None and checks and not rb.ok:
             # values the recognizer was asked to check in the audio (engine/value_query.py)
             expected = value_query.expected_values(rb, ctx, issued)
             callsign = str(ctx.get("callsign_spoken") or "")
@@ -147,15 +152,15 @@ class ReadbackPolicy:
             rivals = short_frequencies([text, *hearing.alternatives], expected)
             # heard only as another value in the answer and in the transmission asked again: no check confirms it
             twice = set(doubted) & set(rb.otherwise)
-            rb, checked = value_check.apply_checks(rb, hearing.checks, expected, callsign, earlier, rivals, twice)
+            rb, checked = value_check.apply_checks(rb, checks, expected, callsign, earlier, rivals, twice)
             if checked:
                 confirmed = [c["field"] for c in checked if c["confirmed"]]
                 d.trace.add("readback", f"checked in the audio: confirmed {confirmed}", checks=checked)
-            asked = {c.field for c in hearing.checks} & set(rb.contradicted)
+            asked = {c.field for c in checks} & set(rb.contradicted)
             held = sorted(f for f in asked if rb.fields.get(f) in ("unsure", "missing"))
             if held:
                 d.trace.add("readback", f"not confirmed by the audio, the best transcript heard another value: {held}")
-            otherwise = sorted(({c.field for c in hearing.checks} & twice) - asked)
+            otherwise = sorted(({c.field for c in checks} & twice) - asked)
             if otherwise:
                 d.trace.add("readback", f"not confirmed by the audio, heard only as another value twice: {otherwise}")
         if state.readback_required:

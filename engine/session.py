@@ -180,6 +180,8 @@ class SessionEngine:
             return None
         if value_query.said_twice(text):
             return None  # a loop: no check of it counts (value_query.said_twice)
+        if value_query.checks_from(text, hearing.alternatives if hearing else ()) is None:
+            return None  # the pilot corrected himself where the best transcript stops: no check counts
         rb = self.transmit(session.model_copy(deep=True), text, now, hearing=hearing).readback
         if rb is None or rb.ok or rb.wrong:
             return None

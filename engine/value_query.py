@@ -49,12 +49,14 @@ from typing import Any
 
 from pydantic import Field
 
+from engine.hearing import ValueCheck
 from engine.models import DomainModel, ReadbackResult
 from engine.phraseology import kind_for_variable, speak_text
 from engine.phraseology.designators import is_fix_name
 from engine.phraseology.handlers import canonical_of, kind
 from engine.phraseology.instructions import PREFIX as INSTRUCTION_PREFIX
 from engine.phraseology.kinds import PROCEDURE_KINDS
+from engine.phraseology.transcript import CORRECTION_WORDS
 from engine.value_places import INTRO, callsign_words, field_places, letter_anchored, taken_words
 from engine.value_rivals import limit_rivals, place_span, rival_value
 from engine.value_words import (
@@ -289,6 +291,37 @@ def said_twice(transcript: str) -> bool:
     words = words_of(transcript)
     n = len(words)
     return any(all(words[i] == words[i % k] for i in range(n)) for k in range(LOOP_MIN_WORDS, n // 2 + 1))
+
+
+# "correction" as whisper writes it too (`CORRECTION_WORDS`), and its "correct" ("QNH one zero zero
+# four. Correct. QNH one zero zero one"): here a word missed costs a value said wrong after it.
+_CORRECTED = CORRECTION_WORDS | {"correct"}
+
+
+def checks_from(transcript: str, alternatives: Iterable[str]) -> int | None:
+    """The first word of `transcript` a check in the audio may stand on: 0 where no hearing has
+    the pilot correct himself; after the best transcript's last correction where it has one; None
+    (no check counts, none is asked) where only another hearing has it, the best one cut before it.
+
+    The audio holds the value the pilot called an error as well as the one he said after it, and
+    a check of the issued value finds it wherever he said it: `livefreq bench readback
+    --corrections 0.3`, seed 165, accepted 9 of 21 issued values corrected into wrong ones ("climb
+    to three thousand, correction, maintain two thousand": 3000 checked over the words before the
+    correction, margin 6.2), and a best transcript cut before the correction ("runway three six.")
+    was confirmed the same way beside n-best hypotheses that heard it ("... direction runway three
+    five"). Where a check stands after the correction it weighs what the pilot said last, as any."""
+    words = words_of(transcript)
+    last = max((i for i, w in enumerate(words) if w in _CORRECTED), default=-1)
+    if last >= 0:
+        return last + 1
+    return None if any(_CORRECTED & set(words_of(t)) for t in alternatives) else 0
+
+
+def counted_checks(checks: Iterable[ValueCheck], start: int | None) -> list[ValueCheck]:
+    """The `checks` placed at or after word `start` (`checks_from`); all of them at 0, none at None."""
+    if start is None:
+        return []
+    return [c for c in checks if start == 0 or (c.place is not None and c.place[0] >= start)]
 
 
 def callsign_symbols(callsign: str) -> str:

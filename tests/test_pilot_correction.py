@@ -199,3 +199,43 @@ def test_a_clearance_limit_corrected_by_a_city_named_bare(said: str, expected: s
 )
 def test_a_heading_corrected_by_its_direction_of_turn(said: str, expected: str) -> None:
     assert _judge(["heading"], {"heading": "180"}, said) == {"heading": expected}
+
+
+# `livefreq bench readback --mode voice --corrections 0.3 --seed 165`: by voice, the issued value
+# said before the pilot's correction was confirmed by a check in the audio placed over those very
+# words (or over a best transcript cut before the correction), and the wrong value he corrected it
+# into was accepted. The recorded hearings, decided again.
+SEED_165 = {
+    46: ("tower_arrival", "TA_GO_AROUND_RB", 5, {
+        "heard": "Egyptair two eight seven one one nine decimal one zero zero. Climb to three thousand. Correction, maintain two thousand. Gee Roger.",
+        "alternatives": [
+            "Egyptair two eight seven one one nine decimal one zero zero. Climb to three thousand, corrections maintain two thousand feet, Roger.",
+            "Egyptair two eight seven one one nine decimal one zero zero climb to three thousand directions maintain two thousand g. Roger.",
+        ],
+        "checks": [{"field": "arrival_altitude_ft", "value": "3000", "margin": 6.228, "lowest": -0.317, "delta": 0.0, "place": [13, 15]}],
+    }),
+    83: ("vfr_circuit", "VFR_LAND_RB", 0, {
+        "heard": "Ukraine International six six four. Elfa runway three six.",
+        "alternatives": [
+            "Ukraine International six six four. Elfa runway three six direction runway three five Roger.",
+            "Ukraine International six six four. Elfa runway three six, the right.",
+        ],
+        "checks": [{"field": "runway", "value": "36", "margin": 2.089, "lowest": -0.777, "delta": 0.0, "place": [7, 9]}],
+    }),
+}
+
+
+@pytest.mark.parametrize("index", sorted(SEED_165))
+def test_a_check_in_the_audio_confirms_nothing_where_the_pilot_corrected_himself(index: int) -> None:
+    from engine.hearing import Hearing, ValueCheck
+    from tests.support import readback as rb
+
+    flow, state, seed, heard = SEED_165[index]
+
+    session, now = rb.at_state(flow, state, seed)
+    hearing = Hearing(alternatives=heard["alternatives"], checks=[ValueCheck(**c) for c in heard["checks"]])
+    decision = rb.engine().transmit(session, heard["heard"], now + 5.0, hearing=hearing)
+    assert not (decision.readback and decision.readback.ok)
+    assert not rb.moved_forward(decision, flow, state, session)
+    said = [s.detail for s in decision.trace.steps if s.step == "readback"]
+    assert any("the pilot corrected himself" in d for d in said), said
