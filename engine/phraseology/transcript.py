@@ -102,12 +102,12 @@ _MERGE: dict[tuple[str, ...], str] = {
     ("i", "say", "again"): BREAK,  # "victor tree, I say again, ..." read no taxiway India
 }
 _MERGE_FIRST = frozenset(key[0] for key in _MERGE)
-# Hesitation sounds a recognizer writes; they are no words of the message.
 # A pilot's "correction" (ICAO: the correct version follows), and the words whisper writes for it
 # on the readback bench's voices (espeak-ng, flite, Kokoro: "heading zero seven zero, collection,
 # zero eight zero", "runway two five ride, connection runway two five left"). None is a word a
 # readback otherwise uses. `engine.pilot_correction` reads what each replaces.
 CORRECTION_WORDS = frozenset({"correction", "corrections", "connection", "connections", "collection", "direction"})
+# Hesitation sounds a recognizer writes; they are no words of the message.
 FILLERS = frozenset({"uh", "uhh", "uhm", "um", "umm", "er", "erm", "ah", "eh", "ehm", "hm", "hmm", "mm"})
 
 
