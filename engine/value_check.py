@@ -160,9 +160,13 @@ def apply_checks(
     likelier by `MARGIN` is not confirmed (fresh seed 163 with the prompt's digits in plain
     English: "runway zero seven left" for 07R written "zero seven red", whisper base's check of 07R
     in place passing by 2.008 where tiny.en's found another symbol likelier by 2.9; the replay's
-    cost 91 right readbacks of 35,894). A frequency of `rivals` (written short by a hearing) is
-    confirmed only where its rival checks allow it (`value_rivals.rival_allows`); one the best
-    transcript heard right but wrote short (`rb.rivalled`) is confirmed by that alone."""
+    cost 91 right readbacks of 35,894); nor one the same model, at the same words, denies so at
+    two other tempos or more (fresh seed 166: "runway zero tree" for 02, written "one with zero
+    tree" beside n-best hypotheses that heard 03; tiny.en's check of 02 in place passed by 2.2 at
+    1.25x only, -3.3 as recorded and -4.2 at 0.83x; the replay's cost 47). A frequency of
+    `rivals` (written short by a hearing) is confirmed only where its rival checks allow it
+    (`value_rivals.rival_allows`); one the best transcript heard right but wrote short
+    (`rb.rivalled`) is confirmed by that alone."""
     notes: list[dict[str, Any]] = []
     statuses = dict(rb.fields)
     own = callsign_symbols(callsign)
@@ -172,6 +176,11 @@ def apply_checks(
     doubted = {(c.field, c.bigger) for c in checks if c.appended and c.margin <= -MARGIN}
     # in place, the same question put to the other model at the same words and tempo
     denied = {(c.field, c.bigger, c.tempo, c.place) for c in checks if not c.appended and c.margin <= -MARGIN}
+    # and the same model's checks of the same words at two other tempos or more
+    tempos_denying: dict[tuple[str, bool, tuple[int, int] | None], set[float]] = {}
+    for c in checks:
+        if not c.appended and c.margin <= -MARGIN:
+            tempos_denying.setdefault((c.field, c.bigger, c.place), set()).add(c.tempo)
     for check in checks:
         expected = fields.get(check.field)
         if expected is None or statuses.get(check.field) not in ("unsure", "missing"):
@@ -186,6 +195,8 @@ def apply_checks(
         ok = ok and not (check.appended and (check.field, check.bigger) in against)
         ok = ok and not (check.appended and (check.field, not check.bigger) in doubted)
         ok = ok and not (not check.appended and (check.field, not check.bigger, check.tempo, check.place) in denied)
+        denying = tempos_denying.get((check.field, check.bigger, check.place), set()) - {check.tempo}
+        ok = ok and not (not check.appended and len(denying) >= 2)
         tempos = rival_tempos(expected[0])
         ok = ok and (check.field not in rivals or rival_allows(check.field, everything, FLOOR, tempos))
         thresholds: dict[str, float] = {"margin_min": MARGIN, "floor": FLOOR, "slack": slack_for(check)}

@@ -598,6 +598,39 @@ def test_a_reading_in_place_the_other_model_denies_there_is_not_confirmed(
     assert status["same"] == status["elsewhere"] == status["other_tempo"] == "ok"
 
 
+@given(
+    doubts=st.lists(st.floats(-8.0, 1.0), min_size=3, max_size=3),
+    margin=st.floats(2.0, 12.0),
+    bigger=st.booleans(),
+    field=st.sampled_from(["runway", "tower_freq", "heading", "squawk"]),
+)
+def test_a_reading_in_place_its_own_model_denies_at_two_other_tempos_is_not_confirmed(
+    doubts: list[float], margin: float, bigger: bool, field: str
+) -> None:
+    """Fresh seed 166: "runway zero tree" for 02, written "one with zero tree" beside n-best
+    hypotheses that heard 03; tiny.en's check of 02 in place passed by 2.2 at 1.25x only (-3.3 as
+    recorded, -4.2 at 0.83x): a wrong runway accepted. An in-place check is not confirmed where
+    the same model's in-place checks of the same words deny it by `MARGIN` or more at two other
+    tempos or more; one such tempo, or other words, leave it confirmed."""
+    value = {"runway": "07R", "tower_freq": "136.500", "heading": "250", "squawk": "4721"}[field]
+    place = (6, 8)
+    checked = ValueCheck(field=field, value=value, margin=margin, lowest=-2.0, delta=0.0, tempo=1.25, bigger=bigger, place=place)
+    others = [
+        checked.model_copy(update={"margin": d, "lowest": -5.0, "delta": -0.6, "tempo": t})
+        for d, t in zip(doubts, (1.0, 0.8333333333333334, 1.1111111111111112), strict=True)
+    ]
+    kind = "frequency" if field == "tower_freq" else field
+    rb = ReadbackResult(ok=False, fields={field: "missing"}, missing=[field])
+
+    def status(checks: list[ValueCheck]) -> str:
+        return apply_checks(rb, checks, {field: (kind, value)})[0].fields[field]
+
+    assume(status([checked]) == "ok")
+    denying = sum(d <= -MARGIN for d in doubts)
+    assert status([*others, checked]) == ("missing" if denying >= 2 else "ok")
+    assert status([*(o.model_copy(update={"place": (2, 4)}) for o in others), checked]) == "ok"
+
+
 def test_seed_114_a_runway_side_whisper_base_heard_right_and_tiny_left_is_asked_again() -> None:
     """The recorded checks of held-out seed 114, index 178, as the engine got them: every one of
     07R failed but whisper base's after the transcript at 0.83x (margin 2.09)."""
