@@ -155,15 +155,11 @@ def apply_checks(
     too, found another symbol likelier by `MARGIN` (`doubted`: the two readings disagree, and a
     disagreement is asked again; held-out seed 114: "runway zero seven left" for 07R, only "All
     Nippon six zero two." written; whisper base after it found "right" likelier by 2.1 at 0.83x,
-    tiny.en "left" by 1.4 to 4.6 at every tempo). The same in place: a value one model confirms
-    where the other, asked the same question at the same words and tempo, found another symbol
-    likelier by `MARGIN` is not confirmed (fresh seed 163 with the prompt's digits in plain
-    English: "runway zero seven left" for 07R written "zero seven red", whisper base's check of 07R
-    in place passing by 2.008 where tiny.en's found another symbol likelier by 2.9; the replay's
-    cost 91 right readbacks of 35,894); nor one the same model, at the same words, denies so at
-    two other tempos or more (fresh seed 166: "runway zero tree" for 02, written "one with zero
-    tree" beside n-best hypotheses that heard 03; tiny.en's check of 02 in place passed by 2.2 at
-    1.25x only, -3.3 as recorded and -4.2 at 0.83x; the replay's cost 47). A frequency of
+    tiny.en "left" by 1.4 to 4.6 at every tempo). In place, a value the same model, at the same
+    words, denies by `MARGIN` at two other tempos or more is not confirmed (fresh seed 166:
+    "runway zero tree" for 02, written "one with zero tree" beside n-best hypotheses that heard
+    03; tiny.en's check of 02 in place passed by 2.2 at 1.25x only, -3.3 as recorded and -4.2 at
+    0.83x; the replay's cost 50 right readbacks of 35,894). A frequency of
     `rivals` (written short by a hearing) is confirmed only where its rival checks allow it
     (`value_rivals.rival_allows`); one the best transcript heard right but wrote short
     (`rb.rivalled`) is confirmed by that alone."""
@@ -174,8 +170,6 @@ def apply_checks(
     checks = [c for c in everything if not c.rival]
     against = {(c.field, c.bigger) for c in checks if not c.appended and _heard_otherwise(c)}
     doubted = {(c.field, c.bigger) for c in checks if c.appended and c.margin <= -MARGIN}
-    # in place, the same question put to the other model at the same words and tempo
-    denied = {(c.field, c.bigger, c.tempo, c.place) for c in checks if not c.appended and c.margin <= -MARGIN}
     # and the same model's checks of the same words at two other tempos or more
     tempos_denying: dict[tuple[str, bool, tuple[int, int] | None], set[float]] = {}
     for c in checks:
@@ -194,7 +188,6 @@ def apply_checks(
         ok = confirms(check, expected[1], own, said) and check.margin + held >= margin_needed(said, check)
         ok = ok and not (check.appended and (check.field, check.bigger) in against)
         ok = ok and not (check.appended and (check.field, not check.bigger) in doubted)
-        ok = ok and not (not check.appended and (check.field, not check.bigger, check.tempo, check.place) in denied)
         denying = tempos_denying.get((check.field, check.bigger, check.place), set()) - {check.tempo}
         ok = ok and not (not check.appended and len(denying) >= 2)
         tempos = rival_tempos(expected[0])
