@@ -23,8 +23,8 @@ from engine.hearing import Hearing
 from engine.models import Decision, Flow, ReadbackResult, Role, Session, State, Transition, TransitionKind
 from engine.phraseology.designators import LETTER_ANCHORS
 from engine.readback import ReadbackEvaluator
-from engine.value_rivals import short_frequencies
-from engine.value_words import RADIO_WORDS
+from engine.value_rivals import short_frequencies, written_longer
+from engine.value_words import RADIO_WORDS, said_symbols
 
 NOISE_KEYS = ("callsign_spoken", "station_name", "airport_name", "destination_name")
 # The words a pilot says right before a value of each kind. Heard by voice with the value missing
@@ -148,11 +148,21 @@ class ReadbackPolicy:
             # values the recognizer was asked to check in the audio (engine/value_query.py)
             expected = value_query.expected_values(rb, ctx, issued)
             callsign = str(ctx.get("callsign_spoken") or "")
+            # a value said again otherwise after the words checked: the check of the first decides nothing
+            told = value_query.issued_values([*rb.fields, *issued], ctx, issued).values()
+            accounted = {said_symbols(*value) for value in told} | {value_query.callsign_symbols(callsign)}
+            superseded = value_query.said_again_otherwise(text, checks, expected, accounted)
+            if superseded:
+                after = sorted({c.field for c in superseded})
+                d.trace.add("readback", f"checks in the audio not counted: another value said after them: {after}")
+                checks = [c for c in checks if not any(c is s for s in superseded)]
             # a frequency written short is confirmed only where its rival allows (engine/value_rivals.py)
             rivals = short_frequencies([text, *hearing.alternatives], expected)
             # heard only as another value in the answer and in the transmission asked again: no check confirms it
             twice = set(doubted) & set(rb.otherwise)
-            rb, checked = value_check.apply_checks(rb, checks, expected, callsign, earlier, rivals, twice)
+            # nor a frequency one hearing wrote short and another longer (engine/value_rivals.py)
+            longer = set(written_longer([text, *hearing.alternatives], expected))
+            rb, checked = value_check.apply_checks(rb, checks, expected, callsign, earlier, rivals, twice, longer)
             if checked:
                 confirmed = [c["field"] for c in checked if c["confirmed"]]
                 d.trace.add("readback", f"checked in the audio: confirmed {confirmed}", checks=checked)
@@ -163,6 +173,9 @@ class ReadbackPolicy:
             otherwise = sorted(({c.field for c in checks} & twice) - asked)
             if otherwise:
                 d.trace.add("readback", f"not confirmed by the audio, heard only as another value twice: {otherwise}")
+            shorter = sorted(({c.field for c in checks} & longer) - asked)
+            if shorter:
+                d.trace.add("readback", f"not confirmed by the audio, a hearing wrote a digit more: {shorter}")
         if state.readback_required:
             rb = _keep_heard(session, f"{flow.slug}:{state.id}", rb, ctx, issued, d)
         if (

@@ -136,6 +136,7 @@ def apply_checks(
     earlier: Mapping[str, Mapping[str, float]] | None = None,
     rivals: Collection[str] = (),
     again_otherwise: Collection[str] = (),
+    longer: Collection[str] = (),
 ) -> tuple[ReadbackResult, list[dict[str, Any]]]:
     """`rb` with each unsure or missing field that a check confirms for its issued value (`fields`)
     heard right, and the best margin of each field checked and not confirmed (`margins`); and what
@@ -147,7 +148,9 @@ def apply_checks(
     again heard it only as another value (held-out seed 126 #170: "runway one seven" for 18 in
     every n-best twice, the answer's best transcript "rome eight one seven" holding no runway, and
     whisper base's check of 18 there passing by 3.2; the same in one transmission alone cost 965
-    right readbacks of the replay's 32,000). `earlier`: the margin
+    right readbacks of the replay's 32,000). Nor one of `longer`, a frequency one hearing wrote
+    short and another with a digit more (`value_rivals.written_longer`, fresh seed 165 #79); its
+    checks' margins are kept for the answer all the same. `earlier`: the margin
     the audio held against a field in the transmissions asked again before this one at the state,
     per question (`check_question`: the model, in place or after; `Session.readback_margins`);
     where it is negative, a check of the same question needs that much more now. A value read
@@ -192,6 +195,7 @@ def apply_checks(
         ok = ok and not (not check.appended and len(denying) >= 2)
         tempos = rival_tempos(expected[0])
         ok = ok and (check.field not in rivals or rival_allows(check.field, everything, FLOOR, tempos))
+        ok = ok and check.field not in longer
         thresholds: dict[str, float] = {"margin_min": MARGIN, "floor": FLOOR, "slack": slack_for(check)}
         if held:
             thresholds["earlier"] = held  # the audio held this against it in a transmission asked again
@@ -203,7 +207,8 @@ def apply_checks(
     confirmed = {n["field"] for n in notes if n["confirmed"]}
     for name in rb.rivalled:  # heard right but written short: the audio ruled its rival out
         tempos = rival_tempos(fields.get(name, ("", ""))[0])
-        if statuses.get(name) == "unsure" and name not in confirmed and rival_allows(name, everything, FLOOR, tempos):
+        allowed = name not in longer and rival_allows(name, everything, FLOOR, tempos)
+        if statuses.get(name) == "unsure" and name not in confirmed and allowed:
             statuses[name] = "ok"
             confirmed.add(name)
             notes.append({"field": name, "value": fields.get(name, ("", ""))[1], "confirmed": True, "by": "rival"})

@@ -60,6 +60,7 @@ from engine.phraseology.transcript import CORRECTION_WORDS
 from engine.value_places import INTRO, callsign_words, field_places, letter_anchored, taken_words
 from engine.value_rivals import limit_rivals, place_span, rival_value
 from engine.value_words import (
+    MOST_DIGITS,
     SYMBOL_OF,
     class_of,
     is_full,
@@ -287,10 +288,23 @@ def said_twice(transcript: str) -> bool:
     one one eight point four."): the second copy is not in the audio, so a value put into either
     copy is scored beside words the pilot never said there (held-out seed 96: 118.400 read back
     for 118.450, written so; "five" put after the first "four" passed by 2.8). A check of such a
-    transcript confirms nothing, and none is asked for."""
+    transcript confirms nothing, and none is asked for. So where the loop starts later and wears
+    out (a block said again right after itself, anywhere): fresh seed 164 #193, "contact approach
+    one two zero decimal four three, Japanair one one one three" written "... decimal fife three
+    japanair one one one three japanair one one one three japanair one one three japanair one",
+    120.53 for 120.43, read as the issued 120.530 written short and heard right by its rival.
+    A block of one word said again and again ("hotel one one one one one one") is left to the
+    other rules: a digit said more than once is stretched so, and there the replay's recorded
+    checks were placed over words a narrower question would not use (seed 151 #39)."""
     words = words_of(transcript)
     n = len(words)
-    return any(all(words[i] == words[i % k] for i in range(n)) for k in range(LOOP_MIN_WORDS, n // 2 + 1))
+    if any(all(words[i] == words[i % k] for i in range(n)) for k in range(LOOP_MIN_WORDS, n // 2 + 1)):
+        return True
+    return any(
+        words[i : i + k] == words[i + k : i + 2 * k] and len(set(words[i : i + k])) > 1
+        for k in range(LOOP_MIN_WORDS, n // 2 + 1)
+        for i in range(n - 2 * k + 1)
+    )
 
 
 # "correction" as whisper writes it too (`CORRECTION_WORDS`), and its "correct" ("QNH one zero zero
@@ -323,6 +337,49 @@ def counted_checks(checks: Iterable[ValueCheck], start: int | None) -> list[Valu
     if start is None:
         return []
     return [c for c in checks if start == 0 or (c.place is not None and c.place[0] >= start)]
+
+
+def said_again_otherwise(
+    transcript: str, checks: Iterable[ValueCheck], fields: Mapping[str, tuple[str, str]], accounted: Iterable[str]
+) -> list[ValueCheck]:
+    """The in-place `checks` of `fields` (field -> (kind, issued value)) after whose place the
+    best transcript says another run of as many digits as a value of its kind (a QNH three or
+    four), which no value of
+    `accounted` (the symbols of every issued value and of our callsign) says: the pilot said a
+    second value of that kind after the one checked, and which he meant is not for a check of the
+    first to decide. The correction word that would say so is often lost (fresh seed 165 #261:
+    "QNH one zero one four, correction, QNH one zero one six" written "the nh one, zero one four,
+    three, chance, the nh one, zero one six", its keyword and correction word lost in every
+    hearing; a check of 1014 over the first four digits passed by 3.2)."""
+    words = words_of(transcript)
+    known = set(accounted)
+    out: list[ValueCheck] = []
+    for check in checks:
+        kind_name, value = fields.get(check.field, ("", ""))
+        said = said_symbols(kind_name, value) if kind_name in MOST_DIGITS else ""
+        if check.place is None or check.rival or not said.isdigit():
+            continue
+        lengths = QNH_DIGITS if kind_name == "qnh" else {len(said)}
+        later = _digit_runs(words[check.place[1] :])
+        if any(len(run) in lengths and run != said and run not in known for run in later):
+            out.append(check)
+    return out
+
+
+QNH_DIGITS = frozenset({3, 4})  # hectopascals: "niner niner eight" and "one zero one three"
+
+
+def _digit_runs(words: list[str]) -> list[str]:
+    """The runs of digits `words` say one after another ("one zero one six" -> "1016"; numerals
+    as written count their digits), each ended by any other word."""
+    runs: list[str] = [""]
+    for word in words:
+        digits = word if word.isdigit() else SYMBOL_OF[word][1] if class_of(word) == "digit" else ""
+        if digits:
+            runs[-1] += digits
+        elif runs[-1]:
+            runs.append("")
+    return [run for run in runs if run]
 
 
 def callsign_symbols(callsign: str) -> str:

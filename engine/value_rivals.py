@@ -49,6 +49,7 @@ from typing import Any
 from rapidfuzz import fuzz
 
 from engine.hearing import ValueCheck
+from engine.phraseology.frequencies import is_channel
 from engine.phraseology.transcript import tokenize
 from engine.value_words import words_of
 
@@ -84,6 +85,37 @@ def short_frequencies(transcripts: Iterable[str], fields: Mapping[str, tuple[str
             if name not in out and kind_name == "frequency" and any(written_short(w, value) for w in words):
                 out[name] = transcript
     return out
+
+
+def written_longer(transcripts: Iterable[str], fields: Mapping[str, tuple[str, str]]) -> list[str]:
+    """The frequency fields of `fields` (field -> (kind, issued value)) that one of `transcripts`
+    wrote short ("133.2" for 133.200) where another wrote the same decimals and more ("133.25"):
+    that hearing wrote the digit the short one lost, and a check of the issued value in place
+    cannot weigh a digit the transcript holds no place for. Fresh seed 165 #79: "one three three
+    point two five" (133.250 for the issued 133.200) written "point two. I'm" by the best hearing
+    and "point two five" by the three others; whisper base's check of 133.200 in place passed by
+    3.0, and the rival said twice (133.220) was nowhere near. No check confirms such a field."""
+    words = [w for transcript in transcripts for w in tokenize(transcript).words]
+    out: list[str] = []
+    for name, (kind_name, value) in fields.items():
+        if kind_name != "frequency":
+            continue
+        short = {w.partition(".")[2] for w in words if written_short(w, value)}
+        if any(_extends(w, value, decimals) for w in words for decimals in short):
+            out.append(name)
+    return sorted(out)
+
+
+def _extends(word: str, value: str, decimals: str) -> bool:
+    """`word` ("133.25") is a frequency of `value`'s whole part whose decimals start with
+    `decimals` ("2") and go on to a channel a controller assigns (`is_channel`), not `value`
+    itself. A digit more that names no channel is a word after the value run into it (seed 166
+    #128: "decimal seven five eight seven", the "eight seven" our callsign's "two eight seven")."""
+    whole, dot, said = word.partition(".")
+    issued_whole, _, issued_decimals = value.partition(".")
+    longer = bool(dot) and whole.isdigit() and said.isdigit() and len(decimals) < len(said) <= 3
+    other = f"{whole[-3:]}.{said.ljust(3, '0')}"
+    return longer and whole[-3:] == issued_whole and said.startswith(decimals) and other != value and is_channel(other)
 
 
 def written_short(word: str, value: str) -> bool:
