@@ -239,3 +239,38 @@ def test_a_check_in_the_audio_confirms_nothing_where_the_pilot_corrected_himself
     assert not rb.moved_forward(decision, flow, state, session)
     said = [s.detail for s in decision.trace.steps if s.step == "readback"]
     assert any("the pilot corrected himself" in d for d in said), said
+
+
+BARE_KINDS = [k for k in KINDS if k.name in ("squawk", "heading", "qnh")]
+
+
+@settings(max_examples=150, deadline=None, derandomize=True)
+@given(
+    k=st.sampled_from(BARE_KINDS), data=st.data(), comma=st.booleans(), callsign_last=st.booleans(),
+)  # fmt: skip
+def test_a_second_value_said_bare_after_the_first_never_lets_the_first_stand(
+    k: Corrected, data: st.DataObject, comma: bool, callsign_last: bool
+) -> None:
+    """ "Squawk 3535, 3553": the pilot corrected himself with the word "correction" left out (or
+    not heard). Whichever value was issued, the readback is not accepted unless both are it; the
+    same value said twice is no wrong one (said without a pause, its digits may run into one
+    number the controller asks again for)."""
+    issued, first, second = data.draw(k.values), data.draw(k.values), data.draw(k.values)
+    rng = data.draw(st.randoms(use_true_random=False))
+    sep = ", " if comma else " "
+    said = f"{k.keyword} {k.say(first, rng)}{sep}{k.say(second, rng)}"
+    text = f"{said}, Lufthansa 359" if callsign_last else f"Lufthansa 359, {said}"
+    heard = _judge([k.name], {k.name: issued}, text)[k.name]
+    if first == second == issued:
+        assert heard == "ok" if comma else heard in ("ok", "unsure"), text
+    else:
+        assert heard == "wrong" if comma else heard in ("wrong", "unsure"), text
+
+
+def test_a_bare_number_after_a_value_that_another_issued_value_says_is_that_value() -> None:
+    """ "Squawk 3535, 1014" with the QNH 1014 issued: the QNH said without its keyword, not a
+    second squawk (`numeric.second_value`); a wrong QNH there is a wrong value, not accepted."""
+    issued = {"squawk": "3535", "qnh": "1014"}
+    assert _judge(["squawk", "qnh"], issued, "squawk 3535, 1014, Lufthansa 359") == {"squawk": "ok", "qnh": "ok"}
+    wrong = _judge(["squawk", "qnh"], issued, "squawk 3535, 1015, Lufthansa 359")
+    assert "wrong" in wrong.values()

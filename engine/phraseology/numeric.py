@@ -30,12 +30,22 @@ def _digits(value: Any) -> str | None:
     return text if text.isdigit() else None
 
 
-def _after(t: Transcript, anchors: frozenset[str], skip: frozenset[str] = frozenset(), length: int = 0) -> Found:
+def _after(
+    t: Transcript,
+    anchors: frozenset[str],
+    skip: frozenset[str] = frozenset(),
+    length: int = 0,
+    ctx: Context | None = None,
+) -> Found:
     """A hit (index, numeral) for each integer that follows an anchor word, skipping `skip` words.
 
     A value said digit by digit with a pause inside ("heading zero seven, zero", as a recognizer
     writes it) arrives as two numbers: while the first is shorter than the kind's `length`, the
-    integers right after it are joined to it as long as the whole fits."""
+    integers right after it are joined to it as long as the whole fits.
+
+    A value of the kind's full `length` said bare right after one (`second_value`: "squawk 3535,
+    3553") is a second value of the kind, as "squawk 3535, squawk 3553" is: the pilot corrected
+    himself, the word "correction" left out or not heard, and the first must not stand alone."""
     found: Found = []
     for i, word in enumerate(t.words):
         if word not in anchors:
@@ -52,7 +62,28 @@ def _after(t: Transcript, anchors: frozenset[str], skip: frozenset[str] = frozen
         ):
             number, k = number + more, k + 1
         found.append(Hit(j, number))
+        if ctx is not None and (again := second_value(t, k, number, length, ctx)) is not None:
+            found.append(Hit(k, again))
     return found
+
+
+def second_value(t: Transcript, k: int, first: str, length: int, ctx: Context) -> str | None:
+    """The integer at word `k`, right after a value `first` of `length` digits, where it has that
+    many digits too, differs, is no other kind's by its unit ("heading 230, 120 knots"), and says
+    no other scenario value (`ctx.variables`, our callsign among them: "squawk 3535, 1014" with the
+    QNH 1014 issued is the QNH said bare)."""
+    more = t.integer(k)
+    if not length or more is None or len(first) != length or len(more) != length or more == first:
+        return None
+    if t.word(k + 1) in _NOT_QNH_AFTER:
+        return None
+    others = {_digits_of(v) for name, v in ctx.variables.items() if name != ctx.name}
+    return None if more in others else more
+
+
+def _digits_of(value: Any) -> str:
+    """The digits of a scenario value as they run in it ("SWR158" -> "158", "121.800" -> "121800")."""
+    return "".join(c for c in str(value) if c.isdigit())
 
 
 # --------------------------------------------------------------------------- heading
@@ -80,7 +111,7 @@ def heading_find(t: Transcript, ctx: Context) -> Found:
         Hit(h.index, "000", garbled=True)
         if h.value.isdigit() and int(h.value) == 0
         else Hit(h.index, heading_canonical(h.value) or h.value)
-        for h in _after(t, anchors, frozenset({"to"}), length=3)
+        for h in _after(t, anchors, frozenset({"to"}), length=3, ctx=ctx)
     ]
     # with them, any said after the direction of turn: "heading 180, correction, turn right 140"
     # (a heading corrected into a wrong one had been accepted, and into the right one refused)
@@ -115,7 +146,7 @@ def squawk_canonical(value: Any) -> str | None:
 
 
 def squawk_find(t: Transcript, ctx: Context) -> Found:
-    return _after(t, _SQUAWK_ANCHORS, frozenset({"code", "transponder", "squawk"}), length=4)
+    return _after(t, _SQUAWK_ANCHORS, frozenset({"code", "transponder", "squawk"}), length=4, ctx=ctx)
 
 
 # --------------------------------------------------------------------------- QNH / altimeter
@@ -150,7 +181,7 @@ def qnh_find(t: Transcript, ctx: Context) -> Found:
     anchors = frozenset({"qnh", "altimeter"})
     found = [
         Hit(h.index, qnh_canonical(h.value) or h.value)
-        for h in _after(t, anchors, frozenset({"is", "of", "setting"}), length=4)
+        for h in _after(t, anchors, frozenset({"is", "of", "setting"}), length=4, ctx=ctx)
     ]
     hpa = (ctx.expected or "").isdigit() and int(ctx.expected or 0) in _HPA
     if found or not ctx.required or not hpa or t.doubted:
