@@ -149,8 +149,8 @@ class ReadbackPolicy:
             expected = value_query.expected_values(rb, ctx, issued)
             callsign = str(ctx.get("callsign_spoken") or "")
             # a value said again otherwise after the words checked: the check of the first decides nothing
-            told = value_query.issued_values([*rb.fields, *issued], ctx, issued).values()
-            accounted = {said_symbols(*value) for value in told} | {value_query.callsign_symbols(callsign)}
+            all_issued = value_query.issued_values([*rb.fields, *issued], ctx, issued).values()
+            accounted = {said_symbols(*value) for value in all_issued} | {value_query.callsign_symbols(callsign)}
             superseded = value_query.said_again_otherwise(text, checks, expected, accounted)
             if superseded:
                 after = sorted({c.field for c in superseded})

@@ -339,18 +339,21 @@ def counted_checks(checks: Iterable[ValueCheck], start: int | None) -> list[Valu
     return [c for c in checks if start == 0 or (c.place is not None and c.place[0] >= start)]
 
 
+QNH_DIGITS = frozenset({3, 4})  # hectopascals: "niner niner eight" and "one zero one three"
+
+
 def said_again_otherwise(
     transcript: str, checks: Iterable[ValueCheck], fields: Mapping[str, tuple[str, str]], accounted: Iterable[str]
 ) -> list[ValueCheck]:
     """The in-place `checks` of `fields` (field -> (kind, issued value)) after whose place the
     best transcript says another run of as many digits as a value of its kind (a QNH three or
-    four), which no value of
-    `accounted` (the symbols of every issued value and of our callsign) says: the pilot said a
-    second value of that kind after the one checked, and which he meant is not for a check of the
-    first to decide. The correction word that would say so is often lost (fresh seed 165 #261:
-    "QNH one zero one four, correction, QNH one zero one six" written "the nh one, zero one four,
-    three, chance, the nh one, zero one six", its keyword and correction word lost in every
-    hearing; a check of 1014 over the first four digits passed by 3.2)."""
+    four, `QNH_DIGITS`), which no value of `accounted` (the symbols of every issued value and of
+    our callsign) says: the pilot said a second value of that kind after the one checked, and
+    which he meant is not for a check of the first to decide. The correction word that would say
+    so is often lost (fresh seed 165 #261: "QNH one zero one four, correction, QNH one zero one
+    six" written "the nh one, zero one four, three, chance, the nh one, zero one six", its keyword
+    and correction word lost in every hearing; a check of 1014 over the first four digits passed
+    by 3.2)."""
     words = words_of(transcript)
     known = set(accounted)
     out: list[ValueCheck] = []
@@ -364,9 +367,6 @@ def said_again_otherwise(
         if any(len(run) in lengths and run != said and run not in known for run in later):
             out.append(check)
     return out
-
-
-QNH_DIGITS = frozenset({3, 4})  # hectopascals: "niner niner eight" and "one zero one three"
 
 
 def _digit_runs(words: list[str]) -> list[str]:

@@ -135,3 +135,28 @@ def test_a_check_before_another_value_of_its_kind_said_after_it_is_not_counted(
     assert said_again_otherwise(transcript, [appended], {"qnh": ("qnh", issued)}, {"634"}) == []
     alone = f"american six three four qnh {said} roger"
     assert said_again_otherwise(alone, [check], {"qnh": ("qnh", issued)}, {"634"}) == []
+
+
+WORDS = st.sampled_from("contact approach one two zero decimal four three japanair tree runway left roger".split())
+
+
+@given(
+    before=st.lists(WORDS, max_size=8),
+    block=st.lists(WORDS, min_size=3, max_size=6).filter(lambda b: len(set(b)) > 1),
+    worn=st.lists(WORDS, max_size=6),
+)
+def test_whisper_s_loop_anywhere_in_a_transcript_is_a_loop(before: list[str], block: list[str], worn: list[str]) -> None:
+    """Seed 164 #193: "... decimal fife three japanair one one one three japanair one one one three
+    japanair one one three japanair one": a block of three words or more, not all one word, said
+    again right after itself, wherever it starts and however the loop wears out after it."""
+    from engine.value_query import said_twice
+
+    assert said_twice(" ".join([*before, *block, *block, *worn]))
+
+
+@given(digit=st.sampled_from("one two three four five".split()), times=st.integers(2, 9))
+def test_one_word_said_again_and_again_is_no_loop_by_itself(digit: str, times: int) -> None:
+    """ "Hotel one one one one one one": a digit stretched, left to the other rules."""
+    from engine.value_query import said_twice
+
+    assert not said_twice(f"holding point hotel {' '.join([digit] * times)} japanair four two")

@@ -104,9 +104,12 @@ _MERGE: dict[tuple[str, ...], str] = {
 _MERGE_FIRST = frozenset(key[0] for key in _MERGE)
 # A pilot's "correction" (ICAO: the correct version follows), and the words whisper writes for it
 # on the readback bench's voices (espeak-ng, flite, Kokoro: "heading zero seven zero, collection,
-# zero eight zero", "runway two five ride, connection runway two five left"). None is a word a
-# readback otherwise uses. `engine.pilot_correction` reads what each replaces.
-CORRECTION_WORDS = frozenset({"correction", "corrections", "connection", "connections", "collection", "direction"})
+# zero eight zero", "runway two five ride, connection runway two five left"; seed 166 twice:
+# "directions"). None is a word a readback otherwise uses. `engine.pilot_correction` reads what
+# each replaces.
+CORRECTION_WORDS = frozenset(
+    {"correction", "corrections", "connection", "connections", "collection", "direction", "directions"}
+)
 # Hesitation sounds a recognizer writes; they are no words of the message.
 FILLERS = frozenset({"uh", "uhh", "uhm", "um", "umm", "er", "erm", "ah", "eh", "ehm", "hm", "hmm", "mm"})
 
