@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from engine.phraseology.context import Context
+from engine.phraseology.context import Context, other_digits
 from engine.phraseology.hits import Found, Hit
 from engine.phraseology.numbers import DIGIT_WORDS, speak_digits, speak_whole
 from engine.phraseology.transcript import Transcript
@@ -109,6 +109,10 @@ def find(t: Transcript, ctx: Context) -> Found:
             continue
         n = int(word)
         after, before = t.word(i + 1), t.word(i - 1)
+        if found and found[-1].index == i - 1 and _second(found[-1].value, word, after, ctx):
+            # "flight level 120, 130", "descend 3000, 4000": the pilot's correction, its word lost
+            found.append(Hit(i, level(n) if found[-1].value.startswith("FL") else str(n)))
+            continue
         if after in _NOT_ALTITUDE_AFTER or before in _NOT_ALTITUDE_BEFORE or n > MAX_FEET:
             continue
         anchored = i <= anchor_until and n >= 100
@@ -121,3 +125,16 @@ def find(t: Transcript, ctx: Context) -> Found:
             continue
         anchor_until = -1  # one verb, one altitude: "descend 3000, ten oh four" has a QNH after it
     return found
+
+
+def _second(first: str, word: str, after: str, ctx: Context) -> bool:
+    """Whether the number `word`, said bare right after the level or altitude `first`, is a second
+    value of its kind, as with its keyword said again: a level of three digits after a level, an
+    altitude of whole hundreds of as many digits after an altitude; not followed by a unit of
+    another kind ("knots"), and saying no other scenario value (`other_digits`: "descend 3000,
+    1004" with the QNH 1004 issued is the QNH said bare)."""
+    if after in _NOT_ALTITUDE_AFTER or word in other_digits(ctx) or not int(word):
+        return False
+    if first.startswith("FL"):
+        return len(word) == 3 and level(int(word)) != first
+    return len(word) == len(first) and int(word) % 100 == 0 and word != first

@@ -28,3 +28,10 @@ class Context:
 def near(words: tuple[str, ...], i: int, anchors: frozenset[str], before: int) -> bool:
     """True if one of `anchors` is among the `before` words ahead of index i."""
     return any(words[j] in anchors for j in range(max(0, i - before), i))
+
+
+def other_digits(ctx: Context) -> set[str]:
+    """The digits of every scenario value but the one checked, as they run in it ("SWR158" ->
+    "158", "121.800" -> "121800"): a number said bare that one of them says is that value (a QNH
+    said bare after a squawk), not a second value of the kind checked."""
+    return {"".join(c for c in str(v) if c.isdigit()) for name, v in ctx.variables.items() if name != ctx.name}

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from engine.phraseology.context import Context
+from engine.phraseology.context import Context, other_digits
 from engine.phraseology.directions import is_turn
 from engine.phraseology.hits import Found, Hit
 from engine.phraseology.numbers import speak_digits
@@ -77,13 +77,7 @@ def second_value(t: Transcript, k: int, first: str, length: int, ctx: Context) -
         return None
     if t.word(k + 1) in _NOT_QNH_AFTER:
         return None
-    others = {_digits_of(v) for name, v in ctx.variables.items() if name != ctx.name}
-    return None if more in others else more
-
-
-def _digits_of(value: Any) -> str:
-    """The digits of a scenario value as they run in it ("SWR158" -> "158", "121.800" -> "121800")."""
-    return "".join(c for c in str(value) if c.isdigit())
+    return None if more in other_digits(ctx) else more
 
 
 # --------------------------------------------------------------------------- heading
