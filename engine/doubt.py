@@ -15,8 +15,8 @@ from pydantic import BaseModel, ConfigDict
 
 
 class Doubt(StrEnum):
-    """The kind of reason a value is asked again. Only `HEARD_RIGHT_ALTERNATIVE_OTHERWISE` and
-    `RIVALS` doubt a value the best transcript heard as issued."""
+    """The kind of reason a value is asked again. Only `HEARD_RIGHT_ALTERNATIVE_OTHERWISE`,
+    `RIVALS` and `CORRECTED_ELSEWHERE` doubt a value the best transcript heard as issued."""
 
     HEARD_RIGHT_ALTERNATIVE_OTHERWISE = "heard_right_alternative_otherwise"
     HEARD_GARBLED_ALTERNATIVE_OTHERWISE = "heard_garbled_alternative_otherwise"
@@ -25,6 +25,7 @@ class Doubt(StrEnum):
     HEARD_GARBLED = "heard_garbled"
     RIVALS = "rivals"
     LOST = "lost"
+    CORRECTED_ELSEWHERE = "corrected_elsewhere"
 
 
 # The best transcript's verdict on a field -> the kind when an n-best hypothesis disagrees.

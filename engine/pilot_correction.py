@@ -21,7 +21,7 @@ value it calls an error away all the same ("squawk 3535, correction": no squawk 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 
 from engine.phraseology.transcript import CORRECTION_WORDS, Transcript, last_correction
 
@@ -79,3 +79,24 @@ def _without(t: Transcript, start: int, stop: int) -> Transcript:
 
 def _is_value(t: Transcript, i: int) -> bool:
     return t.number(i) is not None or t.letter(i) is not None or t.word(i) in _VALUE_WORDS
+
+
+def corrected_elsewhere(
+    best: Mapping[str, tuple[str, str, str]], cut: Sequence[Mapping[str, tuple[str, str, str]]], corrected: bool
+) -> set[str]:
+    """By voice, the fields of `best` (field -> (status, expected, heard), the best transcript's
+    verdicts) that another hearing may have the pilot correct: every one where another hearing has
+    him say "correction" and the best none (`corrected`: `value_query.checks_from` is None); else
+    each that a hearing the best transcript is the first words of (`cut`: the best cut before the
+    rest) heard otherwise. Fresh seed 168, with self-corrections: "heading, zero seven zero." beside
+    "... zero seven zero correction. having zero five zero" (four wrong readbacks accepted so,
+    three by the best transcript's own words), and "runway zero seven left." beside "... left.
+    Carmack should runway zero seven right." (07L confirmed by a check in place)."""
+    if corrected:
+        return set(best)
+    missing = ("missing", "", "")
+    return {
+        name
+        for name, (status, _e, _h) in best.items()
+        if any(c.get(name, missing)[0] not in (status, "missing") for c in cut)
+    }

@@ -76,9 +76,9 @@ from engine.phraseology.hits import Found, Hit
 from engine.phraseology.instructions import contradictions as instruction_contradictions
 from engine.phraseology.plausible import plausible
 from engine.phraseology.transcript import Transcript
-from engine.pilot_correction import corrections, last_correction, splice_bare
+from engine.pilot_correction import corrected_elsewhere, corrections, last_correction, splice_bare
 from engine.readback_voice import Voice, garbled_by_voice
-from engine.value_query import issued_values
+from engine.value_query import checks_from, issued_values
 from engine.value_rivals import TOLD_KINDS, short_frequencies, told_places
 from engine.vocabulary import base_vocabulary
 
@@ -231,6 +231,16 @@ class ReadbackEvaluator:
                     unsure.append(name)
                     text = f"heard only by an alternative, {_shown_status(status, heard)}"
                     why[name] = Reason(kind=Doubt.HEARD_ONLY_BY_ALTERNATIVE, text=text)
+        # by voice, another hearing may have the pilot correct a value: which one is not known
+        cut = [other for (other, _m), alt in zip(others, alternatives, strict=True) if is_truncation(transcript, alt)]
+        corrected = spoken and checks_from(transcript, alternatives) is None
+        for name in sorted(corrected_elsewhere(best, cut, corrected) if spoken else ()):
+            if best[name][0] in ("ok", "wrong"):
+                wrong = [w for w in wrong if w["field"] != name]
+                unsure += [name] if fields[name] != "unsure" else []
+                fields[name] = "unsure"
+                text = "heard, but another hearing has the pilot correct himself after it"
+                why[name] = Reason(kind=Doubt.CORRECTED_ELSEWHERE, text=text)
         contradicted = [name for name, (status, _e, _h) in best.items() if status == "wrong"]
         heard_ok = issued_values([n for n, s in fields.items() if s == "ok"], variables, issued or {}) if spoken else {}
         rivalled = sorted({*short_frequencies([transcript], heard_ok), *(told_places(heard_ok) if told else ())})

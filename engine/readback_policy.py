@@ -158,11 +158,14 @@ class ReadbackPolicy:
                 checks = [c for c in checks if not any(c is s for s in superseded)]
             # a frequency written short is confirmed only where its rival allows (engine/value_rivals.py)
             rivals = short_frequencies([text, *hearing.alternatives], expected)
-            # heard only as another value in the answer and in the transmission asked again: no check confirms it
+            # heard only as another value in the answer and in the transmission asked again: no check confirms
+            # it, nor one another hearing may have the pilot correct (engine/pilot_correction.py)
+            elsewhere = {name for name, why in rb.why.items() if why.kind is Doubt.CORRECTED_ELSEWHERE}
             twice = set(doubted) & set(rb.otherwise)
             # nor a frequency one hearing wrote short and another longer (engine/value_rivals.py)
             longer = set(written_longer([text, *hearing.alternatives], expected))
-            rb, checked = value_check.apply_checks(rb, checks, expected, callsign, earlier, rivals, twice, longer)
+            unheard = twice | elsewhere
+            rb, checked = value_check.apply_checks(rb, checks, expected, callsign, earlier, rivals, unheard, longer)
             if checked:
                 confirmed = [c["field"] for c in checked if c["confirmed"]]
                 d.trace.add("readback", f"checked in the audio: confirmed {confirmed}", checks=checked)

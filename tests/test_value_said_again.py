@@ -160,3 +160,78 @@ def test_one_word_said_again_and_again_is_no_loop_by_itself(digit: str, times: i
     from engine.value_query import said_twice
 
     assert not said_twice(f"holding point hotel {' '.join([digit] * times)} japanair four two")
+
+
+# Fresh seed 168 (`--corrections 0.3`), stop 63: four wrong readbacks accepted where another
+# hearing had the pilot correct himself and the best hearing, cut before it or the word lost, did
+# not (`pilot_correction.corrected_elsewhere`), decided again.
+FRESH: dict[tuple[int, int], tuple[str, str, int, dict[str, Any]]] = {
+    (168, 8): ("taxi_out", "TX_GIVE_WAY_RB", 9, {
+        "heard": "All Nippon six zero two. We will go to holding point victor four, the hold point zero four.",
+        "alternatives": [
+            "All Nippon six zero two. We'll call the holding point victor four correction to holding point cierra four.",
+            "All nippon six zero two. We will go to holding point victor four, the hold point zero four.",
+        ],
+        "checks": [],
+    }),
+    (168, 164): ("departure", "DEP_HEADING_RB", 9, {
+        "heard": "all Nippon six zero two ronger. heading, zero seven zero.",
+        "alternatives": [
+            "all Nippon six zero two ronja. heading near oseren zero correction. flight heading near ofour near o",
+            "All Nippon six zero two ronger. heading, zero seven zero.",
+        ],
+        "checks": [],
+    }),
+    (168, 214): ("vfr_circuit", "VFR_TOUCH_AND_GO_RB", 4, {
+        "heard": "Egyptair three two runway zero seven left.",
+        "alternatives": [
+            "Egyptair three two runway zero seven left. Carmack should runway zero seven right.",
+            "Egyptair tree two runway zero seven left. Cair mike, chunt runway zero seven right.",
+        ],
+        "checks": [{"field": "runway", "value": "07L", "margin": 3.098, "lowest": -0.673, "delta": 0.0, "place": [4, 7]}],
+    }),
+    (168, 293): ("departure", "DEP_HEADING_RB", 9, {
+        "heard": "All Nippon six zero two will go. heading zero seven zero.",
+        "alternatives": [
+            "All Nippon six zero two wheel coe. having zero seven zero correction. having zero five zero.",
+            "All Nippon six zero two will go. heading, zero seven zero.",
+        ],
+        "checks": [],
+    }),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("key", sorted(FRESH))
+def test_a_correction_another_hearing_heard_leaves_the_value_unheard(key: tuple[int, int]) -> None:
+    from engine.hearing import Hearing
+    from tests.support import readback as rb
+
+    flow, state, seed, heard = FRESH[key]
+    session, now = rb.at_state(flow, state, seed)
+    hearing = Hearing(alternatives=heard["alternatives"], checks=[ValueCheck(**c) for c in heard["checks"]])
+    decision = rb.engine().transmit(session, heard["heard"], now + 5.0, hearing=hearing)
+    assert decision.readback is not None and not decision.readback.ok
+    assert not rb.moved_forward(decision, flow, state, session)
+    assert not decision.readback.confirmed  # no check in the audio confirmed the value
+
+
+missing = ("missing", "", "")
+
+
+@given(
+    best=st.dictionaries(st.sampled_from(["runway", "heading", "qnh"]), st.sampled_from(["ok", "wrong", "unsure"]), min_size=1),
+    cut=st.lists(st.dictionaries(st.sampled_from(["runway", "heading", "qnh"]), st.sampled_from(["ok", "wrong", "unsure", "missing"])), max_size=3),
+    corrected=st.booleans(),
+)  # fmt: skip
+def test_a_field_another_hearing_may_have_corrected_is_never_left_as_heard(
+    best: dict[str, str], cut: list[dict[str, str]], corrected: bool
+) -> None:
+    """Every field where another hearing says "correction" and the best none; else each a longer
+    hearing (the best its first words) heard otherwise, and no other."""
+    from engine.pilot_correction import corrected_elsewhere
+
+    verdicts = {name: (status, "", "") for name, status in best.items()}
+    hearings = [{name: (status, "", "") for name, status in c.items()} for c in cut]
+    found = corrected_elsewhere(verdicts, hearings, corrected)
+    otherwise = {n for n, s in best.items() if any(c.get(n, "missing") not in (s, "missing") for c in cut)}
+    assert found == (set(best) if corrected else otherwise)

@@ -125,6 +125,7 @@ WHY_KINDS: dict[str, str] = {
     Doubt.HEARD_OTHER_ALTERNATIVE_OTHERWISE: "heard as another value, an n-best hypothesis otherwise",
     Doubt.LOST: "lost in a readback otherwise heard",
     Doubt.RIVALS: "heard right, a rival not ruled out in the audio",
+    Doubt.CORRECTED_ELSEWHERE: "an n-best hypothesis has the pilot correct himself, the best none",
 }
 
 
