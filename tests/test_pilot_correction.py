@@ -227,16 +227,11 @@ SEED_165 = {
 
 @pytest.mark.parametrize("index", sorted(SEED_165))
 def test_a_check_in_the_audio_confirms_nothing_where_the_pilot_corrected_himself(index: int) -> None:
-    from engine.hearing import Hearing, ValueCheck
     from tests.support import readback as rb
 
-    flow, state, seed, heard = SEED_165[index]
-
-    session, now = rb.at_state(flow, state, seed)
-    hearing = Hearing(alternatives=heard["alternatives"], checks=[ValueCheck(**c) for c in heard["checks"]])
-    decision = rb.engine().transmit(session, heard["heard"], now + 5.0, hearing=hearing)
+    decision, forward = rb.decide_recorded(*SEED_165[index])
     assert not (decision.readback and decision.readback.ok)
-    assert not rb.moved_forward(decision, flow, state, session)
+    assert not forward
     said = [s.detail for s in decision.trace.steps if s.step == "readback"]
     assert any("the pilot corrected himself" in d for d in said), said
 

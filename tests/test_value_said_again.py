@@ -67,15 +67,11 @@ SEED_165: dict[int, tuple[str, str, int, dict[str, Any]]] = {
 
 @pytest.mark.parametrize("index", sorted(SEED_165))
 def test_a_check_decides_nothing_where_the_hearings_say_another_value(index: int) -> None:
-    from engine.hearing import Hearing
     from tests.support import readback as rb
 
-    flow, state, seed, heard = SEED_165[index]
-    session, now = rb.at_state(flow, state, seed)
-    hearing = Hearing(alternatives=heard["alternatives"], checks=[ValueCheck(**c) for c in heard["checks"]])
-    decision = rb.engine().transmit(session, heard["heard"], now + 5.0, hearing=hearing)
+    decision, forward = rb.decide_recorded(*SEED_165[index])
     assert decision.readback is not None and not decision.readback.ok
-    assert not rb.moved_forward(decision, flow, state, session)
+    assert not forward
     said = " ".join(s.detail for s in decision.trace.steps if s.step == "readback")
     assert "a hearing wrote a digit more" in said or "another value said after them" in said, said
 
@@ -203,15 +199,11 @@ FRESH: dict[tuple[int, int], tuple[str, str, int, dict[str, Any]]] = {
 
 @pytest.mark.parametrize("key", sorted(FRESH))
 def test_a_correction_another_hearing_heard_leaves_the_value_unheard(key: tuple[int, int]) -> None:
-    from engine.hearing import Hearing
     from tests.support import readback as rb
 
-    flow, state, seed, heard = FRESH[key]
-    session, now = rb.at_state(flow, state, seed)
-    hearing = Hearing(alternatives=heard["alternatives"], checks=[ValueCheck(**c) for c in heard["checks"]])
-    decision = rb.engine().transmit(session, heard["heard"], now + 5.0, hearing=hearing)
+    decision, forward = rb.decide_recorded(*FRESH[key])
     assert decision.readback is not None and not decision.readback.ok
-    assert not rb.moved_forward(decision, flow, state, session)
+    assert not forward
     assert not decision.readback.confirmed  # no check in the audio confirmed the value
 
 

@@ -96,6 +96,18 @@ def transmit(flow: str, state: str, session: Session, now: float, text: str) -> 
     return decision, moved_forward(decision, flow, state, session)
 
 
+def decide_recorded(flow: str, state: str, seed: int, heard: dict[str, Any]) -> tuple[Decision, bool]:
+    """A recorded voice transmission (`heard`: its transcript, alternatives and checks in the
+    audio, as a voice bench report holds them) decided again at its state: the decision, and
+    whether it took the state forward."""
+    from engine.hearing import Hearing, ValueCheck
+
+    session, now = at_state(flow, state, seed)
+    hearing = Hearing(alternatives=heard["alternatives"], checks=[ValueCheck(**c) for c in heard["checks"]])
+    decision = engine().transmit(session, heard["heard"], now + 5.0, hearing=hearing)
+    return decision, moved_forward(decision, flow, state, session)
+
+
 def run(
     flow: str, state: str, seed: int, rng: random.Random, mode: str, field: str | None = None, forms: str = "all", corrections: float = 0.0
 ) -> Outcome:
