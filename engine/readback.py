@@ -232,9 +232,11 @@ class ReadbackEvaluator:
                     text = f"heard only by an alternative, {_shown_status(status, heard)}"
                     why[name] = Reason(kind=Doubt.HEARD_ONLY_BY_ALTERNATIVE, text=text)
         # by voice, another hearing may have the pilot correct a value: which one is not known
-        cut = [other for (other, _m), alt in zip(others, alternatives, strict=True) if is_truncation(transcript, alt)]
-        corrected = spoken and checks_from(transcript, alternatives) is None
-        for name in sorted(corrected_elsewhere(best, cut, corrected) if spoken else ()):
+        elsewhere: set[str] = set()
+        if spoken:  # typed, no hearing was cut: the transcripts are not split again
+            cut = [o for (o, _m), alt in zip(others, alternatives, strict=True) if is_truncation(transcript, alt)]
+            elsewhere = corrected_elsewhere(best, cut, checks_from(transcript, alternatives) is None)
+        for name in sorted(elsewhere):
             if best[name][0] in ("ok", "wrong"):
                 wrong = [w for w in wrong if w["field"] != name]
                 unsure += [name] if fields[name] != "unsure" else []
