@@ -156,6 +156,15 @@ class ReadbackPolicy:
                 after = sorted({c.field for c in superseded})
                 d.trace.add("readback", f"checks in the audio not counted: another value said after them: {after}")
                 checks = [c for c in checks if not any(c is s for s in superseded)]
+            # a value tried run together with a digit beside it: the check is not of the value said alone
+            beside = value_query.run_on(text, checks, expected)
+            if beside:
+                run = sorted({c.field for c in beside})
+                d.trace.add(
+                    "readback",
+                    f"checks in the audio not counted: a digit right before the value, heard at another tempo: {run}",
+                )
+                checks = [c for c in checks if not any(c is b for b in beside)]
             # a frequency written short is confirmed only where its rival allows (engine/value_rivals.py)
             rivals = short_frequencies([text, *hearing.alternatives], expected)
             # heard only as another value in the answer and in the transmission asked again: no check confirms

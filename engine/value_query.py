@@ -369,6 +369,35 @@ def said_again_otherwise(
     return out
 
 
+def run_on(transcript: str, checks: Iterable[ValueCheck], fields: Mapping[str, tuple[str, str]]) -> list[ValueCheck]:
+    """The in-place `checks`, at another tempo than as recorded, of a value of digits whose place
+    in the best transcript comes right after a digit word that no other value tried in its own
+    place says: the question says the value run on from another digit ("seven nine thousand",
+    "flight level one one zero zero"), and heard faster or slower, the recognizer may score the
+    issued digits against audio that says the one before them. Fresh seed 167 #123: a dropped
+    "nine thousand" tried over "niropore", our callsign's "zero four" garbled right after its
+    "seven" ("Wilcoeville waste seven niropore"), passed by 5.0 at 1.25x only; fresh seed 168
+    #265: FL110 said, written "flight level one one one zero", FL100 tried over its last three
+    words passed by 2.7 at 1.25x only. Taken on both sides and at every tempo, the replay asked 76
+    more right readbacks again and moved the question of seven answers; so, 12 (stop 64)."""
+    words = words_of(transcript)
+    checks = list(checks)
+    # the words of another value tried in its own place: its digits are that value's, not run on
+    others = {(c.field, i) for c in checks if c.place is not None and not c.rival for i in range(*c.place)}
+    out: list[ValueCheck] = []
+    for check in checks:
+        kind_name, value = fields.get(check.field, ("", ""))
+        if check.place is None or check.rival or check.tempo == 1.0:
+            continue
+        if not any(s.isdigit() for s in said_symbols(kind_name, value)):
+            continue
+        before = check.place[0] - 1
+        theirs = any(field != check.field and at == before for field, at in others)
+        if before >= 0 and class_of(words[before]) == "digit" and not theirs:
+            out.append(check)
+    return out
+
+
 def _digit_runs(words: list[str]) -> list[str]:
     """The runs of digits `words` say one after another ("one zero one six" -> "1016"; numerals
     as written count their digits), each ended by any other word."""

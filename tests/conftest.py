@@ -62,7 +62,7 @@ TIERS: dict[str, str] = {
             "test_identity", "test_loader", "test_phraseology", "test_radio_service", "test_readback",
             "test_readback_in_parts", "test_readback_props", "test_readback_regressions", "test_readback_safety", "test_readback_voice_rules", "test_router_llm",
             "test_router_rules", "test_scenario", "test_session_engine", "test_templates",
-            "test_tokenizer_props", "test_tokenizer_regressions", "test_vad", "test_engine_parts", "test_value_said_again",
+            "test_tokenizer_props", "test_tokenizer_regressions", "test_vad", "test_engine_parts", "test_value_said_again", "test_value_run_on",
             "test_import_rules", "test_import_rules_tooling", "test_module_sizes", "test_pilot_forms", "test_protocol_events",
             "test_voice_routes",
         ),
