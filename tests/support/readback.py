@@ -108,6 +108,16 @@ def decide_recorded(flow: str, state: str, seed: int, heard: dict[str, Any]) -> 
     return decision, moved_forward(decision, flow, state, session)
 
 
+def refused_recorded(flow: str, state: str, seed: int, heard: dict[str, Any]) -> tuple[Decision, str]:
+    """A recorded voice transmission decided again (`decide_recorded`) that must not be accepted:
+    asserts the readback is not ok and the state stayed; returns the decision and the trace's
+    readback steps as one text, for the test to say which rule refused it."""
+    decision, forward = decide_recorded(flow, state, seed, heard)
+    assert decision.readback is not None and not decision.readback.ok
+    assert not forward
+    return decision, " ".join(s.detail for s in decision.trace.steps if s.step == "readback")
+
+
 def run(
     flow: str, state: str, seed: int, rng: random.Random, mode: str, field: str | None = None, forms: str = "all", corrections: float = 0.0
 ) -> Outcome:
