@@ -250,8 +250,9 @@ def test_ptt_transcribes_a_wav_recording(client: httpx.Client, taxi_request: tup
     assert plain.json()["duration_s"] == pytest.approx(len(pcm) / 2 / rate, abs=0.05)
     heard = transcript_words(plain)
     # With no expected phrase tiny.en mishears "Lufthansa", may write the number "3.59" and, on some
-    # CPUs, "request" ("a quest" on CI): the digits and the taxi are what a plain transcript must hold
-    assert "359" in re.sub(r"\D", "", heard) and heard.split()[-1] == "taxi", heard
+    # CPUs, "request" ("a quest" on CI, run into the next word as "equestaxie" on a clean clone at
+    # stop 64): the digits, and the taxi in its last word, are what a plain transcript must hold
+    assert "359" in re.sub(r"\D", "", heard) and "taxi" in heard.split()[-1], heard
     biased = client.post("/api/atc/ptt", json={"audio": audio, "format": "wav", "expected": EXPECTED})
     assert_heard_taxi_request(transcript_words(biased))
 
