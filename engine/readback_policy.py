@@ -19,7 +19,7 @@ from engine import phraseology, value_check, value_query
 from engine.candidates import Candidate
 from engine.corrections import correction_text, say_again_text
 from engine.doubt import Doubt, Reason
-from engine.hearing import Hearing
+from engine.hearing import Hearing, ValueCheck
 from engine.models import Decision, Flow, ReadbackResult, Role, Session, State, Transition, TransitionKind
 from engine.phraseology.designators import LETTER_ANCHORS
 from engine.readback import ReadbackEvaluator
@@ -152,19 +152,10 @@ class ReadbackPolicy:
             all_issued = value_query.issued_values([*rb.fields, *issued], ctx, issued).values()
             accounted = {said_symbols(*value) for value in all_issued} | {value_query.callsign_symbols(callsign)}
             superseded = value_query.said_again_otherwise(text, checks, expected, accounted)
-            if superseded:
-                after = sorted({c.field for c in superseded})
-                d.trace.add("readback", f"checks in the audio not counted: another value said after them: {after}")
-                checks = [c for c in checks if not any(c is s for s in superseded)]
+            checks = _not_counted(d, checks, superseded, "another value said after them")
             # a value tried run together with a digit beside it: the check is not of the value said alone
             beside = value_query.run_on(text, checks, expected)
-            if beside:
-                run = sorted({c.field for c in beside})
-                d.trace.add(
-                    "readback",
-                    f"checks in the audio not counted: a digit right before the value, heard at another tempo: {run}",
-                )
-                checks = [c for c in checks if not any(c is b for b in beside)]
+            checks = _not_counted(d, checks, beside, "a digit right before the value, heard at another tempo")
             # a frequency written short is confirmed only where its rival allows (engine/value_rivals.py)
             rivals = short_frequencies([text, *hearing.alternatives], expected)
             # heard only as another value in the answer and in the transmission asked again: no check confirms
@@ -329,6 +320,15 @@ class ReadbackPolicy:
         d.trace.add("policy", f"on_max_bad=end after {session.bad_readbacks} bad readbacks")
         session.clear_readback()
         return BadReadback.END
+
+
+def _not_counted(d: Decision, checks: list[ValueCheck], dropped: list[ValueCheck], why: str) -> list[ValueCheck]:
+    """`checks` without those `dropped` (by identity: two checks may be equal), the fields
+    dropped and `why` in the trace: each rule that sets checks aside says so the same way."""
+    if not dropped:
+        return checks
+    d.trace.add("readback", f"checks in the audio not counted: {why}: {sorted({c.field for c in dropped})}")
+    return [c for c in checks if not any(c is x for x in dropped)]
 
 
 def remember_unheard(session: Session, key: str, rb: ReadbackResult) -> None:

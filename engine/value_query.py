@@ -381,18 +381,15 @@ def run_on(transcript: str, checks: Iterable[ValueCheck], fields: Mapping[str, t
     words passed by 2.7 at 1.25x only. Taken on both sides and at every tempo, the replay asked 76
     more right readbacks again and moved the question of seven answers; so, 12 (stop 64)."""
     words = words_of(transcript)
-    checks = list(checks)
-    # the words of another value tried in its own place: its digits are that value's, not run on
-    others = {(c.field, i) for c in checks if c.place is not None and not c.rival for i in range(*c.place)}
+    in_place = [(c, c.place) for c in checks if c.place is not None and not c.rival]
     out: list[ValueCheck] = []
-    for check in checks:
+    for check, (start, _) in in_place:
         kind_name, value = fields.get(check.field, ("", ""))
-        if check.place is None or check.rival or check.tempo == 1.0:
+        if check.tempo == 1.0 or not any(s.isdigit() for s in said_symbols(kind_name, value)):
             continue
-        if not any(s.isdigit() for s in said_symbols(kind_name, value)):
-            continue
-        before = check.place[0] - 1
-        theirs = any(field != check.field and at == before for field, at in others)
+        before = start - 1
+        # a digit in another value's own place is that value's, not run on
+        theirs = any(o.field != check.field and at <= before < end for o, (at, end) in in_place)
         if before >= 0 and class_of(words[before]) == "digit" and not theirs:
             out.append(check)
     return out

@@ -20,6 +20,7 @@ import asyncio
 import json
 import random
 import sys
+from pathlib import Path
 
 from engine import value_query as vq
 from engine.value_check import margin_needed, passes
@@ -29,12 +30,13 @@ from gateway.speech.stt.base import final_result, start_engine
 from gateway.speech.stt.lexicon import radio_lexicon
 from tooling.bench.readback import default_bench
 from tooling.bench.readback_voice import pilot_recording, pilot_voices
+from tooling.readback_pilot.driver import render_context
 
 
 async def main(report: str, seed: int, channel: str, limit: int, only: set[int] | None) -> None:
     settings = Settings()
     bench = default_bench(settings)
-    data = json.load(open(report))
+    data = json.loads(Path(report).read_text())
     recorded = {t["index"]: t for t in data["bias_on"]["transmissions"]}
     stt = SpeechStack(settings).stt
     await start_engine(stt)
@@ -46,8 +48,7 @@ async def main(report: str, seed: int, channel: str, limit: int, only: set[int] 
             continue
         session, _ = bench.at_state(case.flow, case.state, case.seed)
         decision, _, _ = bench.decide(case, row["heard"])
-        flow, state = bench.engine._current(session)
-        ctx = bench.engine._render_ctx(session, flow, state)
+        ctx = render_context(bench.engine, session)
         right = vq.expected_values(decision.readback, ctx, session.issued.get(case.flow, {}), statuses=("ok",))
         right = {name: kv for name, kv in right.items() if any(ch.isdigit() for ch in kv[1])}
         if not right:

@@ -22,7 +22,8 @@ from engine.value_words import words_of
 from tooling.readback_pilot.words import digit_words
 
 STYLES = st.sampled_from(["icao", "plain", "mixed", "numeric"])
-DIGIT_WORDS = st.sampled_from("zero one two three four five six seven eight nine niner tree fife 7".split())
+SAID_DIGITS = tuple("zero one two three four five six seven eight nine niner tree fife".split())
+DIGIT_WORDS = st.sampled_from([*SAID_DIGITS, "7"])
 OTHER_WORDS = st.sampled_from("roger wilco heading runway thousand feet niropore report level contact".split())
 
 VALUES = st.one_of(
@@ -53,14 +54,11 @@ def test_a_check_at_another_tempo_right_after_a_digit_word_is_not_counted(
     if theirs:  # another value tried in place over the word before: its digit is that value's
         other = ValueCheck(field="other", value="7", margin=0.0, lowest=-1.0, delta=0.0, place=(place[0] - 1, place[0]))
         checks.append(other)
-    digit = before.isdigit() or before in DIGIT_WORDS_SET
+    digit = before.isdigit() or before in SAID_DIGITS
     assert run_on(transcript, checks, fields) == ([check] if digit and tempo != 1.0 and not theirs else [])
     # after the transcript (no place) the question is the value alone: never flagged
     appended = check.model_copy(update={"place": None, "appended": True})
     assert run_on(transcript, [appended], fields) == []
-
-
-DIGIT_WORDS_SET = frozenset("zero one two three four five six seven eight nine niner tree fife".split())
 
 
 # The two recorded hearings (seed 167 as first recorded at d30d1f7, in git history at
