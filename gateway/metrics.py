@@ -12,6 +12,9 @@ The stages of a voice transmission, each a label of `livefreq_stage_seconds`:
   and those skipped because no CPU worker was idle);
 - ``third_hearing``: whisper base's decode where the second hearing did not settle either
   (gateway/speech/stt/whisper_bigger.py; `livefreq_third_hearings_total`, by the same rules);
+- ``confirm_hearing``: whisper base's decode of a readback the engine would accept as first heard
+  (gateway/speech/rehearing.py `confirm_bigger`; `livefreq_confirm_hearings_total`, by the same
+  rules as the third hearing);
 - ``value_check``: the issued values a readback left unsure or missing, checked in the audio
   (gateway/speech/checking.py; `livefreq_value_checks_total` counts them, and those skipped);
 - ``rival_check``: the rivals of a value heard right but rivalled (a frequency written short, a
@@ -45,7 +48,7 @@ from engine.models import Decision
 from engine.router_llm import Outcome, RouterVerdict
 
 STAGES = (
-    "speech_end_to_final", "second_hearing", "third_hearing", "value_check", "rival_check", "bigger_value_check",
+    "speech_end_to_final", "second_hearing", "third_hearing", "confirm_hearing", "value_check", "rival_check", "bigger_value_check",
     "final_to_decision", "decision_to_first_tts_audio", "speech_end_to_first_audio",
 )
 # seconds; dense where the targets are (0.35 s p50, 0.7 s / 1.2 s p95, 1.5 s capacity limit)
@@ -90,6 +93,13 @@ THIRD_HEARINGS = Counter(
     "Voice transmissions the engine would not accept after the second hearing, heard by whisper base or not "
     "(gateway/speech/stt/whisper_bigger.py)",
     # heard_again | none (whisper base not installed, or audio past one window) | busy | late (as above)
+    ["outcome"],
+)
+CONFIRM_HEARINGS = Counter(
+    "livefreq_confirm_hearings_total",
+    "Voice readbacks the engine would accept as first heard, heard by whisper base too or not (gateway/speech/rehearing.py)",
+    # confirmed | otherwise (base heard a value as another: asked again) | none (no base, or audio
+    # past one window) | busy | late (as above)
     ["outcome"],
 )
 VALUE_CHECKS = Counter(

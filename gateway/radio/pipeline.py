@@ -161,11 +161,16 @@ class TransmissionPipeline:
                     hearing = transmission_hearing(tx, heard)
                     return await self.conn.service.off_loop(link.session_id, lambda sid: self.conn.service.value_query(sid, heard.text.strip(), hearing))
 
+                async def fields(heard: SttResult) -> dict[str, str]:
+                    hearing = transmission_hearing(tx, heard)
+                    return await self.conn.service.off_loop(link.session_id, lambda sid: self.conn.service.readback_fields(sid, heard.text.strip(), hearing))
+
                 result = await hear_out(
                     tx.stream,
                     result,
                     settles,
                     ask if self.settings.value_checks else None,
+                    fields=fields if self.settings.confirm_hearing else None,
                     speech_ended=tx.ended,
                     due_s=self.settings.second_hearing_due_s or None,
                     bigger_due_s=self.settings.bigger_hearing_due_s or None,

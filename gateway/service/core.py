@@ -43,7 +43,6 @@ from engine.models import Decision, Flow, Session
 from engine.registry import FlowRegistry
 from engine.scenario import flight_plan_variables, resolve_airports, resolve_scenario
 from engine.session import SessionEngine
-from engine.value_query import ValueQuery
 from engine.weather import WeatherReport
 from gateway import metrics
 from gateway.airports.repository import AirportRepository, default_repository
@@ -53,6 +52,7 @@ from gateway.hub import DecisionHub
 from gateway.llm import ChatCompletionsProvider, RouterProvider, consult
 from gateway.providers import DataProviders, FlightPlan, ProviderError
 from gateway.service import checks
+from gateway.service.dry_runs import DryRuns
 from gateway.service.errors import ProviderUnavailable, UnknownFlightPlan
 from gateway.service.evaluation import Evaluation, evaluate
 from gateway.service.persistence import Ledger, heard
@@ -70,7 +70,7 @@ TIMER_LEASE_S = 5.0
 T = TypeVar("T")
 
 
-class RadioService:
+class RadioService(DryRuns):
     _check_text = staticmethod(checks.check_text)  # the text rule (tests/test_openapi.py holds the schema to it)
 
     def __init__(
@@ -263,38 +263,6 @@ class RadioService:
         with self._lock:
             record = self.repository.get(session_id)
         return record.delivered_seq if record is not None else 0
-
-    def likely_reply(self, session_id: str) -> list[str]:
-        """The controller's reply (spoken forms) if the pilot now says the state's first expected
-        phrase, decided on a copy (nothing stored): the voice path synthesizes it while the pilot
-        still talks (speculative TTS). Empty when the state expects nothing, or no answer."""
-        try:
-            decision = self._dry_run(session_id, None)
-        except Exception:  # a guess only: never let it break the transmission it serves
-            log.exception("predicting the reply of session %s failed", session_id)
-            decision = None
-        return [message.speech for message in decision.messages] if decision is not None else []
-
-    def settles(self, session_id: str, text: str, hearing: Hearing | None) -> bool:
-        """Whether the engine would understand `text` as heard (`Decision.settled`) on a copy of
-        the session: the radio spends a second hearing only where not (gateway.speech.rehearing)."""
-        decision = self._dry_run(session_id, text, hearing)
-        return decision is None or decision.settled
-
-    def value_query(self, session_id: str, text: str, hearing: Hearing | None) -> ValueQuery | None:
-        """`SessionEngine.value_query` on the stored session (gateway.speech.checking)."""
-        with self._lock:
-            record = self.repository.get(session_id)  # a copy: the store hands out copies
-            return None if record is None else self.engine.value_query(record.session, text, self.clock(), hearing)
-
-    def _dry_run(self, session_id: str, text: str | None, hearing: Hearing | None = None) -> Decision | None:
-        """The decision on `text` (None: the first expected phrase) for a copy of the session."""
-        with self._lock:
-            record = self.repository.get(session_id)  # a copy: the store hands out copies
-            if record is None:
-                return None
-            expected = self.engine.expected_pilot(record.session) if text is None else [text]
-            return self.engine.transmit(record.session, expected[0], self.clock(), hearing=hearing) if expected else None
 
     def tune(self, session_id: str, frequency: str) -> Decision | None:
         """The pilot changed frequency (`com1`); guards and triggers may use it."""

@@ -14,6 +14,13 @@ was heard (`settles`, a dry run on a copy of the session):
    checked in the audio again;
 4. the values still unsure checked once more, scored by whisper base itself (`checking`).
 
+A readback the engine would accept before whisper base heard it (as first heard, after the second
+hearing or after the checks in the audio) is heard by base too, and a value base hears as another
+is asked again (`gateway.speech.rehearing.confirm_bigger`: a changed value tiny.en wrote as the
+issued one, with nothing doubted), within `due_s` as first heard (the reply's second) and within
+`bigger_due_s` after the other steps. Not after step 0: a rival's check in the audio is the one
+thing that tells "five" from "five five", which another transcript cannot.
+
 Each is a spare decode: it starts only while a CPU worker is idle and where it would end in time,
 steps 1-2 within `due_s` of PTT release (the reply's second), steps 3-4 within `bigger_due_s`: they
 run only where the controller would otherwise say "say again" and the pilot repeat the whole
@@ -30,7 +37,7 @@ from collections.abc import Awaitable, Callable
 
 from engine.value_query import ValueQuery
 from gateway.speech.checking import check_values
-from gateway.speech.rehearing import hear_again, hear_bigger
+from gateway.speech.rehearing import confirm_bigger, hear_again, hear_bigger
 from gateway.speech.stt.base import SttResult, SttStream
 
 
@@ -44,12 +51,14 @@ async def hear_out(
     due_s: float | None = None,
     bigger_due_s: float | None = None,
     bigger_checks: bool = True,
+    fields: Callable[[SttResult], Awaitable[dict[str, str]]] | None = None,
 ) -> SttResult:
     """`first`, or what the steps above make of it (see the module doc); `ask` None: no values
-    checked; `bigger_checks` False: no step 4 (`LIVEFREQ_BIGGER_VALUE_CHECKS`). `speech_ended`
-    None (the bench): no due times, the hearing of an idle node."""
+    checked; `bigger_checks` False: no step 4 (`LIVEFREQ_BIGGER_VALUE_CHECKS`); `fields` (the
+    engine's verdict per readback field) None: no confirming hearing (`LIVEFREQ_CONFIRM_HEARING`).
+    `speech_ended` None (the bench): no due times, the hearing of an idle node."""
     if await settles(first):
-        return first
+        return await _confirmed(stream, first, fields, speech_ended, due_s)
     if ask is not None and _only_rivals(query := await ask(first)):
         # heard right, only rivalled: the rivals alone decide, and no other hearing can
         # (engine/value_rivals.py); given the third hearing's time, which it saves
@@ -58,7 +67,7 @@ async def hear_out(
         )
     heard = await hear_again(stream, first, settles, speech_ended=speech_ended, due_s=due_s, settled=False)
     if heard is not first and await settles(heard):
-        return heard
+        return await _confirmed(stream, heard, fields, speech_ended, bigger_due_s)
     refused = heard  # the engine's last "no" was to this hearing
     if ask is not None:
         heard = await check_values(stream, heard, ask, speech_ended=speech_ended, due_s=due_s)
@@ -70,12 +79,29 @@ async def hear_out(
         due_s=bigger_due_s,
         settled=False if heard is refused else None,
     )
-    if bigger is heard or ask is None or await settles(bigger):
+    if bigger is heard:  # base did not hear it: accepted after the checks, or no third hearing
+        if fields is not None and heard is not refused and await settles(heard):
+            return await _confirmed(stream, heard, fields, speech_ended, bigger_due_s)
+        return heard
+    if ask is None or await settles(bigger):
         return bigger
     checked = await check_values(stream, bigger, ask, speech_ended=speech_ended, due_s=bigger_due_s)
     if not bigger_checks or (checked is not bigger and await settles(checked)):
         return checked
     return await check_values(stream, checked, ask, speech_ended=speech_ended, due_s=bigger_due_s, bigger=True)
+
+
+async def _confirmed(
+    stream: SttStream,
+    heard: SttResult,
+    fields: Callable[[SttResult], Awaitable[dict[str, str]]] | None,
+    speech_ended: float | None,
+    due_s: float | None,
+) -> SttResult:
+    """`heard`, which the engine would accept, as whisper base confirms it (`confirm_bigger`)."""
+    if fields is None:
+        return heard
+    return await confirm_bigger(stream, heard, fields, speech_ended=speech_ended, due_s=due_s)
 
 
 def _only_rivals(query: ValueQuery | None) -> bool:

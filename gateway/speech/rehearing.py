@@ -100,6 +100,8 @@ SECOND_HEARING = SpareDecode(metrics.SECOND_HEARINGS, "second_hearing")
 # their finals (measured with 50 pilots: their p95 release-to-final 385 -> 485 ms), so it runs
 # only where another worker stays free
 THIRD_HEARING = SpareDecode(metrics.THIRD_HEARINGS, "third_hearing", leave_one_free=True)
+# the same decode for a readback the engine would accept: never in front of another pilot's final
+CONFIRM_HEARING = SpareDecode(metrics.CONFIRM_HEARINGS, "confirm_hearing", leave_one_free=True)
 DURATIONS = SECOND_HEARING.durations
 
 
@@ -135,6 +137,45 @@ async def hear_bigger(
     on the same idle and due-time rules as the second (its own duration estimate)."""
     bigger_result = stream.bigger_result if getattr(stream, "hears_bigger", False) else None  # type: ignore[attr-defined]
     return await _hear(THIRD_HEARING, bigger_result, heard, settles, settled, speech_ended, due_s)
+
+
+async def confirm_bigger(
+    stream: SttStream,
+    first: SttResult,
+    fields: Callable[[SttResult], Awaitable[dict[str, str]]],
+    speech_ended: float | None = None,
+    due_s: float | None = None,
+) -> SttResult:
+    """`first`, which the engine would accept (as first heard, or after the second hearing or the
+    checks in the audio), or, where whisper base hears one of its readback's values as another,
+    `first` with base's transcript first among its alternatives: the engine then asks that value
+    again ("heard ok, an alternative wrong").
+
+    Why: tiny.en, told the issued values by its prompt, can write a changed value as the issued one
+    in every hearing with nothing doubted (seed 170 #259, 1003 written 1002; seed 169 #270, four
+    thousand written five): no rule of words tells that from the right readback, a bigger model's
+    ear can. `fields(heard)` is the engine's verdict per readback field (empty: no readback); base
+    is asked only where some field was heard right, and only a value its best transcript reads as
+    another counts (one it garbles or loses does not: tiny.en heard that one). On the third
+    hearing's rules (a worker stays free, it ends by `due_s`): under load the first hearing stands."""
+    decode = stream.bigger_result if getattr(stream, "hears_bigger", False) else None  # type: ignore[attr-defined]
+    if decode is None or "ok" not in (await fields(first)).values():
+        return first
+    if not CONFIRM_HEARING.may_start(speech_ended, due_s):
+        return first
+    started = time.monotonic()
+    again = await decode()
+    if again is None or not again.text.strip():
+        CONFIRM_HEARING.counter.labels("none").inc()
+        return first
+    CONFIRM_HEARING.spent(time.monotonic() - started)
+    if "wrong" not in (await fields(SttResult(again.text, Hearing(confidence=again.hearing.confidence)))).values():
+        CONFIRM_HEARING.counter.labels("confirmed").inc()
+        return first
+    CONFIRM_HEARING.counter.labels("otherwise").inc()
+    others = [again.text, *first.hearing.alternatives, *again.hearing.alternatives]
+    alternatives = unique_alternatives(first.text, others)
+    return SttResult(first.text, first.hearing.model_copy(update={"alternatives": alternatives}))
 
 
 async def _hear(

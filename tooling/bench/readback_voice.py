@@ -172,12 +172,13 @@ def _speak_kokoro(text: str, style: str, wpm: int, rng: random.Random) -> tuple[
 
 
 async def recognize(
-    stt: Any, pcm: bytes, context: Any, settles: Any = None, ask: Any = None, bigger_checks: bool = True
+    stt: Any, pcm: bytes, context: Any, settles: Any = None, ask: Any = None, bigger_checks: bool = True, fields: Any = None
 ) -> tuple[str, Any]:
     """The final transcript and the recognizer's hearing, as the WS radio path gets them (open,
     feed, final, then where the engine would not accept it the radio's own chain: the second
-    hearing, the values `ask` names checked in the audio, the third hearing;
-    gateway.speech.hearing_chain), without due times: the hearing of an idle node."""
+    hearing, the values `ask` names checked in the audio, the third hearing; where it would, and
+    `fields` is given, the confirming hearing; gateway.speech.hearing_chain), without due times:
+    the hearing of an idle node."""
     from gateway.speech.hearing_chain import hear_out
     from gateway.speech.stt.base import final_result
 
@@ -186,7 +187,7 @@ async def recognize(
         stream.feed(pcm)
         result = await final_result(stream)
         if settles is not None:
-            result = await hear_out(stream, result, settles, ask, bigger_checks=bigger_checks)
+            result = await hear_out(stream, result, settles, ask, bigger_checks=bigger_checks, fields=fields)
         return result.text.strip(), result.hearing
     finally:
         await stream.aclose()
@@ -261,8 +262,13 @@ def run_voice_bench(
         async def ask(heard: Any) -> Any:
             return bench.engine.value_query(at, heard.text.strip(), now, heard.hearing)
 
+        async def fields(heard: Any) -> dict[str, str]:
+            readback = bench.engine.transmit(at.model_copy(deep=True), heard.text.strip(), now, hearing=heard.hearing).readback
+            return dict(readback.fields) if readback is not None else {}
+
         context = context if b == "off" else stt_context(at, bench.engine.expected_pilot(at), context.lexicon)
-        text, hearing = await recognize(stt, pcm, context, settles, ask if checks else None, settings.bigger_value_checks)
+        confirm = fields if settings.confirm_hearing else None
+        text, hearing = await recognize(stt, pcm, context, settles, ask if checks else None, settings.bigger_value_checks, confirm)
         decision, forward = decide_answer(bench, case, at, text, hearing, now)
         answers[b].add(case, decision, forward)
         return {"said": said, "heard": text, "verdict": verdict(decision), "forward": forward, **_recorded(hearing)}
@@ -284,6 +290,10 @@ def run_voice_bench(
                 at, now = bench.at_state(case.flow, case.state, case.seed)
                 return bench.engine.value_query(at, heard.text.strip(), now + 5.0, heard.hearing)
 
+            async def fields(heard: Any, case: Any = case) -> dict[str, str]:  # the radio's own (readback_fields)
+                readback = bench.decide(case, heard.text.strip(), heard.hearing)[0].readback
+                return dict(readback.fields) if readback is not None else {}
+
             for b in settings_list:
                 context = (
                     stt_context(session, bench.engine.expected_pilot(session), lexicon)
@@ -291,7 +301,8 @@ def run_voice_bench(
                     else SttContext(speaker=session.session_id, lexicon=lexicon)
                 )
                 checker = ask if checks else None
-                text, hearing = await recognize(stt, pcm, context, settles, checker, settings.bigger_value_checks)
+                confirm = fields if settings.confirm_hearing else None
+                text, hearing = await recognize(stt, pcm, context, settles, checker, settings.bigger_value_checks, confirm)
                 e, w = word_errors(case.readback.text, text)
                 edits[b] += e
                 decision, at, forward = bench.decide(case, text, hearing)
@@ -321,6 +332,7 @@ def run_voice_bench(
     report["forms"] = forms
     report["value_checks"] = checks
     report["bigger_value_checks"] = settings.bigger_value_checks
+    report["confirm_hearing"] = settings.confirm_hearing
     report["words"] = words
     for b in settings_list:
         result = tallies[b].result()
