@@ -16,53 +16,30 @@ from __future__ import annotations
 
 import asyncio
 import json
-import random
 import sys
-from pathlib import Path
-from typing import Any
 
 from gateway import metrics
-from gateway.settings import Settings
-from gateway.speech.stack import SpeechStack, stt_context
+from gateway.speech.stack import stt_context
 from gateway.speech.stt.base import start_engine
-from gateway.speech.stt.lexicon import radio_lexicon
-from tooling.bench.readback import default_bench
-from tooling.bench.readback_voice import pilot_recording, pilot_voices, recognize, verdict
+from tooling.bench.readback_voice import chain_questions, recognize, verdict
+from tooling.bench.recorded_run import RecordedRun
 
 OUTCOMES = ("confirmed", "otherwise", "none", "busy", "late")
 
 
 async def main(report: str, seed: int, channel: str, only: set[int] | None) -> None:
-    settings = Settings()
-    bench = default_bench(settings)
-    data = json.loads(Path(report).read_text())
-    recorded = {t["index"]: t for t in data["bias_on"]["transmissions"]}
-    stt = SpeechStack(settings).stt
+    run = RecordedRun.load(report)
+    bench, stt = run.bench, run.stt
     await start_engine(stt)
-    lexicon = radio_lexicon(bench.registry)
     tally: dict[str, int] = {"right": 0, "right_asked_again": 0, "wrong": 0, "wrong_caught": 0, "heard_otherwise": 0}
-    for case in bench.cases(data["n"], seed, data["wrong_share"], forms=data.get("forms", "speech")):
-        row = recorded[case.index]
-        if (case.index not in only) if only is not None else row["verdict"] != "accepted":
-            continue
+    for case, row in run.cases(seed, only):
         session, _ = bench.at_state(case.flow, case.state, case.seed)
-        rng = random.Random(f"{seed}:voice:{case.index}")  # the bench's own draw for this readback
-        pcm, made = pilot_recording(case.readback.text, rng, pilot_voices(), channel)
+        pcm, made = run.recording(case, seed, channel)
 
-        async def settles(first: Any, case: Any = case) -> bool:
-            return bool(bench.decide(case, first.text.strip(), first.hearing)[0].settled)
-
-        async def ask(heard: Any, case: Any = case) -> Any:
-            at, now = bench.at_state(case.flow, case.state, case.seed)
-            return bench.engine.value_query(at, heard.text.strip(), now + 5.0, heard.hearing)
-
-        async def fields(heard: Any, case: Any = case) -> dict[str, str]:
-            readback = bench.decide(case, heard.text.strip(), heard.hearing)[0].readback
-            return dict(readback.fields) if readback is not None else {}
-
-        context = stt_context(session, bench.engine.expected_pilot(session), lexicon)
+        settles, ask, fields = chain_questions(bench, case)
+        context = stt_context(session, bench.engine.expected_pilot(session), run.lexicon)
         counts = {k: metrics.CONFIRM_HEARINGS.labels(k)._value.get() for k in OUTCOMES}
-        text, hearing = await recognize(stt, pcm, context, settles, ask, settings.bigger_value_checks, fields)
+        text, hearing = await recognize(stt, pcm, context, settles, ask, run.settings.bigger_value_checks, fields)
         confirm = [k for k in OUTCOMES if metrics.CONFIRM_HEARINGS.labels(k)._value.get() > counts[k]]
         before = row["verdict"]
         after = verdict(bench.decide(case, text, hearing)[0])

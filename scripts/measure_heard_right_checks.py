@@ -18,34 +18,22 @@ from __future__ import annotations
 
 import asyncio
 import json
-import random
 import sys
-from pathlib import Path
 
 from engine import value_query as vq
 from engine.value_check import margin_needed, passes
-from gateway.settings import Settings
-from gateway.speech.stack import SpeechStack, stt_context
+from gateway.speech.stack import stt_context
 from gateway.speech.stt.base import final_result, start_engine
-from gateway.speech.stt.lexicon import radio_lexicon
-from tooling.bench.readback import default_bench
-from tooling.bench.readback_voice import pilot_recording, pilot_voices
+from tooling.bench.recorded_run import RecordedRun
 from tooling.readback_pilot.driver import render_context
 
 
 async def main(report: str, seed: int, channel: str, limit: int, only: set[int] | None) -> None:
-    settings = Settings()
-    bench = default_bench(settings)
-    data = json.loads(Path(report).read_text())
-    recorded = {t["index"]: t for t in data["bias_on"]["transmissions"]}
-    stt = SpeechStack(settings).stt
+    run = RecordedRun.load(report)
+    bench, stt = run.bench, run.stt
     await start_engine(stt)
-    lexicon = radio_lexicon(bench.registry)
     done = 0
-    for case in bench.cases(data["n"], seed, data["wrong_share"], forms=data.get("forms", "speech")):
-        row = recorded[case.index]
-        if (case.index not in only) if only is not None else row["verdict"] != "accepted":
-            continue
+    for case, row in run.cases(seed, only):
         session, _ = bench.at_state(case.flow, case.state, case.seed)
         decision, _, _ = bench.decide(case, row["heard"])
         ctx = render_context(bench.engine, session)
@@ -53,9 +41,8 @@ async def main(report: str, seed: int, channel: str, limit: int, only: set[int] 
         right = {name: kv for name, kv in right.items() if any(ch.isdigit() for ch in kv[1])}
         if not right:
             continue
-        rng = random.Random(f"{seed}:voice:{case.index}")  # the bench's own draw for this readback
-        pcm, made = pilot_recording(case.readback.text, rng, pilot_voices(), channel)
-        stream = stt.open(stt_context(session, bench.engine.expected_pilot(session), lexicon))
+        pcm, made = run.recording(case, seed, channel)
+        stream = stt.open(stt_context(session, bench.engine.expected_pilot(session), run.lexicon))
         try:
             stream.feed(pcm)
             heard = (await final_result(stream)).text.strip()

@@ -60,7 +60,7 @@ def _heard(stt: Any, case: Case, seed: int, channel: str, confirm: bool) -> tupl
     from gateway.speech.stack import stt_context
     from gateway.speech.stt.base import final_result
     from gateway.speech.stt.lexicon import radio_lexicon
-    from tooling.bench.readback_voice import pilot_recording, pilot_voices, recognize
+    from tooling.bench.readback_voice import chain_questions, pilot_recording, pilot_voices, recognize
 
     bench = _bench()
     rng = random.Random(f"{seed}:voice:{case.index}")  # the bench's own draw for this readback
@@ -68,16 +68,7 @@ def _heard(stt: Any, case: Case, seed: int, channel: str, confirm: bool) -> tupl
     session, _ = bench.at_state(case.flow, case.state, case.seed)
     context = stt_context(session, bench.engine.expected_pilot(session), radio_lexicon(bench.registry))
 
-    async def settles(heard: Any) -> bool:
-        return bool(bench.decide(case, heard.text.strip(), heard.hearing)[0].settled)
-
-    async def ask(heard: Any) -> Any:
-        at, now = bench.at_state(case.flow, case.state, case.seed)
-        return bench.engine.value_query(at, heard.text.strip(), now + 5.0, heard.hearing)
-
-    async def fields(heard: Any) -> dict[str, str]:
-        readback = bench.decide(case, heard.text.strip(), heard.hearing)[0].readback
-        return dict(readback.fields) if readback is not None else {}
+    settles, ask, fields = chain_questions(bench, case)
 
     async def first() -> str:
         stream = stt.open(context)

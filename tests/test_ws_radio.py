@@ -12,6 +12,7 @@ import httpx
 import pytest
 
 from engine.phraseology import normalize_transcript
+from gateway import metrics
 from gateway.app import create_app
 from gateway.audio.pcm import silence
 from gateway.settings import Settings
@@ -102,7 +103,7 @@ def test_voice_readbacks_correct_and_wrong(server):
         mark = client.mark()
         await client.transmit_audio(pilot_pcm(wrong), 16000)
         bad = await client.wait_type("decision", start=mark)
-        assert bad["readback"]["ok"] is False and bad["readback"]["fields"]["squawk"] == "wrong"
+        assert bad["readback"] and bad["readback"]["ok"] is False and bad["readback"]["fields"]["squawk"] == "wrong", (wrong, bad, client.rx.events[-6:])
         # a transmission the engine would not accept as heard is heard a second time, in the
         # radio's words, with the first hearing kept among the alternatives (gateway.speech.rehearing)
         heard_bad = await client.wait_type("transcript", final=True, start=mark)
@@ -111,12 +112,17 @@ def test_voice_readbacks_correct_and_wrong(server):
         correction = await client.wait_type("atc.message", start=mark)
         assert "negative" in correction["text"]
         await client.wait_type("atc.message.end", start=mark)
-        # the right readback advances
+        # the right readback advances, heard by whisper base too before it is accepted where a
+        # CPU worker stays free (gateway.speech.rehearing.confirm_bigger; the server runs here)
+        outcomes = ("confirmed", "otherwise", "none", "busy", "late")
+        counted = [metrics.CONFIRM_HEARINGS.labels(k)._value.get() for k in outcomes]
         mark = client.mark()
         await client.transmit_audio(pilot_pcm(readback), 16000)
         good = await client.wait_type("decision", start=mark)
         heard = await client.wait_type("transcript", final=True, start=mark)
         assert good["readback"]["ok"] is True, (readback, heard["text"], good["readback"])
+        now = [metrics.CONFIRM_HEARINGS.labels(k)._value.get() for k in outcomes]
+        assert sum(now) == sum(counted) + 1 and now[1] == counted[1] and now[3] - counted[3] + now[0] - counted[0] == 1
         await client.wait_type("atc.message.end", start=mark)
         messages = _messages_well_ordered(client)
         assert [m["seq"] for m in messages] == [1, 2, 3]

@@ -193,6 +193,25 @@ async def recognize(
         await stream.aclose()
 
 
+def chain_questions(bench: Bench, case: Any) -> tuple[Any, Any, Any]:
+    """What the hearing chain asks the engine about `case` at its state, as the radio asks its
+    service (gateway/service/dry_runs.py), each on a fresh copy of the session: `settles`
+    (`Decision.settled`), `ask` (`value_query`) and `fields` (the readback's verdict per field)."""
+
+    async def settles(heard: Any) -> bool:
+        return bool(bench.decide(case, heard.text.strip(), heard.hearing)[0].settled)
+
+    async def ask(heard: Any) -> Any:
+        at, now = bench.at_state(case.flow, case.state, case.seed)
+        return bench.engine.value_query(at, heard.text.strip(), now + 5.0, heard.hearing)
+
+    async def fields(heard: Any) -> dict[str, str]:
+        readback = bench.decide(case, heard.text.strip(), heard.hearing)[0].readback
+        return dict(readback.fields) if readback is not None else {}
+
+    return settles, ask, fields
+
+
 def _recorded(hearing: Any) -> dict[str, Any]:
     """What a transmission's record keeps of the recognizer's hearing, for the replay
     (tooling/bench/readback_replay.py): its alternatives, its checks in the audio, and whether it
@@ -283,16 +302,7 @@ def run_voice_bench(
             accepted: dict[str, bool] = {}
             lexicon = radio_lexicon(bench.registry)  # value-neutral: the same with bias on or off
 
-            async def settles(first: Any, case: Any = case) -> bool:  # the radio's own test (Decision.settled)
-                return bool(bench.decide(case, first.text.strip(), first.hearing)[0].settled)
-
-            async def ask(heard: Any, case: Any = case) -> Any:  # the radio's own question (value_query)
-                at, now = bench.at_state(case.flow, case.state, case.seed)
-                return bench.engine.value_query(at, heard.text.strip(), now + 5.0, heard.hearing)
-
-            async def fields(heard: Any, case: Any = case) -> dict[str, str]:  # the radio's own (readback_fields)
-                readback = bench.decide(case, heard.text.strip(), heard.hearing)[0].readback
-                return dict(readback.fields) if readback is not None else {}
+            settles, ask, fields = chain_questions(bench, case)
 
             for b in settings_list:
                 context = (
