@@ -99,30 +99,38 @@ def test_voice_readbacks_correct_and_wrong(server):
         squawk = started["scenario"]["squawk"]
         wrong = readback.replace(squawk, squawk[:2] + squawk[3] + squawk[2])
         assert wrong != readback
-        # a wrong squawk is caught even though the recognizer is biased towards the right one
+        # a wrong squawk is never accepted even though the recognizer is biased towards the right
+        # one: corrected ("negative") where the hearings read it, asked again where a later one
+        # garbled it (whisper base's third hearing of this recording, on some CPUs: "Climb 6,000
+        # feet, squawk 3.5, 3.5, Lafanza, 3.5, 9.", the earlier hearings' "tree five tree five"
+        # among its alternatives: unsure, engine/doubt.py)
         mark = client.mark()
         await client.transmit_audio(pilot_pcm(wrong), 16000)
         bad = await client.wait_type("decision", start=mark)
-        assert bad["readback"] and bad["readback"]["ok"] is False and bad["readback"]["fields"]["squawk"] == "wrong", (wrong, bad, client.rx.events[-6:])
+        heard_bad = await client.wait_type("transcript", final=True, start=mark)
+        squawk = bad["readback"]["fields"]["squawk"] if bad["readback"] else None
+        assert bad["readback"]["ok"] is False and squawk in ("wrong", "unsure"), (wrong, heard_bad["text"], bad["readback"])
         # a transmission the engine would not accept as heard is heard a second time, in the
         # radio's words, with the first hearing kept among the alternatives (gateway.speech.rehearing)
-        heard_bad = await client.wait_type("transcript", final=True, start=mark)
         first = heard_bad["hearing"]["open_transcript"]
         assert isinstance(first, str) and (first == heard_bad["text"] or first in heard_bad["hearing"]["alternatives"])
         correction = await client.wait_type("atc.message", start=mark)
-        assert "negative" in correction["text"]
+        assert ("negative" if squawk == "wrong" else "say again") in correction["text"].lower(), correction["text"]
         await client.wait_type("atc.message.end", start=mark)
-        # the right readback advances, heard by whisper base too before it is accepted where a
+        # the right readback advances, heard by whisper base before it is accepted: as the third
+        # hearing where tiny.en's two did not settle it, else as the confirming hearing where a
         # CPU worker stays free (gateway.speech.rehearing.confirm_bigger; the server runs here)
         outcomes = ("confirmed", "otherwise", "none", "busy", "late")
         counted = [metrics.CONFIRM_HEARINGS.labels(k)._value.get() for k in outcomes]
+        third = metrics.THIRD_HEARINGS.labels("heard_again")._value.get()
         mark = client.mark()
         await client.transmit_audio(pilot_pcm(readback), 16000)
         good = await client.wait_type("decision", start=mark)
         heard = await client.wait_type("transcript", final=True, start=mark)
         assert good["readback"]["ok"] is True, (readback, heard["text"], good["readback"])
-        now = [metrics.CONFIRM_HEARINGS.labels(k)._value.get() for k in outcomes]
-        assert sum(now) == sum(counted) + 1 and now[1] == counted[1] and now[3] - counted[3] + now[0] - counted[0] == 1
+        confirms = [metrics.CONFIRM_HEARINGS.labels(k)._value.get() - c for k, c in zip(outcomes, counted, strict=True)]
+        by_base = metrics.THIRD_HEARINGS.labels("heard_again")._value.get() - third
+        assert (sum(confirms), by_base) in ((1, 0), (0, 1)) and confirms[1] == 0, (confirms, by_base)
         await client.wait_type("atc.message.end", start=mark)
         messages = _messages_well_ordered(client)
         assert [m["seq"] for m in messages] == [1, 2, 3]

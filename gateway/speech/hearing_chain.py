@@ -14,12 +14,11 @@ was heard (`settles`, a dry run on a copy of the session):
    checked in the audio again;
 4. the values still unsure checked once more, scored by whisper base itself (`checking`).
 
-A readback the engine would accept before whisper base heard it (as first heard, after the second
-hearing or after the checks in the audio) is heard by base too, and a value base hears as another
-is asked again (`gateway.speech.rehearing.confirm_bigger`: a changed value tiny.en wrote as the
-issued one, with nothing doubted), within `due_s` as first heard (the reply's second) and within
-`bigger_due_s` after the other steps. Not after step 0: a rival's check in the audio is the one
-thing that tells "five" from "five five", which another transcript cannot.
+A readback the engine would accept before whisper base heard it (as first heard, after its
+rivals' check, after the second hearing or after the checks in the audio) is heard by base too,
+and a value base hears as another is asked again (`gateway.speech.rehearing.confirm_bigger`: a
+changed value tiny.en wrote as the issued one, with nothing doubted), within `due_s` as first
+heard (the reply's second) and within `bigger_due_s` after the other steps.
 
 Each is a spare decode: it starts only while a CPU worker is idle and where it would end in time,
 steps 1-2 within `due_s` of PTT release (the reply's second), steps 3-4 within `bigger_due_s`: they
@@ -62,9 +61,12 @@ async def hear_out(
     if ask is not None and _only_rivals(query := await ask(first)):
         # heard right, only rivalled: the rivals alone decide, and no other hearing can
         # (engine/value_rivals.py); given the third hearing's time, which it saves
-        return await check_values(
+        checked = await check_values(
             stream, first, _asked(query), speech_ended=speech_ended, due_s=bigger_due_s, rivals=True
         )
+        if fields is not None and await settles(checked):
+            return await _confirmed(stream, checked, fields, speech_ended, bigger_due_s)
+        return checked
     heard = await hear_again(stream, first, settles, speech_ended=speech_ended, due_s=due_s, settled=False)
     if heard is not first and await settles(heard):
         return await _confirmed(stream, heard, fields, speech_ended, bigger_due_s)

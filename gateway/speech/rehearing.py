@@ -146,8 +146,8 @@ async def confirm_bigger(
     speech_ended: float | None = None,
     due_s: float | None = None,
 ) -> SttResult:
-    """`first`, which the engine would accept (as first heard, or after the second hearing or the
-    checks in the audio), or, where whisper base hears one of its readback's values as another,
+    """`first`, which the engine would accept (as first heard, or after its rivals' check, the
+    second hearing or the checks in the audio), or, where whisper base hears one of its readback's values as another,
     `first` with base's transcript first among its alternatives: the engine then asks that value
     again ("heard ok, an alternative wrong").
 
