@@ -98,8 +98,9 @@ THIRD_HEARINGS = Counter(
 CONFIRM_HEARINGS = Counter(
     "livefreq_confirm_hearings_total",
     "Voice readbacks the engine would accept as first heard, heard by whisper base too or not (gateway/speech/rehearing.py)",
-    # confirmed | otherwise (base heard a value as another: asked again) | none (no base, or audio
-    # past one window) | busy | late (as above)
+    # confirmed | otherwise (base read a value as another: its transcript joins the alternatives,
+    # and the engine asks that value again) | none (no base, or audio past one window) | busy |
+    # late (as above)
     ["outcome"],
 )
 VALUE_CHECKS = Counter(

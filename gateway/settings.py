@@ -107,9 +107,9 @@ class Settings(BaseSettings):
     # and whisper base scoring the values still unsure after the third hearing (step 4 of
     # gateway/speech/hearing_chain.py); off: tiny.en's checks alone, for a paired comparison
     bigger_value_checks: bool = True
-    # a readback the engine would accept as first heard is heard by whisper base too, where a worker
-    # stays free and it ends within second_hearing_due_s: a value base hears as another is asked
-    # again (gateway/speech/rehearing.py `confirm_bigger`; off with the third hearing too)
+    # a readback the engine would accept before whisper base heard it is heard by base too, where a
+    # worker stays free and it ends within bigger_hearing_due_s: a value base hears as another is
+    # asked again (gateway/speech/rehearing.py `confirm_bigger`; off with the third hearing too)
     confirm_hearing: bool = True
     # by voice, a clearance limit whisper's prompt named is heard right only once every other city
     # the scenarios issue is ruled out in the audio (engine/value_rivals.py): about 0.25 s of one

@@ -81,7 +81,7 @@ TIERS: dict[str, str] = {
     **dict.fromkeys(
         (
             "test_bench_callsign", "test_bench_readback", "test_bench_voice", "test_kokoro_pilot", "test_fuzz_http", "test_fuzz_regressions", "test_fuzz_ws",
-            "test_load", "test_load_capacity", "test_rehearing", "test_speech_api", "test_stt", "test_stt_bigger", "test_stt_vosk", "test_tts", "test_value_check", "test_webrtc",
+            "test_load", "test_load_capacity", "test_rehearing", "test_confirm_hearing", "test_speech_api", "test_stt", "test_stt_bigger", "test_stt_vosk", "test_tts", "test_value_check", "test_webrtc",
             "test_wheel_install", "test_ws_radio",
         ),
         "slow",

@@ -211,7 +211,7 @@ def test_load_run_against_a_real_gateway(tiny_corpus: Corpus, tmp_path, monkeypa
     assert server["stages"]["speech_end_to_first_audio"]["n"] >= 2
     assert server["cpu_pool_busy_s"].get("stt:final", 0) > 0  # the pool's seconds, by engine and priority
     # each step after the first hearing, by outcome (run, skipped busy or late), as /metrics counted it
-    for name in ("second_hearings", "value_checks", "rival_checks", "third_hearings", "bigger_value_checks"):
+    for name in ("second_hearings", "value_checks", "rival_checks", "third_hearings", "bigger_value_checks", "confirm_hearings"):
         assert all(isinstance(n, int) and n > 0 for n in server[name].values()), (name, server[name])
     assert report["wer"] is not None and report["transmissions"] == len(exchanges)
 

@@ -17,8 +17,10 @@ was heard (`settles`, a dry run on a copy of the session):
 A readback the engine would accept before whisper base heard it (as first heard, after its
 rivals' check, after the second hearing or after the checks in the audio) is heard by base too,
 and a value base hears as another is asked again (`gateway.speech.rehearing.confirm_bigger`: a
-changed value tiny.en wrote as the issued one, with nothing doubted), within `due_s` as first
-heard (the reply's second) and within `bigger_due_s` after the other steps.
+changed value tiny.en wrote as the issued one, with nothing doubted), within `bigger_due_s`
+like the third hearing: "readback correct" may wait for base, since on a slower host (base 1.1 s
+idle) the reply's second would leave no time for it, and a wrong value accepted is the one
+error the radio must not make.
 
 Each is a spare decode: it starts only while a CPU worker is idle and where it would end in time,
 steps 1-2 within `due_s` of PTT release (the reply's second), steps 3-4 within `bigger_due_s`: they
@@ -57,7 +59,7 @@ async def hear_out(
     engine's verdict per readback field) None: no confirming hearing (`LIVEFREQ_CONFIRM_HEARING`).
     `speech_ended` None (the bench): no due times, the hearing of an idle node."""
     if await settles(first):
-        return await _confirmed(stream, first, fields, speech_ended, due_s)
+        return await _confirmed(stream, first, fields, speech_ended, bigger_due_s)
     if ask is not None and _only_rivals(query := await ask(first)):
         # heard right, only rivalled: the rivals alone decide, and no other hearing can
         # (engine/value_rivals.py); given the third hearing's time, which it saves

@@ -147,9 +147,9 @@ async def confirm_bigger(
     due_s: float | None = None,
 ) -> SttResult:
     """`first`, which the engine would accept (as first heard, or after its rivals' check, the
-    second hearing or the checks in the audio), or, where whisper base hears one of its readback's values as another,
-    `first` with base's transcript first among its alternatives: the engine then asks that value
-    again ("heard ok, an alternative wrong").
+    second hearing or the checks in the audio), or, where whisper base hears one of its
+    readback's values as another, `first` with base's transcript first among its alternatives:
+    the engine then asks that value again ("heard ok, an alternative wrong").
 
     Why: tiny.en, told the issued values by its prompt, can write a changed value as the issued one
     in every hearing with nothing doubted (seed 170 #259, 1003 written 1002; seed 169 #270, four

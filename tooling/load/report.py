@@ -286,7 +286,9 @@ def _server_figures(samples: list[tuple[float, Scrape]]) -> dict[str, Any]:
 
 # The steps after the first hearing (gateway/speech/hearing_chain.py), each a counter by outcome in
 # /metrics (`livefreq_<name>_total`): how often each ran, and was skipped as busy or late, under load.
-HEARING_STEPS = ("second_hearings", "value_checks", "rival_checks", "third_hearings", "bigger_value_checks")
+HEARING_STEPS = (
+    "second_hearings", "value_checks", "rival_checks", "third_hearings", "bigger_value_checks", "confirm_hearings",
+)
 
 
 def _totals(delta: Scrape, metric: str, labels: tuple[str, ...], cast: Callable[[float], Any]) -> dict[str, Any]:
