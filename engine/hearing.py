@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from engine.models import DomainModel
+from engine.models import Decision, DomainModel, FieldStatus
 
 UNSURE_WORD = "???"  # stands for a word the recognizer was unsure of, in a `Hearing` alternative
 
@@ -61,3 +61,31 @@ class Hearing(DomainModel):
     # limit's city; set by the gateway unless LIVEFREQ_CITY_RIVALS=false): heard as issued, it waits for
     # its rivals (engine/value_rivals.py)
     told: bool = False
+
+
+class HeardVerdict(DomainModel):
+    """What the engine would decide of one hearing, in brief: what the voice hearing chain
+    (gateway/speech/hearing_chain.py) asks of a dry run on a copy of the session before it spends
+    a decode. `settled`: understood as heard (`Decision.settled`); `fields`: the readback's verdict
+    per field (empty: no readback). One answer per hearing, so no step asks the same twice."""
+
+    settled: bool = True  # no session, or nothing expected: nothing to hear again
+    fields: dict[str, FieldStatus] = Field(default_factory=dict)
+
+    @classmethod
+    def of(cls, decision: Decision | None) -> HeardVerdict:
+        """`decision` in brief (None: the dry run had nothing to decide)."""
+        if decision is None:
+            return cls()
+        fields = dict(decision.readback.fields) if decision.readback is not None else {}
+        return cls(settled=decision.settled, fields=fields)
+
+    @property
+    def heard_ok(self) -> bool:
+        """Some readback value was heard right: worth confirming by a bigger model's ear."""
+        return "ok" in self.fields.values()
+
+    @property
+    def heard_wrong(self) -> bool:
+        """Some readback value was heard as another."""
+        return "wrong" in self.fields.values()

@@ -21,7 +21,7 @@ import sys
 from gateway import metrics
 from gateway.speech.stack import stt_context
 from gateway.speech.stt.base import start_engine
-from tooling.bench.readback_voice import chain_questions, recognize, verdict
+from tooling.bench.readback_voice import case_questions, recognize, verdict
 from tooling.bench.recorded_run import RecordedRun
 
 OUTCOMES = ("confirmed", "otherwise", "none", "busy", "late")
@@ -36,10 +36,10 @@ async def main(report: str, seed: int, channel: str, only: set[int] | None) -> N
         session, _ = bench.at_state(case.flow, case.state, case.seed)
         pcm, made = run.recording(case, seed, channel)
 
-        settles, ask, fields = chain_questions(bench, case)
+        judge, ask = case_questions(bench, case)
         context = stt_context(session, bench.engine.expected_pilot(session), run.lexicon)
         counts = {k: metrics.CONFIRM_HEARINGS.labels(k)._value.get() for k in OUTCOMES}
-        text, hearing = await recognize(stt, pcm, context, settles, ask, run.settings.bigger_value_checks, fields)
+        text, hearing = await recognize(stt, pcm, context, judge, ask, run.settings.bigger_value_checks, confirm=True)
         confirm = [k for k in OUTCOMES if metrics.CONFIRM_HEARINGS.labels(k)._value.get() > counts[k]]
         before = row["verdict"]
         after = verdict(bench.decide(case, text, hearing)[0])

@@ -20,7 +20,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from engine.hearing import Hearing
+from engine.hearing import HeardVerdict, Hearing
 from gateway import metrics
 from gateway.settings import Settings
 from tests.support import readback as rb
@@ -60,7 +60,7 @@ def _heard(stt: Any, case: Case, seed: int, channel: str, confirm: bool) -> tupl
     from gateway.speech.stack import stt_context
     from gateway.speech.stt.base import final_result
     from gateway.speech.stt.lexicon import radio_lexicon
-    from tooling.bench.readback_voice import chain_questions, pilot_recording, pilot_voices, recognize
+    from tooling.bench.readback_voice import case_questions, pilot_recording, pilot_voices, recognize
 
     bench = _bench()
     rng = random.Random(f"{seed}:voice:{case.index}")  # the bench's own draw for this readback
@@ -68,7 +68,7 @@ def _heard(stt: Any, case: Case, seed: int, channel: str, confirm: bool) -> tupl
     session, _ = bench.at_state(case.flow, case.state, case.seed)
     context = stt_context(session, bench.engine.expected_pilot(session), radio_lexicon(bench.registry))
 
-    settles, ask, fields = chain_questions(bench, case)
+    judge, ask = case_questions(bench, case)
 
     async def first() -> str:
         stream = stt.open(context)
@@ -78,7 +78,7 @@ def _heard(stt: Any, case: Case, seed: int, channel: str, confirm: bool) -> tupl
         finally:
             await stream.aclose()
 
-    text, hearing = asyncio.run(recognize(stt, pcm, context, settles, ask, True, fields if confirm else None))
+    text, hearing = asyncio.run(recognize(stt, pcm, context, judge, ask, True, confirm))
     return text, hearing, asyncio.run(first())
 
 
@@ -125,14 +125,14 @@ def test_no_confirming_hearing_without_whisper_base(whisper: Any) -> None:
 
     asked: list[str] = []
 
-    async def fields(heard: SttResult) -> dict[str, str]:
+    async def judge(heard: SttResult) -> HeardVerdict:
         asked.append(heard.text)
-        return {"runway": "ok"}
+        return HeardVerdict(fields={"runway": "wrong"})
 
     async def run() -> SttResult:
         stream = whisper.open(SttContext())
         try:
-            return await confirm_bigger(stream, first, fields)
+            return await confirm_bigger(stream, first, HeardVerdict(fields={"runway": "ok"}), judge)
         finally:
             await stream.aclose()
 

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from engine.hearing import Hearing
+from engine.hearing import HeardVerdict, Hearing
 from engine.phraseology import normalize_transcript
 from gateway.service import RadioService
 from gateway.settings import Settings
@@ -70,15 +70,16 @@ def test_flow_words_are_the_flows_words_without_template_variables(service: Radi
 # --- when a second hearing is spent ---------------------------------------------------------------
 
 
-def test_settles_decides_on_a_copy_and_stores_nothing(service: RadioService) -> None:
+def test_the_verdict_is_decided_on_a_copy_and_stores_nothing(service: RadioService) -> None:
     session, opening, _ = service.create(flow="clearance", seed=5)
     sid = session.session_id
     clearance = service.transmit(sid, opening.expected_pilot[0])
     readback = clearance.expected_pilot[0]
     before, transcript = service.get(sid), service.transcript(sid)
-    assert service.settles(sid, readback, Hearing()) is True
-    assert service.settles(sid, "say again", Hearing()) is False
-    assert service.settles(sid, "", Hearing(confidence=0.0)) is False
+    right = service.verdict(sid, readback, Hearing())
+    assert right.settled is True and right.fields and set(right.fields.values()) == {"ok"}
+    assert service.verdict(sid, "say again", Hearing()).settled is False
+    assert service.verdict(sid, "", Hearing(confidence=0.0)).settled is False
     assert service.get(sid) == before and service.transcript(sid) == transcript
     assert service.transmit(sid, readback, hearing=Hearing()).readback.ok
 
@@ -92,6 +93,24 @@ def test_a_decision_settles_only_when_understood_and_any_readback_is_correct(
     decision = Decision(recognized=recognized, intent=intent, readback=ReadbackResult(ok=ok))
     assert decision.settled == (recognized and ok and intent != "say_again")
     assert Decision(recognized=recognized, intent=intent).settled == (recognized and intent != "say_again")
+
+
+@given(
+    st.booleans(),
+    st.booleans(),
+    st.dictionaries(st.sampled_from(["runway", "squawk", "qnh"]), st.sampled_from(["ok", "missing", "wrong", "unsure"])),
+)
+def test_a_verdict_is_its_decision_in_brief(recognized: bool, ok: bool, fields: dict[str, str]) -> None:
+    """What the hearing chain reads of a dry run (`HeardVerdict.of`) is the decision's own
+    settling and per-field verdict; no decision (nothing to decide) asks for no other hearing."""
+    from engine.models import Decision, ReadbackResult
+
+    decision = Decision(recognized=recognized, readback=ReadbackResult(ok=ok, fields=fields))
+    verdict = HeardVerdict.of(decision)
+    assert verdict.settled == decision.settled and verdict.fields == fields
+    assert verdict.heard_ok == ("ok" in fields.values()) and verdict.heard_wrong == ("wrong" in fields.values())
+    assert HeardVerdict.of(Decision(recognized=recognized)).fields == {}
+    assert HeardVerdict.of(None) == HeardVerdict(settled=True, fields={})
 
 
 # --- what the second hearing hands on -------------------------------------------------------------
@@ -134,11 +153,11 @@ def _hear_twice(
         first = await final_result(stream)
         spent = stream.decode_s
 
-        async def settles(_heard: SttResult) -> bool:
-            return settled
+        async def judge(_heard: SttResult) -> HeardVerdict:
+            return HeardVerdict(settled=settled)
 
         ended = None if ended_ago_s is None else time.monotonic() - ended_ago_s
-        result = await hear_again(stream, first, settles, speech_ended=ended, due_s=0.85)
+        result = await hear_again(stream, first, judge, speech_ended=ended, due_s=0.85)
         await stream.aclose()
         return first, result, spent, stream.decode_s
 
@@ -259,10 +278,12 @@ def _hear_out(
     ended_ago_s: float | None = None,
     question: object = None,
     bigger_checks: bool = True,
+    confirm: bool = False,
 ) -> tuple[SttResult, SttResult, list[str]]:
     """`RUNWAY_READBACK` through the radio's whole chain (`hear_out`; `question`: the values to
-    check, None: no checks), the engine settling from its `settled_after`-th dry run on (0:
-    never); the first hearing, the result and what each dry run was asked about."""
+    check, None: no checks; `confirm`: with the confirming hearing), the engine settling from its
+    `settled_after`-th dry run on (0: never); the first hearing, the result and what each dry run
+    was asked about."""
     import time
 
     from gateway.speech.hearing_chain import hear_out
@@ -276,9 +297,9 @@ def _hear_out(
         stream.feed(pcm)
         first = await final_result(stream)
 
-        async def settles(heard: SttResult) -> bool:
+        async def judge(heard: SttResult) -> HeardVerdict:
             asked.append(heard.text)
-            return 0 < settled_after <= len(asked)
+            return HeardVerdict(settled=0 < settled_after <= len(asked))
 
         async def ask(_heard: SttResult) -> object:
             return question
@@ -286,8 +307,8 @@ def _hear_out(
         ended = None if ended_ago_s is None else time.monotonic() - ended_ago_s
         checks = None if question is None else ask
         result = await hear_out(
-            stream, first, settles, checks,  # type: ignore[arg-type]
-            speech_ended=ended, due_s=0.85, bigger_due_s=1.5, bigger_checks=bigger_checks,
+            stream, first, judge, checks,  # type: ignore[arg-type]
+            speech_ended=ended, due_s=0.85, bigger_due_s=1.5, bigger_checks=bigger_checks, confirm=confirm,
         )
         await stream.aclose()
         return first, result

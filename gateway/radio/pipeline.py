@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from engine.hearing import Hearing
+from engine.hearing import HeardVerdict, Hearing
 from engine.value_query import ValueQuery
 from gateway import metrics
 from gateway.ask import ASK_PHRASES, ASK_VOCABULARY
@@ -153,24 +153,20 @@ class TransmissionPipeline:
             metrics.observe_stage("speech_end_to_final", time.monotonic() - tx.ended)
             if self.settings.second_hearing and tx.channel != "ask" and tx.samples and (result.text.strip() or tx.speech.heard):
 
-                async def settles(heard: SttResult) -> bool:
+                async def judge(heard: SttResult) -> HeardVerdict:
                     hearing = transmission_hearing(tx, heard)
-                    return await self.conn.service.off_loop(link.session_id, lambda sid: self.conn.service.settles(sid, heard.text.strip(), hearing))
+                    return await self.conn.service.off_loop(link.session_id, lambda sid: self.conn.service.verdict(sid, heard.text.strip(), hearing))
 
                 async def ask(heard: SttResult) -> ValueQuery | None:
                     hearing = transmission_hearing(tx, heard)
                     return await self.conn.service.off_loop(link.session_id, lambda sid: self.conn.service.value_query(sid, heard.text.strip(), hearing))
 
-                async def fields(heard: SttResult) -> dict[str, str]:
-                    hearing = transmission_hearing(tx, heard)
-                    return await self.conn.service.off_loop(link.session_id, lambda sid: self.conn.service.readback_fields(sid, heard.text.strip(), hearing))
-
                 result = await hear_out(
                     tx.stream,
                     result,
-                    settles,
+                    judge,
                     ask if self.settings.value_checks else None,
-                    fields=fields if self.settings.confirm_hearing else None,
+                    confirm=self.settings.confirm_hearing,
                     speech_ended=tx.ended,
                     due_s=self.settings.second_hearing_due_s or None,
                     bigger_due_s=self.settings.bigger_hearing_due_s or None,

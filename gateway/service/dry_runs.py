@@ -2,8 +2,8 @@
 copy of the session, which store nothing.
 
 The hearing chain (gateway/speech/hearing_chain.py) spends a decode only where the engine's answer
-to what was heard calls for one: whether it would settle, which readback fields it would judge
-how, which issued values it would have checked in the audio; the speculative TTS synthesizes the
+to what was heard calls for one: whether it would settle and how it would judge each readback
+field (one verdict), which issued values it would have checked in the audio; the speculative TTS synthesizes the
 reply the state's first expected phrase would get. Kept apart from `RadioService`'s writes so
 each stays small; `RadioService` inherits these (its lock, repository, engine and clock).
 """
@@ -14,7 +14,7 @@ import logging
 import threading
 from collections.abc import Callable
 
-from engine.hearing import Hearing
+from engine.hearing import HeardVerdict, Hearing
 from engine.models import Decision
 from engine.session import SessionEngine
 from engine.value_query import ValueQuery
@@ -42,17 +42,11 @@ class DryRuns:
             decision = None
         return [message.speech for message in decision.messages] if decision is not None else []
 
-    def settles(self, session_id: str, text: str, hearing: Hearing | None) -> bool:
-        """Whether the engine would understand `text` as heard (`Decision.settled`) on a copy of
-        the session: the radio spends a second hearing only where not (gateway.speech.rehearing)."""
-        decision = self._dry_run(session_id, text, hearing)
-        return decision is None or decision.settled
-
-    def readback_fields(self, session_id: str, text: str, hearing: Hearing | None) -> dict[str, str]:
-        """The engine's verdict per readback field on `text` for a copy of the session (empty: no
-        readback): the radio's confirming hearing asks it (gateway.speech.rehearing.confirm_bigger)."""
-        decision = self._dry_run(session_id, text, hearing)
-        return dict(decision.readback.fields) if decision is not None and decision.readback is not None else {}
+    def verdict(self, session_id: str, text: str, hearing: Hearing | None) -> HeardVerdict:
+        """What the engine would decide of `text` as heard, in brief (`HeardVerdict`: settled, and
+        the readback's verdict per field), on a copy of the session: the radio's hearing chain
+        spends a decode only where it calls for one (gateway/speech/hearing_chain.py)."""
+        return HeardVerdict.of(self._dry_run(session_id, text, hearing))
 
     def value_query(self, session_id: str, text: str, hearing: Hearing | None) -> ValueQuery | None:
         """`SessionEngine.value_query` on the stored session (gateway.speech.checking)."""

@@ -2,7 +2,7 @@
 
 One order, for the WebSocket radio (`gateway.radio.pipeline`) and the readback bench alike
 (`tooling.bench.readback_voice`), each step only while the engine would still not accept what
-was heard (`settles`, a dry run on a copy of the session):
+was heard (`judge`, a dry run on a copy of the session, asked once per hearing):
 
 0. where the engine's only doubts are values heard right but rivalled (a frequency written short,
    a clearance limit the prompt named), their rivals checked in the audio
@@ -36,76 +36,71 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
+from engine.hearing import HeardVerdict
 from engine.value_query import ValueQuery
 from gateway.speech.checking import check_values
-from gateway.speech.rehearing import confirm_bigger, hear_again, hear_bigger
+from gateway.speech.rehearing import Judge, confirm_bigger, hear_again, hear_bigger
 from gateway.speech.stt.base import SttResult, SttStream
+
+Ask = Callable[[SttResult], Awaitable[ValueQuery | None]]
 
 
 async def hear_out(
     stream: SttStream,
     first: SttResult,
-    settles: Callable[[SttResult], Awaitable[bool]],
-    ask: Callable[[SttResult], Awaitable[ValueQuery | None]] | None,
+    judge: Judge,
+    ask: Ask | None,
     *,
     speech_ended: float | None = None,
     due_s: float | None = None,
     bigger_due_s: float | None = None,
     bigger_checks: bool = True,
-    fields: Callable[[SttResult], Awaitable[dict[str, str]]] | None = None,
+    confirm: bool = True,
 ) -> SttResult:
-    """`first`, or what the steps above make of it (see the module doc); `ask` None: no values
-    checked; `bigger_checks` False: no step 4 (`LIVEFREQ_BIGGER_VALUE_CHECKS`); `fields` (the
-    engine's verdict per readback field) None: no confirming hearing (`LIVEFREQ_CONFIRM_HEARING`).
-    `speech_ended` None (the bench): no due times, the hearing of an idle node."""
-    if await settles(first):
-        return await _confirmed(stream, first, fields, speech_ended, bigger_due_s)
+    """`first`, or what the steps above make of it (see the module doc). `judge`: the engine's
+    verdict on a hearing (a dry run), asked once per hearing; `ask` None: no values checked;
+    `bigger_checks` False: no step 4 (`LIVEFREQ_BIGGER_VALUE_CHECKS`); `confirm` False: no
+    confirming hearing (`LIVEFREQ_CONFIRM_HEARING`). `speech_ended` None (the bench): no due
+    times, the hearing of an idle node."""
+
+    async def confirmed(heard: SttResult, verdict: HeardVerdict) -> SttResult:
+        """`heard`, which the engine would accept, as whisper base confirms it."""
+        if not confirm:
+            return heard
+        return await confirm_bigger(stream, heard, verdict, judge, speech_ended=speech_ended, due_s=bigger_due_s)
+
+    verdict = await judge(first)
+    if verdict.settled:
+        return await confirmed(first, verdict)
     if ask is not None and _only_rivals(query := await ask(first)):
         # heard right, only rivalled: the rivals alone decide, and no other hearing can
         # (engine/value_rivals.py); given the third hearing's time, which it saves
         checked = await check_values(
             stream, first, _asked(query), speech_ended=speech_ended, due_s=bigger_due_s, rivals=True
         )
-        if fields is not None and await settles(checked):
-            return await _confirmed(stream, checked, fields, speech_ended, bigger_due_s)
+        if confirm and checked is not first and (verdict := await judge(checked)).settled:
+            return await confirmed(checked, verdict)
         return checked
-    heard = await hear_again(stream, first, settles, speech_ended=speech_ended, due_s=due_s, settled=False)
-    if heard is not first and await settles(heard):
-        return await _confirmed(stream, heard, fields, speech_ended, bigger_due_s)
-    refused = heard  # the engine's last "no" was to this hearing
-    if ask is not None:
-        heard = await check_values(stream, heard, ask, speech_ended=speech_ended, due_s=due_s)
-    bigger = await hear_bigger(
-        stream,
-        heard,
-        settles,
-        speech_ended=speech_ended,
-        due_s=bigger_due_s,
-        settled=False if heard is refused else None,
-    )
-    if bigger is heard:  # base did not hear it: accepted after the checks, or no third hearing
-        if fields is not None and heard is not refused and await settles(heard):
-            return await _confirmed(stream, heard, fields, speech_ended, bigger_due_s)
+    heard = await hear_again(stream, first, judge, speech_ended=speech_ended, due_s=due_s, verdict=verdict)
+    if heard is not first:
+        verdict = await judge(heard)
+        if verdict.settled:
+            return await confirmed(heard, verdict)
+    if ask is not None:  # the engine's last "no" was to `heard`
+        checked = await check_values(stream, heard, ask, speech_ended=speech_ended, due_s=due_s)
+        if checked is not heard:
+            heard, verdict = checked, await judge(checked)
+            if verdict.settled:  # accepted after the checks in the audio
+                return await confirmed(heard, verdict)
+    bigger = await hear_bigger(stream, heard, judge, speech_ended=speech_ended, due_s=bigger_due_s, verdict=verdict)
+    if bigger is heard:  # base did not hear it: no third hearing
         return heard
-    if ask is None or await settles(bigger):
+    if ask is None or (await judge(bigger)).settled:
         return bigger
     checked = await check_values(stream, bigger, ask, speech_ended=speech_ended, due_s=bigger_due_s)
-    if not bigger_checks or (checked is not bigger and await settles(checked)):
+    if not bigger_checks or (checked is not bigger and (await judge(checked)).settled):
         return checked
     return await check_values(stream, checked, ask, speech_ended=speech_ended, due_s=bigger_due_s, bigger=True)
-
-
-async def _confirmed(
-    stream: SttStream,
-    heard: SttResult,
-    fields: Callable[[SttResult], Awaitable[dict[str, str]]] | None,
-    speech_ended: float | None,
-    due_s: float | None,
-) -> SttResult:
-    """`heard`, which the engine would accept, as whisper base confirms it (`confirm_bigger`)."""
-    if fields is None:
-        return heard
-    return await confirm_bigger(stream, heard, fields, speech_ended=speech_ended, due_s=due_s)
 
 
 def _only_rivals(query: ValueQuery | None) -> bool:
@@ -113,7 +108,7 @@ def _only_rivals(query: ValueQuery | None) -> bool:
     return query is not None and bool(query.hypotheses) and all(h.rival for h in query.hypotheses)
 
 
-def _asked(query: ValueQuery | None) -> Callable[[SttResult], Awaitable[ValueQuery | None]]:
+def _asked(query: ValueQuery | None) -> Ask:
     """`query`, as the question `check_values` asks for."""
 
     async def ask(_heard: SttResult) -> ValueQuery | None:

@@ -28,10 +28,14 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from engine.hearing import Hearing
+from engine.hearing import HeardVerdict, Hearing
 from gateway import metrics
 from gateway.speech.cpu import cpu_pool
 from gateway.speech.stt.base import SttResult, SttStream, unique_alternatives
+
+# the engine's verdict on a hearing, from a dry run on a copy of the session (the radio's service,
+# or the bench's engine): what every step asks before it spends a decode
+Judge = Callable[[SttResult], Awaitable[HeardVerdict]]
 
 _EWMA = 0.3  # weight of the newest second hearing in the estimate of the next one's duration
 # Each one not started shrinks the estimate by this factor: no hearing runs to correct an estimate
@@ -108,58 +112,58 @@ DURATIONS = SECOND_HEARING.durations
 async def hear_again(
     stream: SttStream,
     first: SttResult,
-    settles: Callable[[SttResult], Awaitable[bool]],
+    judge: Judge,
     speech_ended: float | None = None,
     due_s: float | None = None,
-    settled: bool | None = None,
+    verdict: HeardVerdict | None = None,
 ) -> SttResult:
-    """`first`, or the second hearing of `stream`'s audio where `settles(first)` says the engine
-    would not understand it (`settled`: that answer, where the caller has it) and the engine can
+    """`first`, or the second hearing of `stream`'s audio where the engine would not understand
+    it (`verdict`: its answer where the caller has it, else `judge(first)`) and the engine can
     hear in closed vocabulary (whisper, short audio). `speech_ended` (`time.monotonic()` at PTT
     release): the radio's; with it, a second hearing that would end more than `due_s` after it is
     not started (None: no limit). The readback bench leaves it out: it measures the hearing of an
     idle node, as the idle-worker rule does."""
     closed_result = getattr(stream, "closed_result", None)
-    return await _hear(SECOND_HEARING, closed_result, first, settles, settled, speech_ended, due_s)
+    return await _hear(SECOND_HEARING, closed_result, first, judge, verdict, speech_ended, due_s)
 
 
 async def hear_bigger(
     stream: SttStream,
     heard: SttResult,
-    settles: Callable[[SttResult], Awaitable[bool]],
+    judge: Judge,
     speech_ended: float | None = None,
     due_s: float | None = None,
-    settled: bool | None = None,
+    verdict: HeardVerdict | None = None,
 ) -> SttResult:
     """`heard`, or the third hearing of `stream`'s audio (whisper base,
-    `gateway.speech.stt.whisper_bigger`) where `settles(heard)` says the engine would not accept
-    it (`settled`: that answer, where the caller has it: no second dry run of the same hearing),
-    on the same idle and due-time rules as the second (its own duration estimate)."""
-    bigger_result = stream.bigger_result if getattr(stream, "hears_bigger", False) else None  # type: ignore[attr-defined]
-    return await _hear(THIRD_HEARING, bigger_result, heard, settles, settled, speech_ended, due_s)
+    `gateway.speech.stt.whisper_bigger`) where the engine would not accept it (`verdict`, else
+    `judge(heard)`), on the same idle and due-time rules as the second (its own duration
+    estimate)."""
+    return await _hear(THIRD_HEARING, _bigger_decode(stream), heard, judge, verdict, speech_ended, due_s)
 
 
 async def confirm_bigger(
     stream: SttStream,
     first: SttResult,
-    fields: Callable[[SttResult], Awaitable[dict[str, str]]],
+    verdict: HeardVerdict,
+    judge: Judge,
     speech_ended: float | None = None,
     due_s: float | None = None,
 ) -> SttResult:
-    """`first`, which the engine would accept (as first heard, or after its rivals' check, the
-    second hearing or the checks in the audio), or, where whisper base hears one of its
+    """`first`, which the engine would accept (`verdict`: as first heard, or after its rivals'
+    check, the second hearing or the checks in the audio), or, where whisper base hears one of its
     readback's values as another, `first` with base's transcript first among its alternatives:
     the engine then asks that value again ("heard ok, an alternative wrong").
 
     Why: tiny.en, told the issued values by its prompt, can write a changed value as the issued one
     in every hearing with nothing doubted (seed 170 #259, 1003 written 1002; seed 169 #270, four
     thousand written five): no rule of words tells that from the right readback, a bigger model's
-    ear can. `fields(heard)` is the engine's verdict per readback field (empty: no readback); base
-    is asked only where some field was heard right, and only a value its best transcript reads as
-    another counts (one it garbles or loses does not: tiny.en heard that one). On the third
-    hearing's rules (a worker stays free, it ends by `due_s`): under load the first hearing stands."""
-    decode = stream.bigger_result if getattr(stream, "hears_bigger", False) else None  # type: ignore[attr-defined]
-    if decode is None or "ok" not in (await fields(first)).values():
+    ear can. Base is asked only where some field was heard right (`HeardVerdict.heard_ok`), and
+    only a value its best transcript, judged alone, reads as another counts (one it garbles or
+    loses does not: tiny.en heard that one). On the third hearing's rules (a worker stays free,
+    it ends by `due_s`): under load the first hearing stands."""
+    decode = _bigger_decode(stream)
+    if decode is None or not verdict.heard_ok:
         return first
     if not CONFIRM_HEARING.may_start(speech_ended, due_s):
         return first
@@ -169,7 +173,7 @@ async def confirm_bigger(
         CONFIRM_HEARING.counter.labels("none").inc()
         return first
     CONFIRM_HEARING.spent(time.monotonic() - started)
-    if "wrong" not in (await fields(SttResult(again.text, Hearing(confidence=again.hearing.confidence)))).values():
+    if not (await judge(SttResult(again.text, Hearing(confidence=again.hearing.confidence)))).heard_wrong:
         CONFIRM_HEARING.counter.labels("confirmed").inc()
         return first
     CONFIRM_HEARING.counter.labels("otherwise").inc()
@@ -178,18 +182,23 @@ async def confirm_bigger(
     return SttResult(first.text, first.hearing.model_copy(update={"alternatives": alternatives}))
 
 
+def _bigger_decode(stream: SttStream) -> Callable[[], Awaitable[SttResult | None]] | None:
+    """Whisper base's decode of `stream`'s audio, where the stream can hear a third time."""
+    return stream.bigger_result if getattr(stream, "hears_bigger", False) else None  # type: ignore[attr-defined]
+
+
 async def _hear(
     spare: SpareDecode,
     decode: Callable[[], Awaitable[SttResult | None]] | None,
     heard: SttResult,
-    settles: Callable[[SttResult], Awaitable[bool]],
-    settled: bool | None,
+    judge: Judge,
+    verdict: HeardVerdict | None,
     speech_ended: float | None,
     due_s: float | None,
 ) -> SttResult:
     """`heard` with one more hearing by `decode` (None: the stream has none), where the engine
-    would not accept `heard` (`settled`, else asked by `settles`) and `spare` lets it start."""
-    if decode is None or (settled if settled is not None else await settles(heard)):
+    would not accept `heard` (`verdict`, else asked of `judge`) and `spare` lets it start."""
+    if decode is None or (verdict if verdict is not None else await judge(heard)).settled:
         return heard
     if not spare.may_start(speech_ended, due_s):
         return heard

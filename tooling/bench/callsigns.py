@@ -198,7 +198,7 @@ def run_voice(bench: Bench, settings: Settings, n: int, seed: int, progress: Pro
     from gateway.speech.stack import SpeechStack, stt_context
     from gateway.speech.stt.base import start_engine
     from gateway.speech.stt.lexicon import radio_lexicon
-    from tooling.bench.readback_voice import pilot_recording, pilot_voices, recognize
+    from tooling.bench.readback_voice import chain_questions, pilot_recording, pilot_voices, recognize
 
     started = time.monotonic()
     voices = pilot_voices()
@@ -214,16 +214,9 @@ def run_voice(bench: Bench, settings: Settings, n: int, seed: int, progress: Pro
             )
             session, now = at_state(bench, case)
 
-            async def settles(first: Any, case: Case = case) -> bool:
-                return bool(decide(bench, case, first.text.strip(), first.hearing)[0].settled)
-
-            async def ask(heard: Any, session: Any = session, now: float = now) -> Any:
-                return bench.engine.value_query(
-                    session.model_copy(deep=True), heard.text.strip(), now + 5.0, heard.hearing
-                )
-
+            judge, ask = chain_questions(bench.engine, session, now + 5.0)
             context = stt_context(session, bench.engine.expected_pilot(session), lexicon)
-            text, hearing = await recognize(stt, pcm, context, settles, ask, settings.bigger_value_checks)
+            text, hearing = await recognize(stt, pcm, context, judge, ask, settings.bigger_value_checks)
             decision, got = decide(bench, case, text, hearing)
             alternatives = list(getattr(hearing, "alternatives", []) or [])
             rows.append(_row(case, decision, got, text, {"voice": made["voice"], "alternatives": alternatives}))

@@ -172,13 +172,13 @@ def _speak_kokoro(text: str, style: str, wpm: int, rng: random.Random) -> tuple[
 
 
 async def recognize(
-    stt: Any, pcm: bytes, context: Any, settles: Any = None, ask: Any = None, bigger_checks: bool = True, fields: Any = None
+    stt: Any, pcm: bytes, context: Any, judge: Any = None, ask: Any = None, bigger_checks: bool = True, confirm: bool = False
 ) -> tuple[str, Any]:
     """The final transcript and the recognizer's hearing, as the WS radio path gets them (open,
-    feed, final, then where the engine would not accept it the radio's own chain: the second
-    hearing, the values `ask` names checked in the audio, the third hearing; where it would, and
-    `fields` is given, the confirming hearing; gateway.speech.hearing_chain), without due times:
-    the hearing of an idle node."""
+    feed, final, then, with `judge` (the engine's verdict on a hearing), the radio's own chain:
+    where the engine would not accept it, the second hearing, the values `ask` names checked in
+    the audio, the third hearing; where it would and `confirm`, the confirming hearing;
+    gateway.speech.hearing_chain), without due times: the hearing of an idle node."""
     from gateway.speech.hearing_chain import hear_out
     from gateway.speech.stt.base import final_result
 
@@ -186,30 +186,32 @@ async def recognize(
     try:
         stream.feed(pcm)
         result = await final_result(stream)
-        if settles is not None:
-            result = await hear_out(stream, result, settles, ask, bigger_checks=bigger_checks, fields=fields)
+        if judge is not None:
+            result = await hear_out(stream, result, judge, ask, bigger_checks=bigger_checks, confirm=confirm)
         return result.text.strip(), result.hearing
     finally:
         await stream.aclose()
 
 
-def chain_questions(bench: Bench, case: Any) -> tuple[Any, Any, Any]:
-    """What the hearing chain asks the engine about `case` at its state, as the radio asks its
-    service (gateway/service/dry_runs.py), each on a fresh copy of the session: `settles`
-    (`Decision.settled`), `ask` (`value_query`) and `fields` (the readback's verdict per field)."""
+def chain_questions(engine: Any, at: Any, now: float) -> tuple[Any, Any]:
+    """What the hearing chain asks the engine about a transmission to session `at` at `now`, as
+    the radio asks its service (gateway/service/dry_runs.py): `judge` (a dry run on a fresh copy,
+    in brief: `HeardVerdict`) and `ask` (`value_query`)."""
+    from engine.hearing import HeardVerdict
 
-    async def settles(heard: Any) -> bool:
-        return bool(bench.decide(case, heard.text.strip(), heard.hearing)[0].settled)
+    async def judge(heard: Any) -> Any:
+        return HeardVerdict.of(engine.transmit(at.model_copy(deep=True), heard.text.strip(), now, hearing=heard.hearing))
 
     async def ask(heard: Any) -> Any:
-        at, now = bench.at_state(case.flow, case.state, case.seed)
-        return bench.engine.value_query(at, heard.text.strip(), now + 5.0, heard.hearing)
+        return engine.value_query(at.model_copy(deep=True), heard.text.strip(), now, heard.hearing)
 
-    async def fields(heard: Any) -> dict[str, str]:
-        readback = bench.decide(case, heard.text.strip(), heard.hearing)[0].readback
-        return dict(readback.fields) if readback is not None else {}
+    return judge, ask
 
-    return settles, ask, fields
+
+def case_questions(bench: Bench, case: Any) -> tuple[Any, Any]:
+    """`chain_questions` for `case` at its state, as the bench decides it (`Bench.decide`)."""
+    at, now = bench.at_state(case.flow, case.state, case.seed)
+    return chain_questions(bench.engine, at, now + 5.0)
 
 
 def _recorded(hearing: Any) -> dict[str, Any]:
@@ -275,19 +277,9 @@ def run_voice_bench(
         pcm, _made = await asyncio.to_thread(pilot_recording, said, rng, voices, channel, mic_level_db, made["voice"])
         now = at.updated_at + 10.0
 
-        async def settles(first: Any) -> bool:
-            return bool(bench.engine.transmit(at.model_copy(deep=True), first.text.strip(), now, hearing=first.hearing).settled)
-
-        async def ask(heard: Any) -> Any:
-            return bench.engine.value_query(at, heard.text.strip(), now, heard.hearing)
-
-        async def fields(heard: Any) -> dict[str, str]:
-            readback = bench.engine.transmit(at.model_copy(deep=True), heard.text.strip(), now, hearing=heard.hearing).readback
-            return dict(readback.fields) if readback is not None else {}
-
+        judge, ask = chain_questions(bench.engine, at, now)
         context = context if b == "off" else stt_context(at, bench.engine.expected_pilot(at), context.lexicon)
-        confirm = fields if settings.confirm_hearing else None
-        text, hearing = await recognize(stt, pcm, context, settles, ask if checks else None, settings.bigger_value_checks, confirm)
+        text, hearing = await recognize(stt, pcm, context, judge, ask if checks else None, settings.bigger_value_checks, settings.confirm_hearing)
         decision, forward = decide_answer(bench, case, at, text, hearing, now)
         answers[b].add(case, decision, forward)
         return {"said": said, "heard": text, "verdict": verdict(decision), "forward": forward, **_recorded(hearing)}
@@ -302,7 +294,7 @@ def run_voice_bench(
             accepted: dict[str, bool] = {}
             lexicon = radio_lexicon(bench.registry)  # value-neutral: the same with bias on or off
 
-            settles, ask, fields = chain_questions(bench, case)
+            judge, ask = case_questions(bench, case)
 
             for b in settings_list:
                 context = (
@@ -311,8 +303,7 @@ def run_voice_bench(
                     else SttContext(speaker=session.session_id, lexicon=lexicon)
                 )
                 checker = ask if checks else None
-                confirm = fields if settings.confirm_hearing else None
-                text, hearing = await recognize(stt, pcm, context, settles, checker, settings.bigger_value_checks, confirm)
+                text, hearing = await recognize(stt, pcm, context, judge, checker, settings.bigger_value_checks, settings.confirm_hearing)
                 e, w = word_errors(case.readback.text, text)
                 edits[b] += e
                 decision, at, forward = bench.decide(case, text, hearing)
