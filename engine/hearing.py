@@ -8,11 +8,19 @@ text has none of it. The gateway's speech engines fill these in; the readback ch
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field
 
 from engine.models import Decision, DomainModel, FieldStatus
 
 UNSURE_WORD = "???"  # stands for a word the recognizer was unsure of, in a `Hearing` alternative
+
+# Which hearing of the voice chain (gateway/speech/hearing_chain.py) wrote a transcript: the
+# recognizer's final with its n-best ("first"), the same audio in the radio's words ("second"),
+# whisper base's where the engine would still not accept it ("third"), and whisper base's on a
+# readback the engine would accept ("confirming").
+HearingStep = Literal["first", "second", "third", "confirming"]
 
 
 class ValueCheck(DomainModel):
@@ -61,6 +69,15 @@ class Hearing(DomainModel):
     # limit's city; set by the gateway unless LIVEFREQ_CITY_RIVALS=false): heard as issued, it waits for
     # its rivals (engine/value_rivals.py)
     told: bool = False
+    # which hearing wrote the transcript, and each alternative a later hearing brought (an
+    # alternative not named here is the first hearing's: its n-best, or its unsure words masked):
+    # the trace can then tell whisper base's reading from tiny.en's; the verdict reads them alike
+    by: HearingStep = "first"
+    heard_by: dict[str, HearingStep] = Field(default_factory=dict)
+
+    def source(self, alternative: str) -> HearingStep:
+        """The hearing that wrote `alternative`."""
+        return self.heard_by.get(alternative, "first")
 
 
 class HeardVerdict(DomainModel):

@@ -47,9 +47,11 @@ def test_optional_fields_are_absent_not_null_and_others_null() -> None:
     assert partial == {"type": "transcript", "transmission_id": None, "text": "cleared", "final": False}
     final = json.loads(e.encode(e.transcript("s-x1", "", final=True, hearing=Hearing(confidence=0.0))))
     # inside `hearing` every field is sent; `open_transcript` is null when there was one hearing,
-    # `checks` empty when no value was checked in the audio, `told` false unless the prompt named a city
+    # `checks` empty when no value was checked in the audio, `told` false unless the prompt named a city,
+    # `by` the hearing that wrote the transcript, `heard_by` those that wrote alternatives, if later ones
     assert final["hearing"] == {
-        "alternatives": [], "cut_off": False, "confidence": 0.0, "open_transcript": None, "checks": [], "told": False
+        "alternatives": [], "cut_off": False, "confidence": 0.0, "open_transcript": None, "checks": [], "told": False,
+        "by": "first", "heard_by": {},
     }
     end = json.loads(e.encode(e.atc_message_end(_message(), interrupted=True)))
     assert end == {"type": "atc.message.end", "message_id": "s-m1", "seq": 1, "interrupted": True}

@@ -137,3 +137,21 @@ def test_a_voice_transmission_passes_its_hearing_to_the_engine_and_the_trace(ser
     assert seen == [("request clearance", hearing), ("", unsure)]
     with pytest.raises(BadInput):  # typed text still may not be empty
         service.transmit(session.session_id, "  ")
+
+
+def test_the_trace_says_which_hearing_wrote_the_transcript_and_each_alternative(service: RadioService) -> None:
+    """A transcript by whisper base with alternatives of three hearings: the `hearing` step counts
+    each hearing's; one hearing alone adds nothing to the detail."""
+    from engine.hearing import Hearing
+
+    session, _decision, _token = service.create(flow="clearance", seed=7)
+    heard_by = {"request clearance please": "second", "request clarence": "confirming"}
+    hearing = Hearing(alternatives=["request clarence", "request clearance please", "??? clearance"], by="third", heard_by=heard_by)
+    decision = service.transmit(session.session_id, "request clearance", hearing=hearing)
+    step = next(s for s in decision.trace.steps if s.step == "hearing")
+    assert step.data["heard_by"] == heard_by and step.data["by"] == "third"
+    assert "transcript by the third hearing (whisper base)" in step.detail
+    assert "1 by the confirming hearing (whisper base), 1 by the second hearing" in step.detail
+    assert "1 by the first hearing" in step.detail
+    plain = service.transmit(session.session_id, "say again", hearing=Hearing(alternatives=["say a gain"]))
+    assert "by the" not in next(s for s in plain.trace.steps if s.step == "hearing").detail

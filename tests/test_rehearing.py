@@ -133,6 +133,42 @@ def test_second_hearing_keeps_the_first_transcript_among_the_alternatives(
     assert closed.strip() not in combined.hearing.alternatives
 
 
+@given(
+    st.text(max_size=20),
+    st.lists(st.text(max_size=12), max_size=3),
+    st.text(min_size=1, max_size=20),
+    st.lists(st.text(max_size=12), max_size=3),
+    st.text(min_size=1, max_size=20),
+    st.lists(st.text(max_size=12), max_size=3),
+)
+def test_each_alternative_names_the_hearing_that_wrote_it(
+    first: str, first_alts: list[str], closed: str, closed_alts: list[str], base: str, base_alts: list[str]
+) -> None:
+    """Through a second and a third hearing, every alternative is named by the hearing that first
+    wrote it (unnamed: the first hearing's own), and the transcript by the hearing that wrote it."""
+    from engine.hearing import HearingStep
+
+    hearings: list[tuple[HearingStep, str, list[str]]] = [("first", first, first_alts)]
+    heard = SttResult(first, Hearing(alternatives=first_alts))
+    for step, text, alts in (("second", closed, closed_alts), ("third", base, base_alts)):
+        later = second_hearing(heard, SttResult(text, Hearing(alternatives=alts)), step)  # type: ignore[arg-type]
+        if not text:
+            assert later is heard
+            continue
+        hearings.append((step, text, alts))  # type: ignore[arg-type]
+        heard = later
+    writers: dict[str, set[str]] = {}  # each transcript, by every hearing that wrote it
+    for step, text, alts in hearings:
+        for t in [text, *alts]:
+            writers.setdefault(t.strip(), set()).add(step)
+    assert heard.hearing.by == hearings[-1][0]
+    for alternative in heard.hearing.alternatives:
+        assert heard.hearing.source(alternative) in writers[alternative]
+        if len(writers[alternative]) == 1:  # written by one hearing alone: named by it
+            assert heard.hearing.source(alternative) == next(iter(writers[alternative]))
+    assert all(step != "first" for step in heard.hearing.heard_by.values())
+
+
 RUNWAY_READBACK = "Lufthansa three five nine, runway zero seven right"
 
 

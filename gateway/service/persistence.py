@@ -154,9 +154,31 @@ def heard(decision: Decision, hearing: Hearing | None) -> Decision:
             + (f", confidence {hearing.confidence:.2f}" if hearing.confidence is not None else "")
             + (f"; heard again (in the radio's words, then by whisper base where still unsure), first heard {hearing.open_transcript!r}" if hearing.open_transcript is not None else "")
             + (f"; {len(hearing.checks)} issued value(s) checked in the audio" if hearing.checks else "")
+            + _written_by(hearing)
         )
         decision.trace.add("hearing", detail, **hearing.model_dump())
     return decision
+
+
+# each hearing as the trace names it (engine/hearing.py `HearingStep`)
+_HEARINGS = {
+    "first": "the first hearing",
+    "second": "the second hearing (the radio's words)",
+    "third": "the third hearing (whisper base)",
+    "confirming": "the confirming hearing (whisper base)",
+}
+
+
+def _written_by(hearing: Hearing) -> str:
+    """Which hearing wrote the transcript and how many alternatives each wrote, where a later
+    hearing than the first is among them (else nothing: the first wrote everything)."""
+    if hearing.by == "first" and not hearing.heard_by:
+        return ""
+    counts: dict[str, int] = {}
+    for alternative in hearing.alternatives:
+        counts[hearing.source(alternative)] = counts.get(hearing.source(alternative), 0) + 1
+    wrote = ", ".join(f"{n} by {_HEARINGS[step]}" for step, n in counts.items())
+    return f"; transcript by {_HEARINGS[hearing.by]}" + (f", alternatives {wrote}" if wrote else "")
 
 
 def entries(decisions: Iterable[Decision]) -> list[PilotEntry | AtcEntry]:

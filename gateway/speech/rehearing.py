@@ -28,7 +28,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from engine.hearing import HeardVerdict, Hearing
+from engine.hearing import HeardVerdict, Hearing, HearingStep
 from gateway import metrics
 from gateway.speech.cpu import cpu_pool
 from gateway.speech.stt.base import SttResult, SttStream, unique_alternatives
@@ -124,7 +124,7 @@ async def hear_again(
     not started (None: no limit). The readback bench leaves it out: it measures the hearing of an
     idle node, as the idle-worker rule does."""
     closed_result = getattr(stream, "closed_result", None)
-    return await _hear(SECOND_HEARING, closed_result, first, judge, verdict, speech_ended, due_s)
+    return await _hear(SECOND_HEARING, "second", closed_result, first, judge, verdict, speech_ended, due_s)
 
 
 async def hear_bigger(
@@ -139,7 +139,7 @@ async def hear_bigger(
     `gateway.speech.stt.whisper_bigger`) where the engine would not accept it (`verdict`, else
     `judge(heard)`), on the same idle and due-time rules as the second (its own duration
     estimate)."""
-    return await _hear(THIRD_HEARING, _bigger_decode(stream), heard, judge, verdict, speech_ended, due_s)
+    return await _hear(THIRD_HEARING, "third", _bigger_decode(stream), heard, judge, verdict, speech_ended, due_s)
 
 
 async def confirm_bigger(
@@ -177,9 +177,10 @@ async def confirm_bigger(
         CONFIRM_HEARING.counter.labels("confirmed").inc()
         return first
     CONFIRM_HEARING.counter.labels("otherwise").inc()
-    others = [again.text, *first.hearing.alternatives, *again.hearing.alternatives]
-    alternatives = unique_alternatives(first.text, others)
-    return SttResult(first.text, first.hearing.model_copy(update={"alternatives": alternatives}))
+    step: HearingStep = "confirming"
+    base = [(again.text, step), *((a, step) for a in again.hearing.alternatives)]
+    alternatives, heard_by = _sourced(first.text, [base[0], *_sources(first), *base[1:]])
+    return SttResult(first.text, first.hearing.model_copy(update={"alternatives": alternatives, "heard_by": heard_by}))
 
 
 def _bigger_decode(stream: SttStream) -> Callable[[], Awaitable[SttResult | None]] | None:
@@ -189,6 +190,7 @@ def _bigger_decode(stream: SttStream) -> Callable[[], Awaitable[SttResult | None
 
 async def _hear(
     spare: SpareDecode,
+    step: HearingStep,
     decode: Callable[[], Awaitable[SttResult | None]] | None,
     heard: SttResult,
     judge: Judge,
@@ -208,21 +210,40 @@ async def _hear(
     if again is None:
         return heard
     spare.spent(time.monotonic() - started)
-    return second_hearing(heard, again)
+    return second_hearing(heard, again, step)
 
 
-def second_hearing(first: SttResult, closed: SttResult) -> SttResult:
-    """The later decode (`closed`: in the radio's words, or by whisper base) as the transcript,
-    and the earlier one first among its alternatives: a value they hear differently is not judged
-    but asked again (`engine.readback`). `open_transcript` stays the very first hearing's."""
+def second_hearing(first: SttResult, closed: SttResult, step: HearingStep = "second") -> SttResult:
+    """The later decode (`closed`: in the radio's words, or by whisper base: `step`) as the
+    transcript, and the earlier one first among its alternatives: a value they hear differently is
+    not judged but asked again (`engine.readback`). `open_transcript` stays the very first
+    hearing's; `heard_by` says which hearing wrote each alternative."""
     if not closed.text:
         return first
-    alternatives = [first.text, *closed.hearing.alternatives, *first.hearing.alternatives]
+    sources = [(first.text, first.hearing.by), *((a, step) for a in closed.hearing.alternatives), *_sources(first)]
+    alternatives, heard_by = _sourced(closed.text, sources)
     hearing = Hearing(
-        alternatives=unique_alternatives(closed.text, [a for a in alternatives if a]),
+        alternatives=alternatives,
         cut_off=first.hearing.cut_off,
         confidence=closed.hearing.confidence,
         open_transcript=first.hearing.open_transcript or first.text,
         told=first.hearing.told or closed.hearing.told,
+        by=step,
+        heard_by=heard_by,
     )
     return SttResult(closed.text, hearing)
+
+
+def _sources(heard: SttResult) -> list[tuple[str, HearingStep]]:
+    """`heard`'s alternatives, each with the hearing that wrote it."""
+    return [(a, heard.hearing.source(a)) for a in heard.hearing.alternatives]
+
+
+def _sourced(text: str, sources: list[tuple[str, HearingStep]]) -> tuple[list[str], dict[str, HearingStep]]:
+    """The alternatives to `text` among `sources` (`unique_alternatives`, in order), and which
+    hearing wrote each one a later hearing brought (the first to write it)."""
+    alternatives = unique_alternatives(text, [a for a, _step in sources])
+    wrote: dict[str, HearingStep] = {}
+    for alternative, step in sources:
+        wrote.setdefault(alternative.strip(), step)
+    return alternatives, {a: wrote[a] for a in alternatives if wrote[a] != "first"}

@@ -143,6 +143,7 @@ def _decide(bench: Bench, flow: str, state: str, scenario: int, row: dict[str, A
         open_transcript=first if first and first != row["heard"] else None,
         checks=[ValueCheck(**check) for check in row.get("checks") or []],
         told=_told(row),
+        **_written_by(row),
     )
     placed, unasked, hearing = _as_asked_today(bench, session, now + 5.0, heard, hearing)  # before it moves on
     decision = bench.engine.transmit(session, heard, now + 5.0, hearing=hearing)
@@ -225,6 +226,12 @@ def _unrivalled(decision: Any, hearing: Hearing) -> bool:
     return verdict(decision) == "say_again" and unsure <= set(rb.rivalled)
 
 
+def _written_by(row: dict[str, Any]) -> dict[str, Any]:
+    """Which hearing wrote the recorded transcript and its alternatives, where the record says
+    (since stop 66; the verdict does not read it)."""
+    return {"by": row.get("by") or "first", "heard_by": dict(row.get("heard_by") or {})}
+
+
 def _decide_answer(bench: Bench, session: Any, answer: dict[str, Any]) -> dict[str, Any]:
     """The pilot's recorded answer to "say again" (tooling/bench/readback_again.py), decided again
     at the state the first transmission left (`session`, changed), as the bench decided it."""
@@ -232,6 +239,7 @@ def _decide_answer(bench: Bench, session: Any, answer: dict[str, Any]) -> dict[s
         alternatives=list(answer.get("alternatives") or []),
         checks=[ValueCheck(**check) for check in answer.get("checks") or []],
         told=_told(answer),
+        **_written_by(answer),
     )
     flow, state = session.active.flow, session.active.state  # where the answer is heard, before it
     now, heard = session.updated_at + 10.0, answer["heard"].strip()
