@@ -111,6 +111,10 @@ class Settings(BaseSettings):
     # worker stays free and it ends within bigger_hearing_due_s: a value base hears as another is
     # asked again (gateway/speech/rehearing.py `confirm_bigger`; off with the third hearing too)
     confirm_hearing: bool = True
+    # ... and waiting its turn among the finals instead of needing a free worker (still not started
+    # where it would end past bigger_hearing_due_s): under load a readback is then confirmed as on a
+    # quiet frequency, at a capacity cost (measured in docs/performance.md, stop 66); off by default
+    confirm_hearing_queued: bool = False
     # by voice, a clearance limit whisper's prompt named is heard right only once every other city
     # the scenarios issue is ruled out in the audio (engine/value_rivals.py): about 0.25 s of one
     # core a clearance readback, queued among the finals (`livefreq load --sessions 5`: 15 of 15

@@ -480,6 +480,38 @@ def test_the_third_hearing_leaves_a_worker_free_for_another_pilots_final() -> No
         job.result(timeout=5)
 
 
+def test_a_queued_confirming_hearing_waits_its_turn_where_no_worker_is_free() -> None:
+    """The confirming hearing needs a worker left free for another pilot's final; asked for
+    queued (`LIVEFREQ_CONFIRM_HEARING_QUEUED`), it waits its turn among the finals instead, and
+    like every spare decode is not started where it would end past its due time."""
+    import threading
+    import time
+
+    from gateway.settings import Settings
+    from gateway.speech.cpu import Priority, cpu_pool
+    from gateway.speech.rehearing import CONFIRM_HEARING, CONFIRM_QUEUED, Durations
+
+    assert Settings().confirm_hearing_queued is False
+    assert Settings(confirm_hearing_queued="true").confirm_hearing_queued is True  # type: ignore[arg-type]
+    pool = cpu_pool()
+    kept, CONFIRM_QUEUED.durations = CONFIRM_QUEUED.durations, Durations()  # this test's estimate only
+    release = threading.Event()
+    jobs = [pool.submit(release.wait, Priority.FINAL) for _ in range(pool.workers)]  # every worker busy
+    try:
+        while pool.busy < pool.workers:
+            release.wait(0.001)
+        assert not CONFIRM_HEARING.may_start(None, None)
+        assert CONFIRM_QUEUED.may_start(None, None)
+        CONFIRM_QUEUED.durations.add(1.0)
+        assert CONFIRM_QUEUED.may_start(time.monotonic(), 1.5)
+        assert not CONFIRM_QUEUED.may_start(time.monotonic() - 0.6, 1.5)  # 0.6 s gone, 1.0 s more: late
+    finally:
+        CONFIRM_QUEUED.durations = kept
+        release.set()
+        for job in jobs:
+            job.result(timeout=5)
+
+
 def test_a_check_of_rivals_alone_waits_its_turn_where_no_worker_is_idle() -> None:
     """A value check starts only on an idle worker; a check of rivals alone (a limit heard right
     under the prompt that named it: nothing else can accept it) waits in the queue instead, and

@@ -167,6 +167,7 @@ class TransmissionPipeline:
                     judge,
                     ask if self.settings.value_checks else None,
                     confirm=self.settings.confirm_hearing,
+                    confirm_queued=self.settings.confirm_hearing_queued,
                     speech_ended=tx.ended,
                     due_s=self.settings.second_hearing_due_s or None,
                     bigger_due_s=self.settings.bigger_hearing_due_s or None,

@@ -56,18 +56,22 @@ async def hear_out(
     bigger_due_s: float | None = None,
     bigger_checks: bool = True,
     confirm: bool = True,
+    confirm_queued: bool = False,
 ) -> SttResult:
     """`first`, or what the steps above make of it (see the module doc). `judge`: the engine's
     verdict on a hearing (a dry run), asked once per hearing; `ask` None: no values checked;
     `bigger_checks` False: no step 4 (`LIVEFREQ_BIGGER_VALUE_CHECKS`); `confirm` False: no
-    confirming hearing (`LIVEFREQ_CONFIRM_HEARING`). `speech_ended` None (the bench): no due
-    times, the hearing of an idle node."""
+    confirming hearing (`LIVEFREQ_CONFIRM_HEARING`), `confirm_queued` True: in its turn among the
+    finals rather than on a free worker (`LIVEFREQ_CONFIRM_HEARING_QUEUED`). `speech_ended` None
+    (the bench): no due times, the hearing of an idle node."""
 
     async def confirmed(heard: SttResult, verdict: HeardVerdict) -> SttResult:
         """`heard`, which the engine would accept, as whisper base confirms it."""
         if not confirm:
             return heard
-        return await confirm_bigger(stream, heard, verdict, judge, speech_ended=speech_ended, due_s=bigger_due_s)
+        return await confirm_bigger(
+            stream, heard, verdict, judge, speech_ended=speech_ended, due_s=bigger_due_s, queued=confirm_queued
+        )
 
     verdict = await judge(first)
     if verdict.settled:

@@ -106,6 +106,9 @@ SECOND_HEARING = SpareDecode(metrics.SECOND_HEARINGS, "second_hearing")
 THIRD_HEARING = SpareDecode(metrics.THIRD_HEARINGS, "third_hearing", leave_one_free=True)
 # the same decode for a readback the engine would accept: never in front of another pilot's final
 CONFIRM_HEARING = SpareDecode(metrics.CONFIRM_HEARINGS, "confirm_hearing", leave_one_free=True)
+# ... or, asked for (`LIVEFREQ_CONFIRM_HEARING_QUEUED`), in its turn among the finals like a rival
+# check: under load a readback is confirmed as on a quiet frequency, while it can end in time
+CONFIRM_QUEUED = SpareDecode(metrics.CONFIRM_HEARINGS, "confirm_hearing", queued=True)
 DURATIONS = SECOND_HEARING.durations
 
 
@@ -149,6 +152,7 @@ async def confirm_bigger(
     judge: Judge,
     speech_ended: float | None = None,
     due_s: float | None = None,
+    queued: bool = False,
 ) -> SttResult:
     """`first`, which the engine would accept (`verdict`: as first heard, or after its rivals'
     check, the second hearing or the checks in the audio), or, where whisper base hears one of its
@@ -161,22 +165,24 @@ async def confirm_bigger(
     ear can. Base is asked only where some field was heard right (`HeardVerdict.heard_ok`), and
     only a value its best transcript, judged alone, reads as another counts (one it garbles or
     loses does not: tiny.en heard that one). On the third hearing's rules (a worker stays free,
-    it ends by `due_s`): under load the first hearing stands."""
+    it ends by `due_s`): under load the first hearing stands, unless `queued`
+    (`CONFIRM_QUEUED`: in its turn among the finals, still only where it ends in time)."""
+    spare = CONFIRM_QUEUED if queued else CONFIRM_HEARING
     decode = _bigger_decode(stream)
     if decode is None or not verdict.heard_ok:
         return first
-    if not CONFIRM_HEARING.may_start(speech_ended, due_s):
+    if not spare.may_start(speech_ended, due_s):
         return first
     started = time.monotonic()
     again = await decode()
     if again is None or not again.text.strip():
-        CONFIRM_HEARING.counter.labels("none").inc()
+        spare.counter.labels("none").inc()
         return first
-    CONFIRM_HEARING.spent(time.monotonic() - started)
+    spare.spent(time.monotonic() - started)
     if not (await judge(SttResult(again.text, Hearing(confidence=again.hearing.confidence)))).heard_wrong:
-        CONFIRM_HEARING.counter.labels("confirmed").inc()
+        spare.counter.labels("confirmed").inc()
         return first
-    CONFIRM_HEARING.counter.labels("otherwise").inc()
+    spare.counter.labels("otherwise").inc()
     step: HearingStep = "confirming"
     base = [(again.text, step), *((a, step) for a in again.hearing.alternatives)]
     alternatives, heard_by = _sourced(first.text, [base[0], *_sources(first), *base[1:]])
