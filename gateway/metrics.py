@@ -85,7 +85,9 @@ SECOND_HEARINGS = Counter(
     "livefreq_second_hearings_total",
     "Voice transmissions the engine would not accept as first heard, by what happened (gateway/speech/rehearing.py)",
     # heard_again | none (no closed decode for this audio) | busy (no worker of the CPU pool was idle)
-    # | late (it would end past the reply's due time: LIVEFREQ_SECOND_HEARING_DUE_S)
+    # | late (it would end past the reply's due time: LIVEFREQ_SECOND_HEARING_DUE_S) | probe (started
+    # though its estimate said late, after 8 skipped in a row, on an idle worker: measured again;
+    # every spare decode's counter below has it too, gateway/speech/rehearing.py `PROBE_AFTER`)
     ["outcome"],
 )
 THIRD_HEARINGS = Counter(

@@ -220,7 +220,7 @@ def test_a_second_hearing_that_would_end_past_the_reply_due_time_is_not_started(
 
     saved = rehearing.DURATIONS.estimate_s
     try:
-        rehearing.DURATIONS.estimate_s = 0.3  # second hearings lately took 0.3 s
+        rehearing.DURATIONS.estimate_s, rehearing.DURATIONS.skips = 0.3, 0  # second hearings lately took 0.3 s
         first, result, before, after = _hear_twice(whisper, service, settled=False, ended_ago_s=0.7)  # 0.7 + 0.3 > 0.85
         assert result is first and after == before
         first, result, before, after = _hear_twice(whisper, service, settled=False, ended_ago_s=-60.0)  # far ahead
@@ -402,6 +402,7 @@ def test_a_third_hearing_that_would_end_past_its_due_time_is_not_started(
 
     saved = rehearing.THIRD_HEARING.durations.estimate_s
     try:
+        rehearing.THIRD_HEARING.durations.skips = 0  # not stale: no probe
         rehearing.THIRD_HEARING.durations.estimate_s = 1.49  # released just now: the second hearing runs,
         _first, result, asked = _hear_out(with_base, service, settled_after=0, ended_ago_s=0.0)  # then 1.49 is late
         assert len(asked) == 2 and result.hearing.open_transcript is not None
@@ -478,6 +479,30 @@ def test_the_third_hearing_leaves_a_worker_free_for_another_pilots_final() -> No
     finally:
         release.set()
         job.result(timeout=5)
+
+
+def test_a_decode_skipped_as_late_again_and_again_is_measured_again() -> None:
+    """One slow decode must not keep every later one late for good: after `PROBE_AFTER` skipped
+    in a row, one starts anyway where a worker is idle (counted `probe`), and a faster measure
+    brings the estimate down (stop 66: a first rival check of 1.35 s, due 1.5 s, kept the next 64
+    late)."""
+    import time
+
+    from gateway import metrics
+    from gateway.speech.rehearing import PROBE_AFTER, SpareDecode
+
+    spare = SpareDecode(metrics.RIVAL_CHECKS, "rival_check", queued=True)
+    spare.durations.add(1.35)  # the one slow first measure: the estimate and the fastest seen
+    late, probes = (metrics.RIVAL_CHECKS.labels(k)._value.get() for k in ("late", "probe"))
+    started = [spare.may_start(time.monotonic() - 0.4, 1.5) for _ in range(PROBE_AFTER + 1)]
+    assert started == [False] * PROBE_AFTER + [True]
+    assert metrics.RIVAL_CHECKS.labels("late")._value.get() == late + PROBE_AFTER
+    assert metrics.RIVAL_CHECKS.labels("probe")._value.get() == probes + 1
+    spare.durations.add(0.5)  # the probe ran fast: no longer stale, and the estimate falls
+    assert not spare.durations.stale and spare.durations.fastest_s == 0.5
+    while not spare.may_start(time.monotonic() - 0.4, 1.5):  # each skip decays it to the fastest
+        assert not spare.durations.stale
+    assert spare.durations.estimate_s is not None and spare.durations.estimate_s <= 1.1
 
 
 def test_a_queued_confirming_hearing_waits_its_turn_where_no_worker_is_free() -> None:

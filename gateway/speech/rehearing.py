@@ -41,6 +41,12 @@ _EWMA = 0.3  # weight of the newest second hearing in the estimate of the next o
 # Each one not started shrinks the estimate by this factor: no hearing runs to correct an estimate
 # taken in a passing spike, so it decays until one is tried again.
 _DECAY = 0.9
+# ... and after this many skipped in a row, one starts anyway where a worker is idle, to measure
+# again: decayed only down to the fastest one seen, an estimate set by one slow decode (a first
+# rival check behind a queue, 1.35 s against a due time of 1.5 s) kept every later one late for
+# the process's life (`livefreq load --sessions 20`, stop 66: 64 rival checks of 65 skipped, and
+# "say again" three times as often)
+PROBE_AFTER = 8
 
 
 class Durations:
@@ -51,14 +57,22 @@ class Durations:
     def __init__(self) -> None:
         self.estimate_s: float | None = None
         self.fastest_s: float | None = None
+        self.skips = 0  # skipped as late in a row since the last one ran
 
     def add(self, seconds: float) -> None:
         self.estimate_s = seconds if self.estimate_s is None else (1 - _EWMA) * self.estimate_s + _EWMA * seconds
         self.fastest_s = seconds if self.fastest_s is None else min(self.fastest_s, seconds)
+        self.skips = 0
 
     def skipped(self) -> None:
+        self.skips += 1
         if self.estimate_s is not None:
             self.estimate_s = max(self.estimate_s * _DECAY, self.fastest_s or 0.0)
+
+    @property
+    def stale(self) -> bool:
+        """Skipped as late `PROBE_AFTER` times in a row: the estimate is worth measuring again."""
+        return self.skips >= PROBE_AFTER
 
     def ends_in_time(self, elapsed_s: float, due_s: float) -> bool:
         """Whether a second hearing starting `elapsed_s` after the speech ended would end by
@@ -69,7 +83,9 @@ class Durations:
 class SpareDecode:
     """A decode beyond the final (the second hearing, the value check), spent only while a CPU
     worker is idle and where it would end within `due_s` of PTT release by the recent ones'
-    durations; `counter` counts what kept one from starting (busy, late), `stage` times those run.
+    durations; `counter` counts what kept one from starting (busy, late) and the ones started past
+    their estimate to measure it again (probe: after `PROBE_AFTER` skipped in a row, on an idle
+    worker), `stage` times those run.
     `queued`: a decode the verdict cannot do without (the rivals of a value heard right, a
     clearance limit's cities), which waits its turn among the finals instead of needing an idle
     worker, and is still not started where it would end late."""
@@ -89,6 +105,9 @@ class SpareDecode:
             return False
         if speech_ended is not None and due_s is not None:
             if not self.durations.ends_in_time(time.monotonic() - speech_ended, due_s):
+                if self.durations.stale and pool.idle():  # measured again, on a node not saturated
+                    self.counter.labels("probe").inc()
+                    return True
                 self.counter.labels("late").inc()
                 self.durations.skipped()
                 return False
