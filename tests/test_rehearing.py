@@ -98,7 +98,9 @@ def test_a_decision_settles_only_when_understood_and_any_readback_is_correct(
 @given(
     st.booleans(),
     st.booleans(),
-    st.dictionaries(st.sampled_from(["runway", "squawk", "qnh"]), st.sampled_from(["ok", "missing", "wrong", "unsure"])),
+    st.dictionaries(
+        st.sampled_from(["runway", "squawk", "qnh"]), st.sampled_from(["ok", "missing", "wrong", "unsure"])
+    ),
 )
 def test_a_verdict_is_its_decision_in_brief(recognized: bool, ok: bool, fields: dict[str, str]) -> None:
     """What the hearing chain reads of a dry run (`HeardVerdict.of`) is the decision's own
