@@ -7,6 +7,8 @@ tiny.en decoding espeak-ng recordings (the second hearing is a real decode).
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import Iterator
 
 import pytest
 from hypothesis import given
@@ -16,7 +18,7 @@ from engine.hearing import HeardVerdict, Hearing
 from engine.phraseology import normalize_transcript
 from gateway.service import RadioService
 from gateway.settings import Settings
-from gateway.speech.rehearing import hear_again, second_hearing
+from gateway.speech.rehearing import SpareDecode, hear_again, second_hearing
 from gateway.speech.stack import stt_context
 from gateway.speech.stt.base import ICAO_WORDS, VALUE_CLASSES, SttContext, SttResult, final_result
 from gateway.speech.stt.lexicon import PILOT_WORDS, flow_words, radio_lexicon
@@ -507,57 +509,58 @@ def test_a_decode_skipped_as_late_again_and_again_is_measured_again() -> None:
     assert spare.durations.estimate_s is not None and spare.durations.estimate_s <= 1.1
 
 
+@contextlib.contextmanager
+def _every_worker_busy(spare: SpareDecode) -> Iterator[None]:
+    """Every worker of the CPU pool held by another pilot's final, and `spare` with an estimate
+    of this test's own (no earlier test's durations)."""
+    import threading
+
+    from gateway.speech.cpu import Priority, cpu_pool
+    from gateway.speech.rehearing import Durations
+
+    pool = cpu_pool()
+    kept, spare.durations = spare.durations, Durations()
+    release = threading.Event()
+    jobs = [pool.submit(release.wait, Priority.FINAL) for _ in range(pool.workers)]
+    try:
+        while pool.busy < pool.workers:
+            release.wait(0.001)
+        yield
+    finally:
+        spare.durations = kept
+        release.set()
+        for job in jobs:
+            job.result(timeout=5)
+
+
 def test_a_queued_confirming_hearing_waits_its_turn_where_no_worker_is_free() -> None:
     """The confirming hearing needs a worker left free for another pilot's final; asked for
     queued (`LIVEFREQ_CONFIRM_HEARING_QUEUED`), it waits its turn among the finals instead, and
     like every spare decode is not started where it would end past its due time."""
-    import threading
     import time
 
-    from gateway.settings import Settings
-    from gateway.speech.cpu import Priority, cpu_pool
-    from gateway.speech.rehearing import CONFIRM_HEARING, CONFIRM_QUEUED, Durations
+    from gateway.speech.rehearing import CONFIRM_HEARING, CONFIRM_QUEUED
 
     assert Settings().confirm_hearing_queued is False
     assert Settings(confirm_hearing_queued="true").confirm_hearing_queued is True  # type: ignore[arg-type]
-    pool = cpu_pool()
-    kept, CONFIRM_QUEUED.durations = CONFIRM_QUEUED.durations, Durations()  # this test's estimate only
-    release = threading.Event()
-    jobs = [pool.submit(release.wait, Priority.FINAL) for _ in range(pool.workers)]  # every worker busy
-    try:
-        while pool.busy < pool.workers:
-            release.wait(0.001)
+    with _every_worker_busy(CONFIRM_QUEUED):
         assert not CONFIRM_HEARING.may_start(None, None)
         assert CONFIRM_QUEUED.may_start(None, None)
         CONFIRM_QUEUED.durations.add(1.0)
         assert CONFIRM_QUEUED.may_start(time.monotonic(), 1.5)
         assert not CONFIRM_QUEUED.may_start(time.monotonic() - 0.6, 1.5)  # 0.6 s gone, 1.0 s more: late
-    finally:
-        CONFIRM_QUEUED.durations = kept
-        release.set()
-        for job in jobs:
-            job.result(timeout=5)
 
 
 def test_a_check_of_rivals_alone_waits_its_turn_where_no_worker_is_idle() -> None:
     """A value check starts only on an idle worker; a check of rivals alone (a limit heard right
     under the prompt that named it: nothing else can accept it) waits in the queue instead, and
     like every spare decode is not started where it would end past its due time."""
-    import threading
     import time
 
     from gateway import metrics
     from gateway.speech.checking import RIVAL_CHECK, VALUE_CHECK
-    from gateway.speech.cpu import Priority, cpu_pool
-    from gateway.speech.rehearing import Durations
 
-    pool = cpu_pool()
-    kept, RIVAL_CHECK.durations = RIVAL_CHECK.durations, Durations()  # this test's estimate only
-    release = threading.Event()
-    jobs = [pool.submit(release.wait, Priority.FINAL) for _ in range(pool.workers)]  # every worker busy
-    try:
-        while pool.busy < pool.workers:
-            release.wait(0.001)
+    with _every_worker_busy(RIVAL_CHECK):
         assert not VALUE_CHECK.may_start(None, None)
         assert RIVAL_CHECK.may_start(None, None)
         RIVAL_CHECK.durations.add(0.3)
@@ -567,11 +570,6 @@ def test_a_check_of_rivals_alone_waits_its_turn_where_no_worker_is_idle() -> Non
         # counted as the rival check's own, apart from the value checks' (/metrics)
         after = (metrics.RIVAL_CHECKS.labels("late")._value.get(), metrics.VALUE_CHECKS.labels("late")._value.get())
         assert after == (late[0] + 1, late[1])
-    finally:
-        RIVAL_CHECK.durations = kept
-        release.set()
-        for job in jobs:
-            job.result(timeout=5)
 
 
 def test_a_frequency_heard_right_but_written_short_is_decided_by_its_rival_alone(
