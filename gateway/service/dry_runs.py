@@ -3,8 +3,8 @@ copy of the session, which store nothing.
 
 The hearing chain (gateway/speech/hearing_chain.py) spends a decode only where the engine's answer
 to what was heard calls for one: whether it would settle and how it would judge each readback
-field (one verdict), which issued values it would have checked in the audio; the speculative TTS synthesizes the
-reply the state's first expected phrase would get. Kept apart from `RadioService`'s writes so
+field (one verdict), which issued values it would have checked in the audio; the speculative TTS
+synthesizes the reply the state's first expected phrase would get. Kept apart from `RadioService`'s writes so
 each stays small; `RadioService` inherits these (its lock, repository, engine and clock).
 """
 

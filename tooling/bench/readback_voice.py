@@ -218,8 +218,8 @@ def _recorded(hearing: Any) -> dict[str, Any]:
     """What a transmission's record keeps of the recognizer's hearing, for the replay
     (tooling/bench/readback_replay.py): its alternatives, which hearing wrote the transcript (`by`)
     and which later one each alternative (`heard_by`: the verdict reads neither, the record keeps
-    them to tell whisper base's reading from tiny.en's), its checks
-    in the audio, and whether it was told the issued place (`Hearing.told`)."""
+    them to tell whisper base's reading from tiny.en's), its checks in the audio, and whether it
+    was told the issued place (`Hearing.told`)."""
     return {
         "alternatives": list(getattr(hearing, "alternatives", []) or []),
         "by": getattr(hearing, "by", "first"),
