@@ -193,11 +193,8 @@ def _hear_twice(
         first = await final_result(stream)
         spent = stream.decode_s
 
-        async def judge(_heard: SttResult) -> HeardVerdict:
-            return HeardVerdict(settled=settled)
-
         ended = None if ended_ago_s is None else time.monotonic() - ended_ago_s
-        result = await hear_again(stream, first, judge, speech_ended=ended, due_s=0.85)
+        result = await hear_again(stream, first, HeardVerdict(settled=settled), speech_ended=ended, due_s=0.85)
         await stream.aclose()
         return first, result, spent, stream.decode_s
 
@@ -318,12 +315,10 @@ def _hear_out(
     ended_ago_s: float | None = None,
     question: object = None,
     bigger_checks: bool = True,
-    confirm: bool = False,
 ) -> tuple[SttResult, SttResult, list[str]]:
     """`RUNWAY_READBACK` through the radio's whole chain (`hear_out`; `question`: the values to
-    check, None: no checks; `confirm`: with the confirming hearing), the engine settling from its
-    `settled_after`-th dry run on (0: never); the first hearing, the result and what each dry run
-    was asked about."""
+    check, None: no checks; no confirming hearing), the engine settling from its `settled_after`-th
+    dry run on (0: never); the first hearing, the result and what each dry run was asked about."""
     import time
 
     from gateway.speech.hearing_chain import hear_out
@@ -348,7 +343,7 @@ def _hear_out(
         checks = None if question is None else ask
         result = await hear_out(
             stream, first, judge, checks,  # type: ignore[arg-type]
-            speech_ended=ended, due_s=0.85, bigger_due_s=1.5, bigger_checks=bigger_checks, confirm=confirm,
+            speech_ended=ended, due_s=0.85, bigger_due_s=1.5, bigger_checks=bigger_checks, confirm=False,
         )
         await stream.aclose()
         return first, result

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import TypeVar
 
@@ -174,9 +175,7 @@ def _written_by(hearing: Hearing) -> str:
     hearing than the first is among them (else nothing: the first wrote everything)."""
     if hearing.by == "first" and not hearing.heard_by:
         return ""
-    counts: dict[str, int] = {}
-    for alternative in hearing.alternatives:
-        counts[hearing.source(alternative)] = counts.get(hearing.source(alternative), 0) + 1
+    counts = Counter(hearing.source(alternative) for alternative in hearing.alternatives)
     wrote = ", ".join(f"{n} by {_HEARINGS[step]}" for step, n in counts.items())
     return f"; transcript by {_HEARINGS[hearing.by]}" + (f", alternatives {wrote}" if wrote else "")
 

@@ -85,7 +85,7 @@ async def hear_out(
         if confirm and checked is not first and (verdict := await judge(checked)).settled:
             return await confirmed(checked, verdict)
         return checked
-    heard = await hear_again(stream, first, judge, speech_ended=speech_ended, due_s=due_s, verdict=verdict)
+    heard = await hear_again(stream, first, verdict, speech_ended=speech_ended, due_s=due_s)
     if heard is not first:
         verdict = await judge(heard)
         if verdict.settled:
@@ -96,7 +96,7 @@ async def hear_out(
             heard, verdict = checked, await judge(checked)
             if verdict.settled:  # accepted after the checks in the audio
                 return await confirmed(heard, verdict)
-    bigger = await hear_bigger(stream, heard, judge, speech_ended=speech_ended, due_s=bigger_due_s, verdict=verdict)
+    bigger = await hear_bigger(stream, heard, verdict, speech_ended=speech_ended, due_s=bigger_due_s)
     if bigger is heard:  # base did not hear it: no third hearing
         return heard
     if ask is None or (await judge(bigger)).settled:

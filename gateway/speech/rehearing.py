@@ -134,34 +134,32 @@ DURATIONS = SECOND_HEARING.durations
 async def hear_again(
     stream: SttStream,
     first: SttResult,
-    judge: Judge,
+    verdict: HeardVerdict,
     speech_ended: float | None = None,
     due_s: float | None = None,
-    verdict: HeardVerdict | None = None,
 ) -> SttResult:
     """`first`, or the second hearing of `stream`'s audio where the engine would not understand
-    it (`verdict`: its answer where the caller has it, else `judge(first)`) and the engine can
-    hear in closed vocabulary (whisper, short audio). `speech_ended` (`time.monotonic()` at PTT
-    release): the radio's; with it, a second hearing that would end more than `due_s` after it is
-    not started (None: no limit). The readback bench leaves it out: it measures the hearing of an
-    idle node, as the idle-worker rule does."""
+    it (`verdict`: its answer to `first`) and the engine can hear in closed vocabulary (whisper,
+    short audio). `speech_ended` (`time.monotonic()` at PTT release): the radio's; with it, a
+    second hearing that would end more than `due_s` after it is not started (None: no limit).
+    The readback bench leaves it out: it measures the hearing of an idle node, as the idle-worker
+    rule does."""
     closed_result = getattr(stream, "closed_result", None)
-    return await _hear(SECOND_HEARING, "second", closed_result, first, judge, verdict, speech_ended, due_s)
+    return await _hear(SECOND_HEARING, "second", closed_result, first, verdict, speech_ended, due_s)
 
 
 async def hear_bigger(
     stream: SttStream,
     heard: SttResult,
-    judge: Judge,
+    verdict: HeardVerdict,
     speech_ended: float | None = None,
     due_s: float | None = None,
-    verdict: HeardVerdict | None = None,
 ) -> SttResult:
     """`heard`, or the third hearing of `stream`'s audio (whisper base,
-    `gateway.speech.stt.whisper_bigger`) where the engine would not accept it (`verdict`, else
-    `judge(heard)`), on the same idle and due-time rules as the second (its own duration
+    `gateway.speech.stt.whisper_bigger`) where the engine would not accept it (`verdict`: its
+    answer to `heard`), on the same idle and due-time rules as the second (its own duration
     estimate)."""
-    return await _hear(THIRD_HEARING, "third", _bigger_decode(stream), heard, judge, verdict, speech_ended, due_s)
+    return await _hear(THIRD_HEARING, "third", _bigger_decode(stream), heard, verdict, speech_ended, due_s)
 
 
 async def confirm_bigger(
@@ -202,8 +200,8 @@ async def confirm_bigger(
         spare.counter.labels("confirmed").inc()
         return first
     spare.counter.labels("otherwise").inc()
-    step: HearingStep = "confirming"
-    base = [(again.text, step), *((a, step) for a in again.hearing.alternatives)]
+    # base's best transcript first, then the first hearing's alternatives, then base's other ones
+    base = _written_by("confirming", [again.text, *again.hearing.alternatives])
     alternatives, heard_by = _sourced(first.text, [base[0], *_sources(first), *base[1:]])
     return SttResult(first.text, first.hearing.model_copy(update={"alternatives": alternatives, "heard_by": heard_by}))
 
@@ -218,14 +216,13 @@ async def _hear(
     step: HearingStep,
     decode: Callable[[], Awaitable[SttResult | None]] | None,
     heard: SttResult,
-    judge: Judge,
-    verdict: HeardVerdict | None,
+    verdict: HeardVerdict,
     speech_ended: float | None,
     due_s: float | None,
 ) -> SttResult:
     """`heard` with one more hearing by `decode` (None: the stream has none), where the engine
-    would not accept `heard` (`verdict`, else asked of `judge`) and `spare` lets it start."""
-    if decode is None or (verdict if verdict is not None else await judge(heard)).settled:
+    would not accept `heard` (`verdict`) and `spare` lets it start."""
+    if decode is None or verdict.settled:
         return heard
     if not spare.may_start(speech_ended, due_s):
         return heard
@@ -245,7 +242,7 @@ def second_hearing(first: SttResult, closed: SttResult, step: HearingStep = "sec
     hearing's; `heard_by` says which hearing wrote each alternative."""
     if not closed.text:
         return first
-    sources = [(first.text, first.hearing.by), *((a, step) for a in closed.hearing.alternatives), *_sources(first)]
+    sources = [(first.text, first.hearing.by), *_written_by(step, closed.hearing.alternatives), *_sources(first)]
     alternatives, heard_by = _sourced(closed.text, sources)
     hearing = Hearing(
         alternatives=alternatives,
@@ -262,6 +259,11 @@ def second_hearing(first: SttResult, closed: SttResult, step: HearingStep = "sec
 def _sources(heard: SttResult) -> list[tuple[str, HearingStep]]:
     """`heard`'s alternatives, each with the hearing that wrote it."""
     return [(a, heard.hearing.source(a)) for a in heard.hearing.alternatives]
+
+
+def _written_by(step: HearingStep, texts: list[str]) -> list[tuple[str, HearingStep]]:
+    """`texts`, each as written by the hearing `step`."""
+    return [(text, step) for text in texts]
 
 
 def _sourced(text: str, sources: list[tuple[str, HearingStep]]) -> tuple[list[str], dict[str, HearingStep]]:
